@@ -1,0 +1,44 @@
+//===- Passes.td - llmc conversion passes ------------------*- tablegen -*-===//
+#ifndef LLMC_CONVERSION_PASSES_TD
+#define LLMC_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertGraphToTL : Pass<"convert-graph-to-tl", "mlir::ModuleOp"> {
+  let summary = "Lower graph tensor ops to tl loop nests over buffers";
+  let description = [{
+    Every tensor becomes a memref: each graph op allocates its result buffer
+    at the top level of the function (`memref.alloc`, with the dynamic
+    sequence length taken from an operand) and fills it with a `tl.for` nest
+    around `tl.block`s. `graph.param` becomes a `memref.view` of the weights
+    buffer (`!graph.weights` -> `memref<?xi8>`) at its `blob_offset`;
+    `!graph.kv_cache` becomes `memref<layers x 2 x max_seq x kv_heads x
+    head_dim x f32>`. Public functions get `llvm.emit_c_interface`, the
+    artifact's entry-point ABI. Functions still return memrefs; run
+    `buffer-results-to-out-params` afterwards for the out-parameter ABI.
+
+    Input: graph ops inside `func.func`; every param has a `blob_offset`.
+    Output: no graph ops or types remain.
+  }];
+  let dependentDialects = ["llmc::tl::TLDialect", "mlir::memref::MemRefDialect",
+                           "mlir::affine::AffineDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect"];
+}
+
+def ConvertTLToSCF : Pass<"convert-tl-to-scf"> {
+  let summary = "Lower tl loops and blocks to scf loops and memref accesses";
+  let description = [{
+    `tl.for` becomes `scf.for` (every kind: parallel and vectorized loops are
+    left to later passes and LLVM to exploit); `tl.block` is inlined with its
+    iteration variables replaced by their bound values, its affine accesses
+    expanded into index arithmetic and `memref.load`/`memref.store`, and its
+    `init` region guarded by `scf.if` on all reduction variables being zero.
+
+    Output: no tl ops remain.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+#endif // LLMC_CONVERSION_PASSES_TD

@@ -1,0 +1,25 @@
+//===- Graph.h - the graph dialect: dialect, types, attributes, ops -------===//
+#ifndef LLMC_DIALECT_GRAPH_IR_GRAPH_H
+#define LLMC_DIALECT_GRAPH_IR_GRAPH_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "Dialect/Graph/IR/GraphOpsDialect.h.inc"
+#include "Dialect/Graph/IR/GraphEnums.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "Dialect/Graph/IR/GraphOpsTypes.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "Dialect/Graph/IR/GraphAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "Dialect/Graph/IR/GraphOps.h.inc"
+
+#endif // LLMC_DIALECT_GRAPH_IR_GRAPH_H

@@ -1,0 +1,197 @@
+//===- GraphOps.td - graph dialect operations --------------*- tablegen -*-===//
+#ifndef LLMC_DIALECT_GRAPH_GRAPHOPS_TD
+#define LLMC_DIALECT_GRAPH_GRAPHOPS_TD
+
+include "Dialect/Graph/IR/GraphDialect.td"
+include "Dialect/Graph/IR/GraphTypes.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+def Graph_F32Tensor : RankedTensorOf<[F32]>;
+
+def Graph_ParamOp : Graph_Op<"param", [Pure]> {
+  let summary = "a named external parameter";
+  let description = [{
+    Selects the tensor called `name` from the weight blob. The result must
+    have a static shape. `source` (set by importers) says where the data lives
+    in the model file; `blob_offset` (set by `graph-layout-weights`) is its
+    byte offset in the compiled artifact's weight blob. Two params with the
+    same name denote the same tensor.
+
+    ```mlir
+    %wq = graph.param %w["layers.0.attention.wq.weight"]
+        {source = #graph.extern<file = "m.bin", offset = 28, dtype = f32>}
+        : tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_WeightsType:$weights, StrAttr:$name,
+                       OptionalAttr<Graph_ExternalTensorAttr>:$source,
+                       OptionalAttr<I64Attr>:$blob_offset);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$weights `[` $name `]` attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_EmbeddingOp : Graph_Op<"embedding", [Pure]> {
+  let summary = "row gather from an embedding table";
+  let description = [{
+    `result[i, :] = table[ids[i], :]`. Ids outside `[0, vocab)` are undefined
+    behaviour at run time (the runtime checks them before the call).
+
+    ```mlir
+    %x = graph.embedding %table[%ids] : tensor<512x64xf32>, tensor<?xi32> -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$table, RankedTensorOf<[I32]>:$ids);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = [{
+    $table `[` $ids `]` attr-dict `:` type($table) `,` type($ids) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_RMSNormOp : Graph_Op<"rms_norm", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "root-mean-square normalisation over the last dimension";
+  let description = [{
+    `result = x / sqrt(mean(x^2, -1) + eps) * weight`, with `weight` of the
+    size of the last dimension of `x`.
+
+    ```mlir
+    %y = graph.rms_norm %x, %g {eps = 1.0e-05 : f32} : tensor<?x64xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input, Graph_F32Tensor:$weight, F32Attr:$eps);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $weight attr-dict `:` type($input) `,` type($weight)";
+  let builders = [OpBuilder<(ins "mlir::Value":$input, "mlir::Value":$weight, "float":$eps), [{
+    build($_builder, $_state, input.getType(), input, weight, $_builder.getF32FloatAttr(eps));
+  }]>];
+  let hasVerifier = 1;
+}
+
+def Graph_MatmulOp : Graph_Op<"matmul", [Pure]> {
+  let summary = "activation times transposed weight";
+  let description = [{
+    `result[..., n] = sum_k x[..., k] * w[n, k]`: the weight is stored
+    `[out, in]` as in PyTorch's `nn.Linear` and llama2.c, so each output is a
+    dot product of two contiguous rows.
+
+    ```mlir
+    %y = graph.matmul %x, %w : tensor<?x64xf32>, tensor<172x64xf32> -> tensor<?x172xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input, Graph_F32Tensor:$weight);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight attr-dict `:` type($input) `,` type($weight) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+class Graph_BroadcastBinaryOp<string mnemonic, string what>
+    : Graph_Op<mnemonic, [Pure, AllTypesMatch<["lhs", "result"]>]> {
+  let summary = "elementwise " # what # " with trailing broadcast";
+  let description = [{
+    Elementwise }] # what # [{ of `lhs` and `rhs`, where `rhs` has the shape of
+    the trailing dimensions of `lhs` (a bias vector broadcast over rows, or a
+    tensor of the same shape). The result has the type of `lhs`.
+
+    ```mlir
+    %y = graph.}] # mnemonic # [{ %x, %b : tensor<?x64xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$lhs, Graph_F32Tensor:$rhs);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
+  let hasVerifier = 1;
+}
+
+def Graph_AddOp : Graph_BroadcastBinaryOp<"add", "sum">;
+def Graph_MulOp : Graph_BroadcastBinaryOp<"mul", "product">;
+
+def Graph_SiluOp : Graph_Op<"silu", [Pure, SameOperandsAndResultType]> {
+  let summary = "x * sigmoid(x)";
+  let description = [{
+    The SiLU (swish) activation, elementwise.
+
+    ```mlir
+    %y = graph.silu %x : tensor<?x172xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Graph_RopeOp : Graph_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "rotary position embedding";
+  let description = [{
+    Rotates pairs of elements of every `head_dim`-wide head of row `s` by the
+    angle `(pos0 + s) * theta^(-2i/head_dim)` for pair `i`. With
+    `style = interleaved` the pairs are `(x[2i], x[2i+1])` (llama2.c, GGUF
+    llama); with `style = half` they are `(x[i], x[i + head_dim/2])`
+    (Hugging Face `rotate_half`, Qwen).
+
+    ```mlir
+    %q2 = graph.rope %q, %pos0 {head_dim = 8 : i64, theta = 1.0e+04 : f64,
+                                style = #graph.rope_style<interleaved>} : tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input, Index:$pos0, I64Attr:$head_dim,
+                       F64Attr:$theta, Graph_RopeStyleAttr:$style);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $pos0 attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Graph_AttentionOp : Graph_Op<"attention", [AllTypesMatch<["q", "result"]>]> {
+  let summary = "causal grouped-query attention through the KV cache";
+  let description = [{
+    For the `seq` rows of `q`, `k`, `v` at positions `pos0 .. pos0+seq-1`:
+    stores `k` and `v` into layer `layer` of `cache` at those positions, then
+    computes for each query head `h` (using KV head `h / (num_heads /
+    num_kv_heads)`) softmax(scale * q·K^T) V over cache positions
+    `0 .. pos0+s` (causal). `q` is `[seq, num_heads*head_dim]`, `k` and `v`
+    are `[seq, num_kv_heads*head_dim]`, the result is shaped like `q`.
+
+    ```mlir
+    %o = graph.attention %q, %k, %v, %cache, %pos0
+        {layer = 0 : i64, num_heads = 8 : i64, num_kv_heads = 4 : i64,
+         head_dim = 8 : i64, scale = 0.353553385 : f32}
+        : tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>,
+          !graph.kv_cache<layers = 5, max_seq = 512, kv_heads = 4, head_dim = 8, element_type = f32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$q, Graph_F32Tensor:$k, Graph_F32Tensor:$v,
+                       Arg<Graph_KVCacheType, "the KV cache", [MemRead, MemWrite]>:$cache,
+                       Index:$pos0, I64Attr:$layer, I64Attr:$num_heads,
+                       I64Attr:$num_kv_heads, I64Attr:$head_dim, F32Attr:$scale);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `,` $cache `,` $pos0 attr-dict `:` type($q) `,` type($k) `,`
+    type($v) `,` type($cache)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_ReshapeOp : Graph_Op<"reshape", [Pure]> {
+  let summary = "view the trailing dimensions with another shape";
+  let description = [{
+    Reinterprets a row-major tensor with another shape. The leading dimension
+    is kept (it may be the dynamic sequence length); the static trailing
+    dimensions must hold the same number of elements.
+
+    ```mlir
+    %h = graph.reshape %q : tensor<?x64xf32> -> tensor<?x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+#endif // LLMC_DIALECT_GRAPH_GRAPHOPS_TD

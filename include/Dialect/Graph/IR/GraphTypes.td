@@ -1,0 +1,88 @@
+//===- GraphTypes.td - graph dialect types and attributes --*- tablegen -*-===//
+#ifndef LLMC_DIALECT_GRAPH_GRAPHTYPES_TD
+#define LLMC_DIALECT_GRAPH_GRAPHTYPES_TD
+
+include "Dialect/Graph/IR/GraphDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/BuiltinTypeInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+def Graph_WeightsType : TypeDef<Graph_Dialect, "Weights"> {
+  let mnemonic = "weights";
+  let summary = "the model's parameter blob";
+  let description = [{
+    An opaque handle to all parameters of a model. `graph.param` selects one
+    named tensor from it. After `graph-layout-weights` every parameter has a
+    byte offset in the blob; lowering turns the handle into a byte buffer.
+
+    ```mlir
+    func.func @f(%w: !graph.weights) -> tensor<4x4xf32> {
+      %0 = graph.param %w["layers.0.wq"] : tensor<4x4xf32>
+      return %0 : tensor<4x4xf32>
+    }
+    ```
+  }];
+}
+
+def Graph_KVCacheType : TypeDef<Graph_Dialect, "KVCache"> {
+  let mnemonic = "kv_cache";
+  let summary = "keys and values of every layer for every position";
+  let description = [{
+    The attention state of a model: for each of `layers` layers, keys and
+    values of `max_seq` positions, `kv_heads` heads of `head_dim` elements.
+    Values of this type are stateful handles: `graph.attention` writes the
+    current tokens' keys and values into it and reads the earlier ones.
+
+    ```mlir
+    !graph.kv_cache<layers = 2, max_seq = 128, kv_heads = 2, head_dim = 16, element_type = f32>
+    ```
+  }];
+  let parameters = (ins "int64_t":$layers, "int64_t":$max_seq,
+                        "int64_t":$kv_heads, "int64_t":$head_dim,
+                        "::mlir::Type":$element_type);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Graph_AnyKVCache : Type<CPred<"::llvm::isa<::llmc::graph::KVCacheType>($_self)">,
+                            "KV cache", "::llmc::graph::KVCacheType">;
+def Graph_AnyWeights : Type<CPred<"::llvm::isa<::llmc::graph::WeightsType>($_self)">,
+                            "weights", "::llmc::graph::WeightsType">;
+
+//===----------------------------------------------------------------------===//
+// Enums and attributes
+//===----------------------------------------------------------------------===//
+
+def Graph_RopeStyle : I32EnumAttr<"RopeStyle", "how RoPE pairs elements", [
+    I32EnumAttrCase<"interleaved", 0>,  // (x[2i], x[2i+1]): llama2.c, GGUF llama
+    I32EnumAttrCase<"half", 1>          // (x[i], x[i+d/2]): Hugging Face, Qwen
+  ]> {
+  let cppNamespace = "::llmc::graph";
+  let genSpecializedAttr = 0;
+}
+def Graph_RopeStyleAttr : EnumAttr<Graph_Dialect, Graph_RopeStyle, "rope_style"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Graph_ExternalTensorAttr : AttrDef<Graph_Dialect, "ExternalTensor"> {
+  let mnemonic = "extern";
+  let summary = "where a parameter's data lives in the model file";
+  let description = [{
+    The file, byte offset and stored element type of a parameter, recorded by
+    the importer so that the artifact writer can read (and convert) the data
+    without the IR ever holding it.
+
+    ```mlir
+    #graph.extern<file = "model.safetensors", offset = 128, dtype = bf16>
+    ```
+  }];
+  let parameters = (ins StringRefParameter<>:$file, "uint64_t":$offset,
+                        "::mlir::Type":$dtype);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+#endif // LLMC_DIALECT_GRAPH_GRAPHTYPES_TD

@@ -1,0 +1,16 @@
+//===- Passes.h - graph dialect passes --------------------------*- C++ -*-===//
+#ifndef LLMC_DIALECT_GRAPH_TRANSFORMS_PASSES_H
+#define LLMC_DIALECT_GRAPH_TRANSFORMS_PASSES_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace llmc::graph {
+#define GEN_PASS_DECL
+#include "Dialect/Graph/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "Dialect/Graph/Transforms/Passes.h.inc"
+} // namespace llmc::graph
+
+#endif // LLMC_DIALECT_GRAPH_TRANSFORMS_PASSES_H

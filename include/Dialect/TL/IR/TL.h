@@ -1,0 +1,23 @@
+//===- TL.h - the tensor-loop dialect: dialect, attributes, ops -----------===//
+#ifndef LLMC_DIALECT_TL_IR_TL_H
+#define LLMC_DIALECT_TL_IR_TL_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "Dialect/TL/IR/TLOpsDialect.h.inc"
+#include "Dialect/TL/IR/TLEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "Dialect/TL/IR/TLAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "Dialect/TL/IR/TLOps.h.inc"
+
+#endif // LLMC_DIALECT_TL_IR_TL_H

@@ -1,0 +1,147 @@
+//===- TLOps.td - tensor-loop dialect operations -----------*- tablegen -*-===//
+#ifndef LLMC_DIALECT_TL_TLOPS_TD
+#define LLMC_DIALECT_TL_TLOPS_TD
+
+include "Dialect/TL/IR/TLDialect.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/LoopLikeInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def TL_LoopKind : I32EnumAttr<"LoopKind", "how a tl.for loop executes", [
+    I32EnumAttrCase<"serial", 0>,
+    I32EnumAttrCase<"parallel", 1>,
+    I32EnumAttrCase<"vectorized", 2>,
+    I32EnumAttrCase<"unrolled", 3>,
+    I32EnumAttrCase<"thread_bound", 4>
+  ]> {
+  let cppNamespace = "::llmc::tl";
+  let genSpecializedAttr = 0;
+}
+def TL_LoopKindAttr : EnumAttr<TL_Dialect, TL_LoopKind, "loop_kind"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def TL_IterKind : I32EnumAttr<"IterKind", "the role of a block iteration variable", [
+    I32EnumAttrCase<"spatial", 0>,
+    I32EnumAttrCase<"reduce", 1>
+  ]> {
+  let cppNamespace = "::llmc::tl";
+  let genSpecializedAttr = 0;
+}
+def TL_IterKindAttr : EnumAttr<TL_Dialect, TL_IterKind, "iter_kind"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+def TL_IterKindArrayAttr : TypedArrayAttrBase<TL_IterKindAttr, "iteration kinds">;
+
+def TL_YieldOp : TL_Op<"yield", [Pure, Terminator,
+                                 ParentOneOf<["ForOp", "BlockOp"]>]> {
+  let summary = "terminates the region of a tl.for or tl.block";
+  let description = [{
+    The implicit terminator of `tl.for` and `tl.block` regions; it carries no
+    values (loops over buffers have no loop-carried SSA values).
+
+    ```mlir
+    tl.yield
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def TL_ForOp : TL_Op<"for", [SingleBlockImplicitTerminator<"YieldOp">,
+                             RecursiveMemoryEffects]> {
+  let summary = "a loop with an execution kind";
+  let description = [{
+    Runs its body for `%iv = lb, lb + step, ... < ub`. The `kind` says how the
+    iterations execute: `serial` in order; `parallel` in any order or at once
+    (the body must not carry dependences between iterations); `vectorized`
+    as SIMD lanes; `unrolled` fully unrolled; `thread_bound` mapped onto the
+    GPU thread axis named by `thread` (e.g. `"threadIdx.x"`). Bounds are index
+    values and may depend on enclosing loop variables (triangular loops).
+
+    ```mlir
+    tl.for %i = %c0 to %n step %c1 kind(parallel) {
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins Index:$lowerBound, Index:$upperBound, Index:$step,
+                       TL_LoopKindAttr:$kind, OptionalAttr<StrAttr>:$thread);
+  let results = (outs);
+  let regions = (region SizedRegion<1>:$region);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "mlir::Value":$lowerBound, "mlir::Value":$upperBound,
+                   "mlir::Value":$step, "LoopKind":$kind,
+                   CArg<"llvm::function_ref<void(mlir::OpBuilder &, mlir::Location, mlir::Value)>",
+                        "nullptr">:$bodyBuilder)>
+  ];
+  let extraClassDeclaration = [{
+    /// The induction variable.
+    mlir::Value getInductionVar() { return getBody()->getArgument(0); }
+    mlir::Block *getBody() { return &getRegion().front(); }
+  }];
+}
+
+def TL_BlockOp : TL_Op<"block", [AffineScope, RecursiveMemoryEffects,
+                                 SingleBlockImplicitTerminator<"YieldOp">,
+                                 AttrSizedOperandSegments]> {
+  let summary = "a unit of computation with declared iteration space and regions";
+  let description = [{
+    A TIR-style block. Its iteration variables are bound to index values
+    (usually enclosing loop variables) and are either `spatial` (each value
+    produces a distinct output) or `reduce` (values are combined into the same
+    output). `reads` and `writes` declare, per buffer, the element accessed by
+    one block instance as an affine function of the iteration variables; a
+    buffer may appear several times with different maps. The body accesses
+    buffers only through `affine.load`/`affine.store` whose indices are the
+    iteration variables, and every access must match a declared region.
+    The optional `init` region runs before the first reduction step, i.e. for
+    the instances whose reduction variables are all zero.
+
+    ```mlir
+    tl.block "matmul" (%vi = spatial %i, %vj = spatial %j, %vk = reduce %k)
+        reads(%A[%vi, %vk] : memref<?x64xf32>, %B[%vj, %vk] : memref<32x64xf32>)
+        writes(%C[%vi, %vj] : memref<?x32xf32>)
+    init {
+      %zero = arith.constant 0.0 : f32
+      affine.store %zero, %C[%vi, %vj] : memref<?x32xf32>
+    } {
+      %a = affine.load %A[%vi, %vk] : memref<?x64xf32>
+      %b = affine.load %B[%vj, %vk] : memref<32x64xf32>
+      %c = affine.load %C[%vi, %vj] : memref<?x32xf32>
+      %p = arith.mulf %a, %b : f32
+      %s = arith.addf %c, %p : f32
+      affine.store %s, %C[%vi, %vj] : memref<?x32xf32>
+    }
+    ```
+    In the `init` region the iteration variables carry the same names as in
+    the body.
+  }];
+  let arguments = (ins StrAttr:$name, Variadic<Index>:$iterValues,
+                       TL_IterKindArrayAttr:$iterKinds,
+                       Variadic<AnyMemRef>:$reads, AffineMapArrayAttr:$readMaps,
+                       Variadic<AnyMemRef>:$writes, AffineMapArrayAttr:$writeMaps);
+  let results = (outs);
+  let regions = (region AnyRegion:$init, SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The number of iteration variables.
+    unsigned getNumIters() { return getIterValues().size(); }
+    mlir::Block *getBodyBlock() { return &getBody().front(); }
+    /// The init block, or null when the block has no init.
+    mlir::Block *getInitBlock() {
+      return getInit().empty() ? nullptr : &getInit().front();
+    }
+    /// The kind of iteration variable `i`.
+    IterKind getIterKind(unsigned i);
+    /// True when some iteration variable is a reduction variable.
+    bool hasReduction();
+  }];
+}
+
+#endif // LLMC_DIALECT_TL_TLOPS_TD

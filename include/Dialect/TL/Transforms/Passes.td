@@ -1,0 +1,23 @@
+//===- Passes.td - tensor-loop dialect passes --------------*- tablegen -*-===//
+#ifndef LLMC_DIALECT_TL_TRANSFORMS_PASSES_TD
+#define LLMC_DIALECT_TL_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TLReleaseBuffers : Pass<"tl-release-buffers", "mlir::func::FuncOp"> {
+  let summary = "Free every function-level buffer after its last use";
+  let description = [{
+    Lowering from `graph` allocates one buffer per intermediate tensor at the
+    top level of the function, where control flow is straight-line. This pass
+    inserts a `memref.dealloc` for each such `memref.alloc` right after the
+    last top-level operation that uses it, directly or through a view
+    (`ViewLikeOpInterface`) or inside a nested loop nest. Buffers that escape
+    (returned, or stored/passed to a call) are left alone.
+
+    Input: `memref.alloc`s at the top level of the function body.
+    Output: each non-escaping one has exactly one `memref.dealloc`.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
+#endif // LLMC_DIALECT_TL_TRANSFORMS_PASSES_TD

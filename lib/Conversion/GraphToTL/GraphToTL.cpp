@@ -1,0 +1,788 @@
+//===- GraphToTL.cpp - lower graph tensor ops to tl loop nests ------------===//
+//
+// Each graph op becomes: one result buffer allocated at the top level of the
+// function, and one or more tl.for nests around tl.blocks that fill it. The
+// blocks' regions are affine maps over their iteration variables, which is
+// what later schedule primitives reason about.
+//
+//===----------------------------------------------------------------------===//
+#include "Conversion/GraphToTL/GraphToTL.h"
+#include "Dialect/Graph/IR/Graph.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace llmc {
+#define GEN_PASS_DEF_CONVERTGRAPHTOTL
+#include "Conversion/Passes.h.inc"
+} // namespace llmc
+
+using namespace mlir;
+using namespace llmc;
+using namespace llmc::graph;
+using llmc::tl::IterKind;
+using llmc::tl::LoopKind;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Loop-nest building helpers
+//===----------------------------------------------------------------------===//
+
+/// One declared access of a block: a buffer and the element one instance
+/// touches, as an affine map over the block's iteration variables.
+struct Access {
+  Value buffer;
+  AffineMap map;
+};
+
+/// Builds tl loop nests and blocks at the builder's insertion point.
+class NestBuilder {
+public:
+  NestBuilder(ImplicitLocOpBuilder &b) : b(b) {}
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+  }
+
+  /// Emits `tl.for %iv = 0 to ub step 1 kind(kind)` and calls `fn` inside.
+  void loop(Value ub, LoopKind kind, function_ref<void(Value)> fn) {
+    Value zero = index(0), one = index(1);
+    auto forOp = tl::ForOp::create(b, zero, ub, one, kind);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forOp.getBody()->getTerminator());
+    fn(forOp.getInductionVar());
+  }
+
+  /// A perfect nest over `ubs`; the outermost loop gets `outerKind`.
+  void nest(ArrayRef<Value> ubs, LoopKind outerKind,
+            function_ref<void(ValueRange)> fn) {
+    SmallVector<Value> ivs;
+    std::function<void(unsigned)> rec = [&](unsigned depth) {
+      if (depth == ubs.size())
+        return fn(ivs);
+      loop(ubs[depth], depth == 0 ? outerKind : LoopKind::serial,
+           [&](Value iv) {
+             ivs.push_back(iv);
+             rec(depth + 1);
+             ivs.pop_back();
+           });
+    };
+    rec(0);
+  }
+
+  using BodyFn = function_ref<void(ImplicitLocOpBuilder &, ValueRange)>;
+
+  /// Emits a tl.block. `body` (and `init`, when given) receive the builder
+  /// and the iteration variables.
+  void block(StringRef name, ValueRange iterValues, ArrayRef<IterKind> kinds,
+             ArrayRef<Access> reads, ArrayRef<Access> writes, BodyFn body,
+             BodyFn init = nullptr) {
+    SmallVector<Value> readBufs, writeBufs;
+    SmallVector<Attribute> readMaps, writeMaps, kindAttrs;
+    for (const Access &a : reads) {
+      readBufs.push_back(a.buffer);
+      readMaps.push_back(AffineMapAttr::get(a.map));
+    }
+    bool reduction = llvm::is_contained(kinds, IterKind::reduce);
+    for (const Access &a : writes) {
+      writeBufs.push_back(a.buffer);
+      writeMaps.push_back(AffineMapAttr::get(a.map));
+      // A reduction reads back what it accumulates into.
+      if (reduction) {
+        readBufs.push_back(a.buffer);
+        readMaps.push_back(AffineMapAttr::get(a.map));
+      }
+    }
+    for (IterKind k : kinds)
+      kindAttrs.push_back(tl::IterKindAttr::get(b.getContext(), k));
+    auto op = tl::BlockOp::create(
+        b, b.getStringAttr(name), iterValues, b.getArrayAttr(kindAttrs),
+        readBufs, b.getArrayAttr(readMaps), writeBufs,
+        b.getArrayAttr(writeMaps));
+    auto fill = [&](Region &region, BodyFn fn) {
+      Block *block = new Block();
+      region.push_back(block);
+      for (size_t i = 0; i < iterValues.size(); ++i)
+        block->addArgument(b.getIndexType(), b.getLoc());
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(block);
+      fn(b, block->getArguments());
+      tl::YieldOp::create(b);
+    };
+    if (init)
+      fill(op.getInit(), init);
+    fill(op.getBody(), body);
+  }
+
+  /// The map `(d0 .. d{n-1}) -> (exprs)`.
+  AffineMap map(unsigned numIters, ArrayRef<AffineExpr> exprs) {
+    return AffineMap::get(numIters, 0, exprs, b.getContext());
+  }
+  AffineExpr d(unsigned i) { return b.getAffineDimExpr(i); }
+  AffineExpr c(int64_t v) { return b.getAffineConstantExpr(v); }
+
+  Value load(Value buffer, AffineMap map, ValueRange iters) {
+    return affine::AffineLoadOp::create(b, buffer, map, iters);
+  }
+  void store(Value value, Value buffer, AffineMap map, ValueRange iters) {
+    affine::AffineStoreOp::create(b, value, buffer, map, iters);
+  }
+
+  /// Allocates a buffer of `type` at the top of the function's current
+  /// top-level position; dynamic sizes come from `dynSizes`.
+  Value alloc(MemRefType type, ValueRange dynSizes) {
+    return memref::AllocOp::create(b, type, dynSizes, /*alignment=*/
+                                   b.getI64IntegerAttr(64));
+  }
+
+  /// The sizes of every dimension of `buffer` (constants or memref.dim).
+  SmallVector<Value> sizes(Value buffer) {
+    auto type = llvm::cast<MemRefType>(buffer.getType());
+    SmallVector<Value> result;
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      result.push_back(type.isDynamicDim(i)
+                           ? memref::DimOp::create(b, buffer, i).getResult()
+                           : index(type.getDimSize(i)));
+    return result;
+  }
+  /// The dynamic sizes only, for an alloc shaped like `buffer`.
+  SmallVector<Value> dynamicSizes(Value buffer) {
+    auto type = llvm::cast<MemRefType>(buffer.getType());
+    SmallVector<Value> result;
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      if (type.isDynamicDim(i))
+        result.push_back(memref::DimOp::create(b, buffer, i));
+    return result;
+  }
+
+  ImplicitLocOpBuilder &b;
+};
+
+/// The identity map over the first `rank` of `numIters` variables, offset by
+/// `first`: (d0..dn) -> (d_first, ..., d_{first+rank-1}).
+static AffineMap dimsMap(NestBuilder &nb, unsigned numIters, unsigned first,
+                         unsigned rank) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned i = 0; i < rank; ++i)
+    exprs.push_back(nb.d(first + i));
+  return nb.map(numIters, exprs);
+}
+
+template <typename OpTy>
+struct GraphLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  using Adaptor = typename OpConversionPattern<OpTy>::OpAdaptor;
+
+  MemRefType resultType(OpTy op) const {
+    return llvm::cast<MemRefType>(
+        this->getTypeConverter()->convertType(op.getResult().getType()));
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// graph.param
+//===----------------------------------------------------------------------===//
+
+struct ParamLowering : GraphLowering<ParamOp> {
+  using GraphLowering::GraphLowering;
+  LogicalResult
+  matchAndRewrite(ParamOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    std::optional<int64_t> offset = op.getBlobOffset();
+    if (!offset)
+      return op.emitOpError("parameter '")
+             << op.getName()
+             << "' has no blob_offset; run graph-layout-weights first";
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value byteShift = arith::ConstantIndexOp::create(b, *offset);
+    Value view = memref::ViewOp::create(b, resultType(op), adaptor.getWeights(),
+                                        byteShift, ValueRange{});
+    rewriter.replaceOp(op, view);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// graph.embedding
+//===----------------------------------------------------------------------===//
+
+struct EmbeddingLowering : GraphLowering<EmbeddingOp> {
+  using GraphLowering::GraphLowering;
+  LogicalResult
+  matchAndRewrite(EmbeddingOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op.getIds().getType().getRank() != 1)
+      return rewriter.notifyMatchFailure(op, "only rank-1 ids are lowered");
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    NestBuilder nb(b);
+    Value ids = adaptor.getIds(), table = adaptor.getTable();
+    SmallVector<Value> idSizes = nb.sizes(ids);
+    Value out = nb.alloc(resultType(op), nb.dynamicSizes(ids));
+    Value dim = nb.sizes(table)[1];
+    // The gathered row is data dependent: load the id in the loop and bind
+    // an iteration variable to it, so the block's regions stay affine.
+    nb.loop(idSizes[0], LoopKind::parallel, [&](Value s) {
+      Value id = memref::LoadOp::create(b, ids, s);
+      Value row = arith::IndexCastOp::create(b, b.getIndexType(), id);
+      nb.loop(dim, LoopKind::serial, [&](Value j) {
+        nb.block("embedding", {s, row, j},
+                 {IterKind::spatial, IterKind::spatial, IterKind::spatial},
+                 {{table, nb.map(3, {nb.d(1), nb.d(2)})}},
+                 {{out, nb.map(3, {nb.d(0), nb.d(2)})}},
+                 [&](ImplicitLocOpBuilder &, ValueRange it) {
+                   Value v = nb.load(table, nb.map(3, {nb.d(1), nb.d(2)}), it);
+                   nb.store(v, out, nb.map(3, {nb.d(0), nb.d(2)}), it);
+                 });
+      });
+    });
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// graph.rms_norm
+//===----------------------------------------------------------------------===//
+
+struct RMSNormLowering : GraphLowering<RMSNormOp> {
+  using GraphLowering::GraphLowering;
+  LogicalResult
+  matchAndRewrite(RMSNormOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    NestBuilder nb(b);
+    Value x = adaptor.getInput(), w = adaptor.getWeight();
+    auto xType = llvm::cast<MemRefType>(x.getType());
+    unsigned rank = xType.getRank(), lead = rank - 1;
+    int64_t dim = xType.getShape().back();
+    SmallVector<Value> sizes = nb.sizes(x);
+    Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
+    // Sum of squares per row, kept in a scratch buffer of the leading shape.
+    auto ssType = MemRefType::get(xType.getShape().drop_back(), b.getF32Type());
+    SmallVector<Value> ssDyn;
+    for (unsigned i = 0; i < lead; ++i)
+      if (xType.isDynamicDim(i))
+        ssDyn.push_back(sizes[i]);
+    Value ss = nb.alloc(ssType, ssDyn);
+    float eps = op.getEps().convertToFloat();
+
+    unsigned n = rank; // lead spatial vars + one more (reduce or spatial)
+    AffineMap xMap = dimsMap(nb, n, 0, rank);
+    AffineMap rowMap = dimsMap(nb, n, 0, lead);
+    AffineMap wMap = nb.map(n, {nb.d(lead)});
+    SmallVector<IterKind> reduceKinds(lead, IterKind::spatial);
+    reduceKinds.push_back(IterKind::reduce);
+    SmallVector<IterKind> spatialKinds(rank, IterKind::spatial);
+
+    nb.nest(sizes, LoopKind::parallel, [&](ValueRange ivs) {
+      nb.block(
+          "rms_norm_sumsq", ivs, reduceKinds, {{x, xMap}}, {{ss, rowMap}},
+          [&](ImplicitLocOpBuilder &b, ValueRange it) {
+            Value v = nb.load(x, xMap, it);
+            Value acc = nb.load(ss, rowMap, it);
+            Value sq = arith::MulFOp::create(b, v, v);
+            nb.store(arith::AddFOp::create(b, acc, sq), ss, rowMap, it);
+          },
+          [&](ImplicitLocOpBuilder &b, ValueRange it) {
+            nb.store(nb.f32(0.0), ss, rowMap, it);
+          });
+    });
+    nb.nest(sizes, LoopKind::parallel, [&](ValueRange ivs) {
+      nb.block("rms_norm_scale", ivs, spatialKinds,
+               {{x, xMap}, {ss, rowMap}, {w, wMap}}, {{out, xMap}},
+               [&](ImplicitLocOpBuilder &b, ValueRange it) {
+                 Value v = nb.load(x, xMap, it);
+                 Value sum = nb.load(ss, rowMap, it);
+                 Value g = nb.load(w, wMap, it);
+                 Value mean = arith::DivFOp::create(b, sum, nb.f32(dim));
+                 Value var = arith::AddFOp::create(b, mean, nb.f32(eps));
+                 Value inv = arith::DivFOp::create(
+                     b, nb.f32(1.0), math::SqrtOp::create(b, var));
+                 Value y = arith::MulFOp::create(b, v, inv);
+                 nb.store(arith::MulFOp::create(b, y, g), out, xMap, it);
+               });
+    });
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// graph.matmul
+//===----------------------------------------------------------------------===//
+
+struct MatmulLowering : GraphLowering<MatmulOp> {
+  using GraphLowering::GraphLowering;
+  LogicalResult
+  matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    NestBuilder nb(b);
+    Value x = adaptor.getInput(), w = adaptor.getWeight();
+    unsigned rank = llvm::cast<MemRefType>(x.getType()).getRank();
+    unsigned lead = rank - 1;
+    SmallVector<Value> xSizes = nb.sizes(x), wSizes = nb.sizes(w);
+    Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
+    // Iteration space: leading dims, n (spatial), k (reduce).
+    unsigned n = lead + 2;
+    SmallVector<AffineExpr> xe, oe;
+    for (unsigned i = 0; i < lead; ++i) {
+      xe.push_back(nb.d(i));
+      oe.push_back(nb.d(i));
+    }
+    xe.push_back(nb.d(lead + 1));
+    oe.push_back(nb.d(lead));
+    AffineMap xMap = nb.map(n, xe), outMap = nb.map(n, oe);
+    AffineMap wMap = nb.map(n, {nb.d(lead), nb.d(lead + 1)});
+    SmallVector<IterKind> kinds(lead + 1, IterKind::spatial);
+    kinds.push_back(IterKind::reduce);
+    SmallVector<Value> ubs(xSizes.begin(), xSizes.end() - 1);
+    ubs.push_back(wSizes[0]);
+    ubs.push_back(wSizes[1]);
+    nb.nest(ubs, LoopKind::parallel, [&](ValueRange ivs) {
+      nb.block(
+          "matmul", ivs, kinds, {{x, xMap}, {w, wMap}}, {{out, outMap}},
+          [&](ImplicitLocOpBuilder &b, ValueRange it) {
+            Value a = nb.load(x, xMap, it), c = nb.load(w, wMap, it);
+            Value acc = nb.load(out, outMap, it);
+            Value p = arith::MulFOp::create(b, a, c);
+            nb.store(arith::AddFOp::create(b, acc, p), out, outMap, it);
+          },
+          [&](ImplicitLocOpBuilder &b, ValueRange it) {
+            nb.store(nb.f32(0.0), out, outMap, it);
+          });
+    });
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Elementwise: graph.add, graph.mul, graph.silu
+//===----------------------------------------------------------------------===//
+
+/// Lowers `op` computing `fn(lhs[...], rhs[trailing...])` (rhs may be null).
+static Value lowerElementwise(
+    ImplicitLocOpBuilder &b, StringRef name, MemRefType resultType, Value lhs,
+    Value rhs,
+    function_ref<Value(ImplicitLocOpBuilder &, Value, Value)> fn) {
+  NestBuilder nb(b);
+  unsigned rank = resultType.getRank();
+  SmallVector<Value> sizes = nb.sizes(lhs);
+  Value out = nb.alloc(resultType, nb.dynamicSizes(lhs));
+  AffineMap full = dimsMap(nb, rank, 0, rank);
+  SmallVector<Access> reads = {{lhs, full}};
+  AffineMap rhsMap;
+  if (rhs) {
+    unsigned rr = llvm::cast<MemRefType>(rhs.getType()).getRank();
+    rhsMap = dimsMap(nb, rank, rank - rr, rr);
+    reads.push_back({rhs, rhsMap});
+  }
+  SmallVector<IterKind> kinds(rank, IterKind::spatial);
+  nb.nest(sizes, LoopKind::parallel, [&](ValueRange ivs) {
+    nb.block(name, ivs, kinds, reads, {{out, full}},
+             [&](ImplicitLocOpBuilder &b, ValueRange it) {
+               Value a = nb.load(lhs, full, it);
+               Value c = rhs ? nb.load(rhs, rhsMap, it) : Value();
+               nb.store(fn(b, a, c), out, full, it);
+             });
+  });
+  return out;
+}
+
+template <typename OpTy, typename ArithOp>
+struct BinaryLowering : GraphLowering<OpTy> {
+  using GraphLowering<OpTy>::GraphLowering;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename GraphLowering<OpTy>::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value out = lowerElementwise(
+        b, op->getName().stripDialect(), this->resultType(op), adaptor.getLhs(),
+        adaptor.getRhs(), [](ImplicitLocOpBuilder &b, Value x, Value y) {
+          return ArithOp::create(b, x, y).getResult();
+        });
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
+struct SiluLowering : GraphLowering<SiluOp> {
+  using GraphLowering::GraphLowering;
+  LogicalResult
+  matchAndRewrite(SiluOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value out = lowerElementwise(
+        b, "silu", resultType(op), adaptor.getInput(), Value(),
+        [](ImplicitLocOpBuilder &b, Value x, Value) -> Value {
+          // x * sigmoid(x) = x / (1 + exp(-x))
+          Value one = arith::ConstantOp::create(b, b.getF32FloatAttr(1.0f));
+          Value e = math::ExpOp::create(b, arith::NegFOp::create(b, x));
+          return arith::DivFOp::create(b, x, arith::AddFOp::create(b, one, e));
+        });
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// graph.rope
+//===----------------------------------------------------------------------===//
+
+struct RopeLowering : GraphLowering<RopeOp> {
+  using GraphLowering::GraphLowering;
+  LogicalResult
+  matchAndRewrite(RopeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    NestBuilder nb(b);
+    Value x = adaptor.getInput(), pos0 = adaptor.getPos0();
+    int64_t hd = op.getHeadDim();
+    int64_t heads = llvm::cast<MemRefType>(x.getType()).getDimSize(1) / hd;
+    bool interleaved = op.getStyle() == RopeStyle::interleaved;
+    float theta = static_cast<float>(op.getTheta().convertToDouble());
+    SmallVector<Value> sizes = nb.sizes(x);
+    Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
+    // Iteration variables: (s, h, i) for pair i of head h of row s.
+    AffineExpr s = nb.d(0), h = nb.d(1), i = nb.d(2);
+    AffineExpr first = interleaved ? h * hd + i * 2 : h * hd + i;
+    AffineExpr second = interleaved ? h * hd + i * 2 + 1 : h * hd + i + hd / 2;
+    AffineMap m0 = nb.map(3, {s, first}), m1 = nb.map(3, {s, second});
+    nb.nest({sizes[0], nb.index(heads), nb.index(hd / 2)}, LoopKind::parallel,
+            [&](ValueRange ivs) {
+              nb.block(
+                  "rope", ivs,
+                  {IterKind::spatial, IterKind::spatial, IterKind::spatial},
+                  {{x, m0}, {x, m1}}, {{out, m0}, {out, m1}},
+                  [&](ImplicitLocOpBuilder &b, ValueRange it) {
+                    Type f32 = b.getF32Type();
+                    // angle = (pos0 + s) * theta^(-2i/hd), all in f32.
+                    Value pos = arith::AddIOp::create(b, pos0, it[0]);
+                    Value posF = arith::UIToFPOp::create(
+                        b, f32,
+                        arith::IndexCastUIOp::create(b, b.getI64Type(), pos));
+                    Value iF = arith::UIToFPOp::create(
+                        b, f32,
+                        arith::IndexCastUIOp::create(b, b.getI64Type(), it[2]));
+                    Value expo = arith::DivFOp::create(
+                        b, arith::MulFOp::create(b, iF, nb.f32(2.0)),
+                        nb.f32(hd));
+                    Value freq = arith::DivFOp::create(
+                        b, nb.f32(1.0),
+                        math::PowFOp::create(b, nb.f32(theta), expo));
+                    Value angle = arith::MulFOp::create(b, posF, freq);
+                    Value cos = math::CosOp::create(b, angle);
+                    Value sin = math::SinOp::create(b, angle);
+                    Value a = nb.load(x, m0, it), c = nb.load(x, m1, it);
+                    Value r0 = arith::SubFOp::create(
+                        b, arith::MulFOp::create(b, a, cos),
+                        arith::MulFOp::create(b, c, sin));
+                    Value r1 = arith::AddFOp::create(
+                        b, arith::MulFOp::create(b, a, sin),
+                        arith::MulFOp::create(b, c, cos));
+                    nb.store(r0, out, m0, it);
+                    nb.store(r1, out, m1, it);
+                  });
+            });
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// graph.attention
+//===----------------------------------------------------------------------===//
+
+struct AttentionLowering : GraphLowering<AttentionOp> {
+  using GraphLowering::GraphLowering;
+  LogicalResult
+  matchAndRewrite(AttentionOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    NestBuilder nb(b);
+    Value q = adaptor.getQ(), k = adaptor.getK(), v = adaptor.getV();
+    Value cache = adaptor.getCache(), pos0 = adaptor.getPos0();
+    int64_t layer = op.getLayer(), nh = op.getNumHeads();
+    int64_t nkv = op.getNumKvHeads(), hd = op.getHeadDim();
+    int64_t group = nh / nkv;
+    float scale = op.getScale().convertToFloat();
+    Type f32 = b.getF32Type();
+
+    Value seq = nb.sizes(q)[0];
+    Value ctx = arith::AddIOp::create(b, pos0, seq);
+    Value out = nb.alloc(resultType(op), nb.dynamicSizes(q));
+    auto scoresType = MemRefType::get(
+        {ShapedType::kDynamic, nh, ShapedType::kDynamic}, f32);
+    Value scores = nb.alloc(scoresType, {seq, ctx});
+    auto rowType = MemRefType::get({ShapedType::kDynamic, nh}, f32);
+    Value rowMax = nb.alloc(rowType, {seq});
+    Value rowSum = nb.alloc(rowType, {seq});
+
+    // 1. Store this call's keys and values at positions pos0 + s.
+    {
+      AffineExpr s = nb.d(0), p = nb.d(1), h = nb.d(2), d = nb.d(3);
+      AffineMap src = nb.map(4, {s, h * hd + d});
+      AffineMap kDst = nb.map(4, {nb.c(layer), nb.c(0), p, h, d});
+      AffineMap vDst = nb.map(4, {nb.c(layer), nb.c(1), p, h, d});
+      nb.loop(seq, LoopKind::parallel, [&](Value is) {
+        Value ip = arith::AddIOp::create(b, pos0, is);
+        nb.nest({nb.index(nkv), nb.index(hd)}, LoopKind::serial,
+                [&](ValueRange ivs) {
+                  nb.block("kv_store", {is, ip, ivs[0], ivs[1]},
+                           {IterKind::spatial, IterKind::spatial,
+                            IterKind::spatial, IterKind::spatial},
+                           {{k, src}, {v, src}}, {{cache, kDst}, {cache, vDst}},
+                           [&](ImplicitLocOpBuilder &, ValueRange it) {
+                             nb.store(nb.load(k, src, it), cache, kDst, it);
+                             nb.store(nb.load(v, src, it), cache, vDst, it);
+                           });
+                });
+      });
+    }
+
+    // Loops (s, h) then t over the causal context 0 .. pos0 + s.
+    auto causal = [&](function_ref<void(Value, Value, Value)> fn) {
+      nb.loop(seq, LoopKind::parallel, [&](Value is) {
+        Value end = arith::AddIOp::create(
+            b, arith::AddIOp::create(b, pos0, is), nb.index(1));
+        nb.loop(nb.index(nh), LoopKind::serial, [&](Value ih) {
+          nb.loop(end, LoopKind::serial, [&](Value it) { fn(is, ih, it); });
+        });
+      });
+    };
+    AffineExpr s = nb.d(0), h = nb.d(1), t = nb.d(2), d = nb.d(3);
+    AffineMap sc3 = nb.map(3, {s, h, t}), row3 = nb.map(3, {s, h});
+
+    // 2. scores[s, h, t] = q[s, h] . K[t, h / group]
+    {
+      AffineMap qMap = nb.map(4, {s, h * hd + d});
+      AffineMap kMap =
+          nb.map(4, {nb.c(layer), nb.c(0), t, h.floorDiv(group), d});
+      AffineMap scMap = nb.map(4, {s, h, t});
+      causal([&](Value is, Value ih, Value it) {
+        nb.loop(nb.index(hd), LoopKind::serial, [&](Value id) {
+          nb.block(
+              "attention_scores", {is, ih, it, id},
+              {IterKind::spatial, IterKind::spatial, IterKind::spatial,
+               IterKind::reduce},
+              {{q, qMap}, {cache, kMap}}, {{scores, scMap}},
+              [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                Value p = arith::MulFOp::create(b, nb.load(q, qMap, iv),
+                                                nb.load(cache, kMap, iv));
+                Value acc = nb.load(scores, scMap, iv);
+                nb.store(arith::AddFOp::create(b, acc, p), scores, scMap, iv);
+              },
+              [&](ImplicitLocOpBuilder &, ValueRange iv) {
+                nb.store(nb.f32(0.0), scores, scMap, iv);
+              });
+        });
+      });
+    }
+    SmallVector<IterKind> rowReduce = {IterKind::spatial, IterKind::spatial,
+                                       IterKind::reduce};
+    SmallVector<IterKind> allSpatial3(3, IterKind::spatial);
+    // 3. rowMax[s, h] = max_t scale * scores[s, h, t]
+    causal([&](Value is, Value ih, Value it) {
+      nb.block(
+          "softmax_max", {is, ih, it}, rowReduce, {{scores, sc3}},
+          {{rowMax, row3}},
+          [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+            Value x = arith::MulFOp::create(b, nb.load(scores, sc3, iv),
+                                            nb.f32(scale));
+            Value m = nb.load(rowMax, row3, iv);
+            nb.store(arith::MaxNumFOp::create(b, m, x), rowMax, row3, iv);
+          },
+          [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+            Value negInf = arith::ConstantOp::create(
+                b, b.getFloatAttr(f32, -std::numeric_limits<float>::infinity()));
+            nb.store(negInf, rowMax, row3, iv);
+          });
+    });
+    // 4. scores = exp(scale * scores - rowMax)
+    causal([&](Value is, Value ih, Value it) {
+      nb.block("softmax_exp", {is, ih, it}, allSpatial3,
+               {{scores, sc3}, {rowMax, row3}}, {{scores, sc3}},
+               [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                 Value x = arith::MulFOp::create(b, nb.load(scores, sc3, iv),
+                                                 nb.f32(scale));
+                 Value e = math::ExpOp::create(
+                     b, arith::SubFOp::create(b, x, nb.load(rowMax, row3, iv)));
+                 nb.store(e, scores, sc3, iv);
+               });
+    });
+    // 5. rowSum[s, h] = sum_t scores[s, h, t]
+    causal([&](Value is, Value ih, Value it) {
+      nb.block(
+          "softmax_sum", {is, ih, it}, rowReduce, {{scores, sc3}},
+          {{rowSum, row3}},
+          [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+            Value acc = nb.load(rowSum, row3, iv);
+            nb.store(arith::AddFOp::create(b, acc, nb.load(scores, sc3, iv)),
+                     rowSum, row3, iv);
+          },
+          [&](ImplicitLocOpBuilder &, ValueRange iv) {
+            nb.store(nb.f32(0.0), rowSum, row3, iv);
+          });
+    });
+    // 6. out[s, h*hd + d] = sum_t (scores[s, h, t] / rowSum[s, h]) V[t, h/g, d]
+    {
+      AffineMap scMap = nb.map(4, {s, h, t}), rowMap = nb.map(4, {s, h});
+      AffineMap vMap =
+          nb.map(4, {nb.c(layer), nb.c(1), t, h.floorDiv(group), d});
+      AffineMap outMap = nb.map(4, {s, h * hd + d});
+      nb.loop(seq, LoopKind::parallel, [&](Value is) {
+        Value end = arith::AddIOp::create(
+            b, arith::AddIOp::create(b, pos0, is), nb.index(1));
+        nb.nest({nb.index(nh), nb.index(hd)}, LoopKind::serial,
+                [&](ValueRange hdv) {
+                  nb.loop(end, LoopKind::serial, [&](Value it) {
+                    nb.block(
+                        "attention_values", {is, hdv[0], it, hdv[1]},
+                        {IterKind::spatial, IterKind::spatial, IterKind::reduce,
+                         IterKind::spatial},
+                        {{scores, scMap}, {rowSum, rowMap}, {cache, vMap}},
+                        {{out, outMap}},
+                        [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                          Value p = arith::DivFOp::create(
+                              b, nb.load(scores, scMap, iv),
+                              nb.load(rowSum, rowMap, iv));
+                          Value pv = arith::MulFOp::create(
+                              b, p, nb.load(cache, vMap, iv));
+                          Value acc = nb.load(out, outMap, iv);
+                          nb.store(arith::AddFOp::create(b, acc, pv), out,
+                                   outMap, iv);
+                        },
+                        [&](ImplicitLocOpBuilder &, ValueRange iv) {
+                          nb.store(nb.f32(0.0), out, outMap, iv);
+                        });
+                  });
+                });
+      });
+    }
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// graph.reshape
+//===----------------------------------------------------------------------===//
+
+struct ReshapeLowering : GraphLowering<ReshapeOp> {
+  using GraphLowering::GraphLowering;
+  LogicalResult
+  matchAndRewrite(ReshapeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value x = adaptor.getInput();
+    auto inType = llvm::cast<MemRefType>(x.getType());
+    MemRefType outType = resultType(op);
+    // Collapse the trailing dims into one, then expand them to the result's.
+    auto group = [](int64_t rank) {
+      SmallVector<ReassociationIndices> r = {{0}, {}};
+      for (int64_t i = 1; i < rank; ++i)
+        r[1].push_back(i);
+      return r;
+    };
+    Value flat = x;
+    if (inType.getRank() > 2)
+      flat = memref::CollapseShapeOp::create(b, x, group(inType.getRank()));
+    if (inType.getRank() == 1 || outType.getRank() == 1)
+      return rewriter.notifyMatchFailure(op, "rank-1 reshapes are not lowered");
+    Value result = flat;
+    if (outType.getRank() > 2) {
+      SmallVector<OpFoldResult> shape;
+      if (outType.isDynamicDim(0))
+        shape.push_back(
+            memref::DimOp::create(b, flat, 0).getResult());
+      else
+        shape.push_back(b.getIndexAttr(outType.getDimSize(0)));
+      for (int64_t d : outType.getShape().drop_front())
+        shape.push_back(b.getIndexAttr(d));
+      result = memref::ExpandShapeOp::create(b, outType, flat,
+                                             group(outType.getRank()), shape);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+struct ConvertGraphToTLPass
+    : llmc::impl::ConvertGraphToTLBase<ConvertGraphToTLPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    TypeConverter converter;
+    populateGraphToTLTypeConversions(converter);
+
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<GraphDialect>();
+    target.addLegalOp<ModuleOp>();
+    target.addLegalDialect<tl::TLDialect, memref::MemRefDialect,
+                           affine::AffineDialect, arith::ArithDialect,
+                           math::MathDialect>();
+    target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
+      return converter.isSignatureLegal(op.getFunctionType()) &&
+             converter.isLegal(&op.getBody());
+    });
+    target.addDynamicallyLegalOp<func::ReturnOp, func::CallOp>(
+        [&](Operation *op) { return converter.isLegal(op); });
+
+    RewritePatternSet patterns(ctx);
+    populateGraphToTLPatterns(converter, patterns);
+    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                   converter);
+    populateReturnOpTypeConversionPattern(patterns, converter);
+    populateCallOpTypeConversionPattern(patterns, converter);
+    if (failed(applyFullConversion(getOperation(), target, std::move(patterns))))
+      return signalPassFailure();
+
+    // Public functions are entry points: give them the C interface that the
+    // runtime calls (docs/artifact.md).
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (func.isPublic() && !func.isExternal())
+        func->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+  }
+};
+
+} // namespace
+
+void llmc::populateGraphToTLTypeConversions(TypeConverter &converter) {
+  converter.addConversion([](Type t) { return t; });
+  converter.addConversion([](RankedTensorType t) -> Type {
+    return MemRefType::get(t.getShape(), t.getElementType());
+  });
+  converter.addConversion([](WeightsType t) -> Type {
+    return MemRefType::get({ShapedType::kDynamic},
+                           IntegerType::get(t.getContext(), 8));
+  });
+  converter.addConversion([](KVCacheType t) -> Type {
+    return MemRefType::get({t.getLayers(), 2, t.getMaxSeq(), t.getKvHeads(),
+                            t.getHeadDim()},
+                           t.getElementType());
+  });
+  auto cast = [](OpBuilder &b, Type type, ValueRange inputs,
+                 Location loc) -> Value {
+    return UnrealizedConversionCastOp::create(b, loc, type, inputs)
+        .getResult(0);
+  };
+  converter.addSourceMaterialization(cast);
+  converter.addTargetMaterialization(cast);
+}
+
+void llmc::populateGraphToTLPatterns(const TypeConverter &converter,
+                                     RewritePatternSet &patterns) {
+  patterns.add<ParamLowering, EmbeddingLowering, RMSNormLowering,
+               MatmulLowering, BinaryLowering<AddOp, arith::AddFOp>,
+               BinaryLowering<MulOp, arith::MulFOp>, SiluLowering,
+               RopeLowering, AttentionLowering, ReshapeLowering>(
+      converter, patterns.getContext());
+}

@@ -1,0 +1,132 @@
+//===- TLToSCF.cpp - lower tl loops and blocks to scf ---------------------===//
+#include "Conversion/TLToSCF/TLToSCF.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace llmc {
+#define GEN_PASS_DEF_CONVERTTLTOSCF
+#include "Conversion/Passes.h.inc"
+} // namespace llmc
+
+using namespace mlir;
+using namespace llmc;
+
+namespace {
+
+/// tl.for -> scf.for. The kind is dropped here: parallel and vectorized loops
+/// are serial loops whose iterations LLVM may still reorder or vectorize.
+struct ForToSCF : OpRewritePattern<tl::ForOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tl::ForOp op,
+                                PatternRewriter &rewriter) const override {
+    auto loop = scf::ForOp::create(rewriter, op.getLoc(), op.getLowerBound(),
+                                   op.getUpperBound(), op.getStep());
+    Block *body = op.getBody();
+    rewriter.eraseOp(body->getTerminator());
+    rewriter.eraseOp(loop.getBody()->getTerminator());
+    rewriter.mergeBlocks(body, loop.getBody(), {loop.getInductionVar()});
+    rewriter.setInsertionPointToEnd(loop.getBody());
+    scf::YieldOp::create(rewriter, op.getLoc());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// Rewrites the affine accesses of `block` into memref accesses with the
+/// index arithmetic spelled out, so the block can be inlined where its
+/// iteration variables are no longer affine dimensions.
+static LogicalResult expandAccesses(Block *block, PatternRewriter &rewriter) {
+  SmallVector<Operation *> accesses;
+  block->walk([&](Operation *op) {
+    if (isa<affine::AffineLoadOp, affine::AffineStoreOp>(op))
+      accesses.push_back(op);
+  });
+  for (Operation *op : accesses) {
+    rewriter.setInsertionPoint(op);
+    if (auto load = dyn_cast<affine::AffineLoadOp>(op)) {
+      auto indices = affine::expandAffineMap(rewriter, op->getLoc(),
+                                             load.getAffineMap(),
+                                             load.getMapOperands());
+      if (!indices)
+        return failure();
+      rewriter.replaceOpWithNewOp<memref::LoadOp>(op, load.getMemRef(),
+                                                  *indices);
+    } else {
+      auto store = cast<affine::AffineStoreOp>(op);
+      auto indices = affine::expandAffineMap(rewriter, op->getLoc(),
+                                             store.getAffineMap(),
+                                             store.getMapOperands());
+      if (!indices)
+        return failure();
+      rewriter.replaceOpWithNewOp<memref::StoreOp>(
+          op, store.getValueToStore(), store.getMemRef(), *indices);
+    }
+  }
+  return success();
+}
+
+/// tl.block -> its body inlined in place, with the init region under an
+/// scf.if that holds when every reduction variable is zero.
+struct BlockToSCF : OpRewritePattern<tl::BlockOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tl::BlockOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SmallVector<Value> iters(op.getIterValues());
+    if (failed(expandAccesses(op.getBodyBlock(), rewriter)))
+      return rewriter.notifyMatchFailure(op, "cannot expand an access map");
+    if (Block *init = op.getInitBlock()) {
+      if (failed(expandAccesses(init, rewriter)))
+        return rewriter.notifyMatchFailure(op, "cannot expand an access map");
+      rewriter.setInsertionPoint(op);
+      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      Value cond;
+      for (unsigned i = 0, e = op.getNumIters(); i < e; ++i) {
+        if (op.getIterKind(i) != tl::IterKind::reduce)
+          continue;
+        Value isFirst = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::eq, iters[i], zero);
+        cond = cond ? arith::AndIOp::create(rewriter, loc, cond, isFirst)
+                          .getResult()
+                    : isFirst;
+      }
+      auto ifOp = scf::IfOp::create(rewriter, loc, cond, /*else=*/false);
+      rewriter.eraseOp(init->getTerminator());
+      rewriter.inlineBlockBefore(init, ifOp.thenBlock()->getTerminator(),
+                                 iters);
+    }
+    Block *body = op.getBodyBlock();
+    rewriter.eraseOp(body->getTerminator());
+    rewriter.inlineBlockBefore(body, op, iters);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct ConvertTLToSCFPass
+    : llmc::impl::ConvertTLToSCFBase<ConvertTLToSCFPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateTLToSCFPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    WalkResult left = getOperation()->walk([](Operation *op) {
+      if (isa<tl::TLDialect>(op->getDialect())) {
+        op->emitOpError("could not be lowered to scf");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (left.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void llmc::populateTLToSCFPatterns(RewritePatternSet &patterns) {
+  patterns.add<ForToSCF, BlockToSCF>(patterns.getContext());
+}

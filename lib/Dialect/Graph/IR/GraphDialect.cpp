@@ -1,0 +1,48 @@
+//===- GraphDialect.cpp - graph dialect registration and types ------------===//
+#include "Dialect/Graph/IR/Graph.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace llmc::graph;
+
+#include "Dialect/Graph/IR/GraphOpsDialect.cpp.inc"
+#include "Dialect/Graph/IR/GraphEnums.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "Dialect/Graph/IR/GraphOpsTypes.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "Dialect/Graph/IR/GraphAttrs.cpp.inc"
+
+void GraphDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "Dialect/Graph/IR/GraphOps.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "Dialect/Graph/IR/GraphOpsTypes.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "Dialect/Graph/IR/GraphAttrs.cpp.inc"
+      >();
+}
+
+LogicalResult
+KVCacheType::verify(llvm::function_ref<InFlightDiagnostic()> emitError,
+                    int64_t layers, int64_t maxSeq, int64_t kvHeads,
+                    int64_t headDim, Type elementType) {
+  if (layers <= 0 || maxSeq <= 0 || kvHeads <= 0 || headDim <= 0)
+    return emitError() << "kv_cache sizes must be positive, got layers = "
+                       << layers << ", max_seq = " << maxSeq
+                       << ", kv_heads = " << kvHeads
+                       << ", head_dim = " << headDim;
+  if (!elementType.isF32())
+    return emitError() << "kv_cache element type must be f32, got "
+                       << elementType;
+  return success();
+}

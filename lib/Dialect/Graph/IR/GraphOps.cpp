@@ -1,0 +1,249 @@
+//===- GraphOps.cpp - graph dialect op verifiers and folders --------------===//
+#include "Dialect/Graph/IR/Graph.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace llmc::graph;
+
+/// True when `a` and `b` may be equal: equal, or one of them dynamic.
+static bool compatibleDim(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+//===----------------------------------------------------------------------===//
+// ParamOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ParamOp::verify() {
+  if (getName().empty())
+    return emitOpError("parameter name must not be empty");
+  auto type = getResult().getType();
+  if (!type.hasStaticShape())
+    return emitOpError("parameter '") << getName()
+                                      << "' must have a static shape, got "
+                                      << type;
+  if (auto source = getSourceAttr()) {
+    Type dtype = source.getDtype();
+    if (!dtype.isF32() && !dtype.isF16() && !dtype.isBF16())
+      return emitOpError("parameter '")
+             << getName() << "' is stored as " << dtype
+             << "; supported stored types are f32, f16 and bf16";
+  }
+  if (auto offset = getBlobOffset())
+    if (*offset < 0)
+      return emitOpError("blob_offset must be non-negative");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// EmbeddingOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingOp::verify() {
+  auto table = getTable().getType();
+  auto ids = getIds().getType();
+  auto result = getResult().getType();
+  if (table.getRank() != 2)
+    return emitOpError("table must be rank 2 [vocab, dim], got ") << table;
+  if (result.getRank() != ids.getRank() + 1)
+    return emitOpError("result rank must be ids rank + 1");
+  for (int64_t i = 0; i < ids.getRank(); ++i)
+    if (!compatibleDim(ids.getDimSize(i), result.getDimSize(i)))
+      return emitOpError("result dimension ") << i << " does not match ids";
+  if (!compatibleDim(result.getShape().back(), table.getDimSize(1)))
+    return emitOpError("result row size ")
+           << result.getShape().back() << " does not match table row size "
+           << table.getDimSize(1);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// RMSNormOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RMSNormOp::verify() {
+  auto input = getInput().getType();
+  auto weight = getWeight().getType();
+  if (input != getResult().getType())
+    return emitOpError("result type must equal the input type");
+  if (weight.getRank() != 1 ||
+      !compatibleDim(weight.getDimSize(0), input.getShape().back()))
+    return emitOpError("weight must be a vector of the last input dimension (")
+           << input.getShape().back() << "), got " << weight;
+  if (ShapedType::isDynamic(input.getShape().back()))
+    return emitOpError("the normalised dimension must be static");
+  if (!(getEps().convertToFloat() > 0.0f))
+    return emitOpError("eps must be positive");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::verify() {
+  auto input = getInput().getType();
+  auto weight = getWeight().getType();
+  auto result = getResult().getType();
+  if (weight.getRank() != 2)
+    return emitOpError("weight must be rank 2 [out, in], got ") << weight;
+  if (input.getRank() < 1 || result.getRank() != input.getRank())
+    return emitOpError("input and result must have the same rank >= 1");
+  if (!compatibleDim(input.getShape().back(), weight.getDimSize(1)))
+    return emitOpError("contraction size mismatch: input has ")
+           << input.getShape().back() << ", weight [out, in] has "
+           << weight.getDimSize(1);
+  if (!compatibleDim(result.getShape().back(), weight.getDimSize(0)))
+    return emitOpError("result size ")
+           << result.getShape().back() << " does not match weight rows "
+           << weight.getDimSize(0);
+  for (int64_t i = 0; i + 1 < input.getRank(); ++i)
+    if (!compatibleDim(input.getDimSize(i), result.getDimSize(i)))
+      return emitOpError("result dimension ") << i << " does not match input";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AddOp / MulOp
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyBroadcastBinary(Operation *op, RankedTensorType lhs,
+                                           RankedTensorType rhs,
+                                           RankedTensorType result) {
+  if (lhs != result)
+    return op->emitOpError("result type must equal the lhs type");
+  if (rhs.getRank() > lhs.getRank())
+    return op->emitOpError("rhs rank must not exceed lhs rank");
+  int64_t off = lhs.getRank() - rhs.getRank();
+  for (int64_t i = 0; i < rhs.getRank(); ++i)
+    if (!compatibleDim(rhs.getDimSize(i), lhs.getDimSize(off + i)))
+      return op->emitOpError("rhs shape ")
+             << rhs << " is not the trailing shape of lhs " << lhs;
+  return success();
+}
+
+LogicalResult AddOp::verify() {
+  return verifyBroadcastBinary(*this, getLhs().getType(), getRhs().getType(),
+                               getResult().getType());
+}
+LogicalResult MulOp::verify() {
+  return verifyBroadcastBinary(*this, getLhs().getType(), getRhs().getType(),
+                               getResult().getType());
+}
+
+//===----------------------------------------------------------------------===//
+// RopeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RopeOp::verify() {
+  auto input = getInput().getType();
+  if (input != getResult().getType())
+    return emitOpError("result type must equal the input type");
+  int64_t hd = getHeadDim();
+  if (hd <= 0 || hd % 2)
+    return emitOpError("head_dim must be positive and even, got ") << hd;
+  int64_t width = input.getShape().back();
+  if (ShapedType::isDynamic(width) || width % hd)
+    return emitOpError("last dimension (")
+           << width << ") must be a static multiple of head_dim " << hd;
+  if (input.getRank() != 2)
+    return emitOpError("input must be [seq, heads * head_dim]");
+  if (!(getTheta().convertToDouble() > 0.0))
+    return emitOpError("theta must be positive");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::verify() {
+  auto cache = llvm::cast<KVCacheType>(getCache().getType());
+  int64_t nh = getNumHeads(), nkv = getNumKvHeads(), hd = getHeadDim();
+  if (nh <= 0 || nkv <= 0 || nh % nkv)
+    return emitOpError("num_heads (")
+           << nh << ") must be a positive multiple of num_kv_heads (" << nkv
+           << ")";
+  if (nkv != cache.getKvHeads() || hd != cache.getHeadDim())
+    return emitOpError("num_kv_heads/head_dim (")
+           << nkv << ", " << hd << ") do not match the cache ("
+           << cache.getKvHeads() << ", " << cache.getHeadDim() << ")";
+  if (getLayer() < 0 || getLayer() >= cache.getLayers())
+    return emitOpError("layer ") << getLayer() << " is out of range [0, "
+                                 << cache.getLayers() << ")";
+  auto check = [&](Value v, StringRef what, int64_t heads) -> LogicalResult {
+    auto t = llvm::cast<RankedTensorType>(v.getType());
+    if (t.getRank() != 2 || !compatibleDim(t.getDimSize(1), heads * hd))
+      return emitOpError() << what << " must be [seq, " << heads * hd
+                           << "], got " << t;
+    if (!compatibleDim(t.getDimSize(0), getQ().getType().getDimSize(0)))
+      return emitOpError() << what << " and q differ in sequence length";
+    return success();
+  };
+  if (failed(check(getQ(), "q", nh)) || failed(check(getK(), "k", nkv)) ||
+      failed(check(getV(), "v", nkv)) ||
+      failed(check(getResult(), "result", nh)))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ReshapeOp
+//===----------------------------------------------------------------------===//
+
+/// The static number of elements of the trailing dims, or nullopt.
+static std::optional<int64_t> trailingElements(RankedTensorType t) {
+  int64_t n = 1;
+  for (int64_t d : t.getShape().drop_front()) {
+    if (ShapedType::isDynamic(d))
+      return std::nullopt;
+    n *= d;
+  }
+  return n;
+}
+
+LogicalResult ReshapeOp::verify() {
+  auto in = getInput().getType(), out = getResult().getType();
+  if (in.getRank() < 1 || out.getRank() < 1)
+    return emitOpError("operand and result must have rank >= 1");
+  if (!compatibleDim(in.getDimSize(0), out.getDimSize(0)))
+    return emitOpError("leading dimension must be kept");
+  auto a = trailingElements(in), b = trailingElements(out);
+  if (!a || !b)
+    return emitOpError("trailing dimensions must be static");
+  if (*a != *b)
+    return emitOpError("trailing dimensions hold ")
+           << *a << " elements in the operand but " << *b << " in the result";
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getResult().getType())
+    return getInput();
+  return {};
+}
+
+namespace {
+/// reshape(reshape(x)) -> reshape(x): only the final shape matters.
+struct ComposeReshapes : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<ReshapeOp>();
+    if (!inner)
+      return rewriter.notifyMatchFailure(op, "operand is not a reshape");
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), inner.getInput());
+    return success();
+  }
+};
+} // namespace
+
+void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                            MLIRContext *context) {
+  results.add<ComposeReshapes>(context);
+}
+
+#define GET_OP_CLASSES
+#include "Dialect/Graph/IR/GraphOps.cpp.inc"
