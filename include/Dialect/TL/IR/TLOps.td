@@ -72,6 +72,7 @@ def TL_ForOp : TL_Op<"for", [SingleBlockImplicitTerminator<"YieldOp">,
   let regions = (region SizedRegion<1>:$region);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
   let skipDefaultBuilders = 1;
   let builders = [
     OpBuilder<(ins "mlir::Value":$lowerBound, "mlir::Value":$upperBound,

@@ -5,6 +5,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 using namespace llmc::tl;
@@ -96,6 +98,39 @@ LogicalResult ForOp::verify() {
       !body->getArgument(0).getType().isIndex())
     return emitOpError("body must take exactly one index argument");
   return success();
+}
+
+namespace {
+/// Loops whose constant bounds give zero or one iteration: erase the loop,
+/// or inline its body with the induction variable replaced by the lower
+/// bound. (Schedules, e.g. splits by the full extent, produce these.)
+struct FoldTrivialLoop : OpRewritePattern<ForOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ForOp op,
+                                PatternRewriter &rewriter) const override {
+    auto lb = getConstantIntValue(op.getLowerBound());
+    auto ub = getConstantIntValue(op.getUpperBound());
+    auto step = getConstantIntValue(op.getStep());
+    if (!lb || !ub || !step || *step <= 0)
+      return rewriter.notifyMatchFailure(op, "bounds are not constant");
+    if (*ub <= *lb) {
+      rewriter.eraseOp(op);
+      return success();
+    }
+    if (*lb + *step < *ub)
+      return rewriter.notifyMatchFailure(op, "more than one iteration");
+    Block *body = op.getBody();
+    rewriter.eraseOp(body->getTerminator());
+    rewriter.inlineBlockBefore(body, op, op.getLowerBound());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+} // namespace
+
+void ForOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                        MLIRContext *context) {
+  results.add<FoldTrivialLoop>(context);
 }
 
 //===----------------------------------------------------------------------===//

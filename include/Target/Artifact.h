@@ -1,0 +1,61 @@
+//===- Artifact.h - compiled-model artifacts --------------------*- C++ -*-===//
+//
+// Writes the artifact directory described in docs/artifact.md from a graph
+// module: weights.bin (laid out by graph-layout-weights), model.so (the
+// lowered forward function), metadata.json and an optional tokenizer.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_TARGET_ARTIFACT_H
+#define LLMC_TARGET_ARTIFACT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+
+namespace llmc {
+
+/// What differs between back ends, behind one interface (cf. Triton's
+/// TargetInfoBase): how the tl module is lowered, and how the lowered
+/// module becomes loadable code in the artifact.
+class TargetBackend {
+public:
+  virtual ~TargetBackend();
+  /// The name written to metadata ("cpu").
+  virtual llvm::StringRef name() const = 0;
+  /// Passes from the graph phase's output down to the target dialect.
+  virtual void buildLowering(mlir::OpPassManager &pm) const = 0;
+  /// Writes the loadable code for `lowered` into `dir` and returns its file
+  /// name (relative to `dir`).
+  virtual llvm::Expected<std::string> emit(mlir::ModuleOp lowered,
+                                           llvm::StringRef dir) const = 0;
+};
+
+/// The back end named `target`, or an error naming the supported ones.
+llvm::Expected<std::unique_ptr<TargetBackend>>
+createTargetBackend(llvm::StringRef target);
+
+/// Translates an LLVM-dialect module to an object file for the host CPU,
+/// optimised at -O3.
+llvm::Error emitObjectFile(mlir::ModuleOp module, llvm::StringRef path);
+
+struct ArtifactOptions {
+  std::string outDir;
+  std::string tokenizer; ///< llama2.c tokenizer file to bundle, or empty
+  std::string target = "cpu";
+  /// Dump the IR after each phase into the artifact (debugging).
+  bool keepIR = false;
+};
+
+/// Compiles an imported graph module into an artifact directory. Nothing is
+/// left at `outDir` unless every step succeeds (the directory is built under
+/// a temporary name and renamed). Diagnostics are reported through the
+/// module's context.
+llvm::Error compileArtifact(mlir::ModuleOp graphModule,
+                            const ArtifactOptions &options);
+
+} // namespace llmc
+
+#endif // LLMC_TARGET_ARTIFACT_H

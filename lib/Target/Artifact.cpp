@@ -1,0 +1,388 @@
+//===- Artifact.cpp - write an artifact directory from a graph module -----===//
+#include "Target/Artifact.h"
+
+#include "Dialect/Graph/IR/Graph.h"
+#include "Import/Import.h"
+#include "Pipeline/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace llmc;
+
+TargetBackend::~TargetBackend() = default;
+
+//===----------------------------------------------------------------------===//
+// The CPU back end
+//===----------------------------------------------------------------------===//
+
+namespace {
+class CPUBackend : public TargetBackend {
+public:
+  llvm::StringRef name() const override { return "cpu"; }
+  void buildLowering(OpPassManager &pm) const override {
+    buildTLPhase(pm);
+    buildLLVMPhase(pm);
+  }
+  llvm::Expected<std::string> emit(ModuleOp lowered,
+                                   llvm::StringRef dir) const override;
+};
+} // namespace
+
+/// The C compiler driver used to link shared objects (it brings libc and
+/// libm; a bare ld.lld -shared does not).
+static llvm::Expected<std::string> findLinker() {
+  if (const char *cc = std::getenv("LLMC_CC"))
+    return std::string(cc);
+  for (const char *name : {"clang-22", "clang", "cc", "gcc"})
+    if (auto path = llvm::sys::findProgramByName(name))
+      return *path;
+  return llvm::createStringError(
+      "no C compiler driver (clang-22, clang, cc) to link model.so; set LLMC_CC");
+}
+
+llvm::Expected<std::string> CPUBackend::emit(ModuleOp lowered,
+                                             llvm::StringRef dir) const {
+  llvm::SmallString<256> obj(dir), so(dir);
+  llvm::sys::path::append(obj, "model.o");
+  llvm::sys::path::append(so, "model.so");
+  if (auto e = emitObjectFile(lowered, obj))
+    return std::move(e);
+  auto cc = findLinker();
+  if (!cc)
+    return cc.takeError();
+  llvm::SmallString<256> log(dir);
+  llvm::sys::path::append(log, "link.log");
+  std::string objStr = obj.str().str(), soStr = so.str().str();
+  llvm::SmallVector<llvm::StringRef> args = {*cc, "-shared", "-o", soStr,
+                                             objStr, "-lm"};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
+                                                log.str()};
+  std::string errMsg;
+  int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, redirects, 0, 0,
+                                     &errMsg);
+  if (rc != 0) {
+    std::string detail;
+    if (auto buf = llvm::MemoryBuffer::getFile(log))
+      detail = (*buf)->getBuffer().str();
+    return fileError(so, "linking failed (" + *cc + "): " + errMsg + detail);
+  }
+  llvm::sys::fs::remove(obj);
+  llvm::sys::fs::remove(log);
+  return std::string("model.so");
+}
+
+llvm::Expected<std::unique_ptr<TargetBackend>>
+llmc::createTargetBackend(llvm::StringRef target) {
+  if (target == "cpu")
+    return std::make_unique<CPUBackend>();
+  return llvm::createStringError("unknown target '" + target.str() +
+                                 "' (supported: cpu)");
+}
+
+//===----------------------------------------------------------------------===//
+// Weights
+//===----------------------------------------------------------------------===//
+
+/// IEEE half to float, exactly.
+static float halfToFloat(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f,
+           mant = h & 0x3ffu, bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else { // subnormal: normalise
+      int e = -1;
+      do {
+        ++e;
+        mant <<= 1;
+      } while (!(mant & 0x400u));
+      bits = sign | ((127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
+    }
+  } else if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+static float bf16ToFloat(uint16_t h) {
+  uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+namespace {
+struct PlacedParam {
+  std::string name;
+  int64_t offset;
+  graph::ExternalTensorAttr source;
+  RankedTensorType type;
+};
+} // namespace
+
+/// The distinct parameters of `module` in blob order.
+static llvm::Expected<std::vector<PlacedParam>> collectParams(ModuleOp module) {
+  std::vector<PlacedParam> params;
+  llvm::StringSet<> seen;
+  std::optional<llvm::Error> error;
+  module.walk([&](graph::ParamOp p) {
+    if (error || !seen.insert(p.getName()).second)
+      return;
+    if (!p.getBlobOffset() || !p.getSourceAttr()) {
+      error = llvm::createStringError(
+          "parameter '" + p.getName().str() +
+          "' has no blob offset or source; was it imported from a file?");
+      return;
+    }
+    params.push_back({p.getName().str(), static_cast<int64_t>(*p.getBlobOffset()), p.getSourceAttr(),
+                      p.getResult().getType()});
+  });
+  if (error)
+    return std::move(*error);
+  llvm::sort(params, [](const PlacedParam &a, const PlacedParam &b) {
+    return a.offset < b.offset;
+  });
+  return params;
+}
+
+/// Writes weights.bin: each parameter converted to f32 at its blob offset.
+static llvm::Error writeWeights(llvm::ArrayRef<PlacedParam> params,
+                                int64_t totalBytes, llvm::StringRef path) {
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return fileError(path, "cannot write: " + ec.message());
+  int64_t pos = 0;
+  std::vector<float> converted;
+  for (const PlacedParam &p : params) {
+    if (p.offset < pos)
+      return fileError(path, "overlapping parameters at '" + p.name + "'");
+    out.write_zeros(p.offset - pos);
+    int64_t n = p.type.getNumElements();
+    Type dtype = p.source.getDtype();
+    uint64_t eltBytes = dtype.isF32() ? 4 : 2;
+    llvm::StringRef file = p.source.getFile();
+    auto buf = llvm::MemoryBuffer::getFileSlice(file, n * eltBytes,
+                                                p.source.getOffset());
+    if (!buf)
+      return fileError(file, "cannot read tensor '" + p.name +
+                                 "': " + buf.getError().message());
+    if ((*buf)->getBufferSize() != n * eltBytes)
+      return fileError(file, "tensor '" + p.name + "' is truncated");
+    const char *data = (*buf)->getBufferStart();
+    if (dtype.isF32()) {
+      out.write(data, n * 4);
+    } else {
+      converted.resize(n);
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, data + 2 * i, 2);
+        converted[i] = dtype.isF16() ? halfToFloat(h) : bf16ToFloat(h);
+      }
+      out.write(reinterpret_cast<const char *>(converted.data()), n * 4);
+    }
+    pos = p.offset + n * 4;
+  }
+  out.write_zeros(totalBytes - pos);
+  out.close();
+  if (out.has_error())
+    return fileError(path, "write failed: " + out.error().message());
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Metadata
+//===----------------------------------------------------------------------===//
+
+static llvm::Error writeMetadata(llvm::StringRef path, ModuleOp module,
+                                 graph::KVCacheType cache,
+                                 llvm::ArrayRef<PlacedParam> params,
+                                 int64_t weightBytes, llvm::StringRef target,
+                                 llvm::StringRef library, bool hasTokenizer) {
+  auto model = module->getAttrOfType<DictionaryAttr>("graph.model");
+  if (!model)
+    return llvm::createStringError("the module has no graph.model description");
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
+  if (ec)
+    return fileError(path, "cannot write: " + ec.message());
+  llvm::json::OStream j(os, 2);
+  j.object([&] {
+    j.attribute("format", "llmc-artifact");
+    j.attribute("version", 1);
+    j.attribute("target", target);
+    j.attribute("library", library);
+    j.attributeObject("weights", [&] {
+      j.attribute("file", "weights.bin");
+      j.attribute("bytes", weightBytes);
+    });
+    j.attributeObject("model", [&] {
+      for (NamedAttribute a : model) {
+        if (auto i = llvm::dyn_cast<IntegerAttr>(a.getValue()))
+          j.attribute(a.getName().strref(), i.getInt());
+        else if (auto f = llvm::dyn_cast<FloatAttr>(a.getValue()))
+          j.attribute(a.getName().strref(), f.getValueAsDouble());
+        else if (auto s = llvm::dyn_cast<StringAttr>(a.getValue()))
+          j.attribute(a.getName().strref(), s.strref());
+        else if (auto arr = llvm::dyn_cast<ArrayAttr>(a.getValue()))
+          j.attributeArray(a.getName().strref(), [&] {
+            for (Attribute e : arr)
+              j.value(llvm::cast<IntegerAttr>(e).getInt());
+          });
+      }
+    });
+    j.attributeObject("kv_cache", [&] {
+      j.attribute("dtype", "f32");
+      j.attributeArray("shape", [&] {
+        for (int64_t d : {cache.getLayers(), int64_t(2), cache.getMaxSeq(),
+                          cache.getKvHeads(), cache.getHeadDim()})
+          j.value(d);
+      });
+      j.attribute("layout", "layer, k|v, position, kv_head, head_dim");
+    });
+    j.attributeObject("entry",
+                      [&] { j.attribute("forward", "_mlir_ciface_forward"); });
+    j.attributeArray("params", [&] {
+      for (const PlacedParam &p : params)
+        j.object([&] {
+          j.attribute("name", p.name);
+          j.attribute("dtype", "f32");
+          j.attributeArray("shape", [&] {
+            for (int64_t d : p.type.getShape())
+              j.value(d);
+          });
+          j.attribute("offset", p.offset);
+          j.attribute("bytes", p.type.getNumElements() * 4);
+        });
+    });
+    if (hasTokenizer)
+      j.attributeObject("tokenizer", [&] {
+        j.attribute("kind", "llama2c");
+        j.attribute("file", "tokenizer.bin");
+      });
+    else
+      j.attribute("tokenizer", nullptr);
+  });
+  os << "\n";
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// The driver
+//===----------------------------------------------------------------------===//
+
+/// Replaces `outDir` with `tmp`, refusing to delete anything that is not an
+/// earlier artifact.
+static llvm::Error moveIntoPlace(llvm::StringRef tmp, llvm::StringRef outDir) {
+  if (llvm::sys::fs::exists(outDir)) {
+    llvm::SmallString<256> meta(outDir);
+    llvm::sys::path::append(meta, "metadata.json");
+    std::error_code ec;
+    bool empty = llvm::sys::fs::directory_iterator(outDir, ec) ==
+                 llvm::sys::fs::directory_iterator();
+    if (!llvm::sys::fs::is_directory(outDir) ||
+        (!empty && !llvm::sys::fs::exists(meta)))
+      return fileError(outDir, "exists and is not an llmc artifact; "
+                               "refusing to overwrite it");
+    if (auto rm = llvm::sys::fs::remove_directories(outDir))
+      return fileError(outDir, "cannot replace: " + rm.message());
+  }
+  if (auto ec = llvm::sys::fs::rename(tmp, outDir))
+    return fileError(outDir, "cannot create: " + ec.message());
+  return llvm::Error::success();
+}
+
+llvm::Error llmc::compileArtifact(ModuleOp module,
+                                  const ArtifactOptions &options) {
+  MLIRContext *ctx = module.getContext();
+  auto backend = createTargetBackend(options.target);
+  if (!backend)
+    return backend.takeError();
+  if (!options.tokenizer.empty() && !llvm::sys::fs::exists(options.tokenizer))
+    return fileError(options.tokenizer, "no such file");
+
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  if (!forward || forward.getNumArguments() != 4 ||
+      !llvm::isa<graph::KVCacheType>(forward.getArgumentTypes()[3]))
+    return llvm::createStringError(
+        "the module has no @forward(tokens, pos0, weights, kv_cache) function");
+  auto cache = llvm::cast<graph::KVCacheType>(forward.getArgumentTypes()[3]);
+
+  PassManager graphPM(ctx);
+  buildGraphPhase(graphPM);
+  if (failed(graphPM.run(module)))
+    return llvm::createStringError("the graph phase failed");
+  auto params = collectParams(module);
+  if (!params)
+    return params.takeError();
+  auto bytesAttr = module->getAttrOfType<IntegerAttr>("graph.weights_bytes");
+  int64_t weightBytes = bytesAttr ? bytesAttr.getInt() : 0;
+
+  // Everything goes into a sibling temporary directory first.
+  llvm::SmallString<256> outDir(options.outDir);
+  llvm::sys::path::remove_dots(outDir, /*remove_dot_dot=*/true);
+  llvm::SmallString<256> tmp;
+  llvm::sys::fs::createUniquePath(outDir + ".tmp-%%%%%%", tmp,
+                                  /*MakeAbsolute=*/false);
+  if (auto ec = llvm::sys::fs::create_directories(tmp))
+    return fileError(tmp, "cannot create: " + ec.message());
+  bool done = false;
+  llvm::scope_exit cleanup([&] {
+    if (!done)
+      llvm::sys::fs::remove_directories(tmp);
+  });
+  auto file = [&](llvm::StringRef name) {
+    llvm::SmallString<256> p(tmp);
+    llvm::sys::path::append(p, name);
+    return p;
+  };
+
+  if (auto e = writeWeights(*params, weightBytes, file("weights.bin")))
+    return e;
+  auto dumpIR = [&](llvm::StringRef name) {
+    if (!options.keepIR)
+      return;
+    std::error_code ec;
+    llvm::raw_fd_ostream os(file(name), ec);
+    if (!ec)
+      module.print(os);
+  };
+  dumpIR("graph.mlir");
+  PassManager lowerPM(ctx);
+  (*backend)->buildLowering(lowerPM);
+  if (failed(lowerPM.run(module)))
+    return llvm::createStringError("lowering to " + (*backend)->name().str() +
+                                   " failed");
+  dumpIR("lowered.mlir");
+  auto library = (*backend)->emit(module, tmp);
+  if (!library)
+    return library.takeError();
+  if (!options.tokenizer.empty())
+    if (auto ec = llvm::sys::fs::copy_file(options.tokenizer,
+                                           file("tokenizer.bin")))
+      return fileError(options.tokenizer, "cannot copy: " + ec.message());
+  if (auto e = writeMetadata(file("metadata.json"), module, cache, *params,
+                             weightBytes, (*backend)->name(), *library,
+                             !options.tokenizer.empty()))
+    return e;
+  if (auto e = moveIntoPlace(tmp, outDir))
+    return e;
+  done = true;
+  return llvm::Error::success();
+}

@@ -1,0 +1,205 @@
+/*===- llmc/runtime.h - C API of the llmc artifact runtime ---------*- C -*-===*
+ *
+ * The stable C interface of the llmc runtime: load a compiled artifact
+ * (docs/artifact.md), run its forward entry point, tokenize with a llama2.c
+ * tokenizer, sample, and generate text. It has no MLIR or LLVM dependency.
+ *
+ * Conventions, shared by every function here:
+ *  - Objects are opaque handles, created by `*_open`/`*_create` and released
+ *    by the matching `*_close`/`*_destroy` (which accept NULL).
+ *  - Fallible functions return 0 on success and nonzero on failure. On failure,
+ *    if `error` is not NULL, `*error` receives a malloc'ed, NUL-terminated
+ *    message that the caller frees with llmc_string_free(). Messages start with
+ *    the file or the argument they are about ("out/metadata.json: ...").
+ *  - No C++ exception ever crosses this interface.
+ *  - A handle may be used by one thread at a time; distinct handles are
+ *    independent.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef LLMC_RUNTIME_H
+#define LLMC_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The artifact `format` string and `version` this runtime accepts. */
+#define LLMC_ARTIFACT_FORMAT "llmc-artifact"
+#define LLMC_ARTIFACT_VERSION 1
+
+/** Frees a message returned through an `error` out-parameter. NULL is fine. */
+void llmc_string_free(char *s);
+
+/*===--------------------------- Model ------------------------------------===*/
+
+/** A loaded artifact: its library, its mapped weights, a KV cache and the
+ *  current position (the number of cache positions filled so far). */
+typedef struct llmc_model llmc_model;
+
+/** What metadata.json says about a loaded model. Owned by the model and valid
+ *  until llmc_model_close(). New fields are only ever appended. */
+typedef struct llmc_model_info {
+  const char *dir;            /**< the artifact directory as given */
+  const char *target;         /**< metadata `target`, e.g. "cpu" */
+  const char *arch;           /**< `model.arch`, "" when absent */
+  int64_t vocab_size;         /**< `model.vocab_size` */
+  int64_t max_seq_len;        /**< `model.max_seq_len` */
+  int32_t bos_id;             /**< `model.bos_id`, -1 when there is none */
+  const int32_t *eos_ids;     /**< `model.eos_ids` */
+  size_t num_eos_ids;         /**< number of entries in eos_ids */
+  const char *tokenizer_path; /**< DIR/<tokenizer.file>, NULL when none */
+  int64_t weights_bytes;      /**< `weights.bytes` */
+} llmc_model_info;
+
+/** Loads the artifact in directory `dir`: validates metadata.json, maps
+ *  weights.bin read-only, loads the library and resolves `entry.forward`,
+ *  allocates a zeroed KV cache. The position starts at 0. */
+int llmc_model_open(const char *dir, llmc_model **out, char **error);
+
+/** Unloads a model and frees everything it owns. */
+void llmc_model_close(llmc_model *model);
+
+/** Returns the model's metadata; never NULL for a valid handle. */
+const llmc_model_info *llmc_model_get_info(const llmc_model *model);
+
+/** Runs the entry point on tokens[0..n) at positions pos0..pos0+n-1 and writes
+ *  their logits to `logits` ([n, vocab_size] floats, row-major). Requires
+ *  n >= 1, 0 <= pos0 <= position (the cache below pos0 must have been filled
+ *  by earlier calls), pos0 + n <= max_seq_len and every id in [0, vocab).
+ *  On success the position becomes pos0 + n. */
+int llmc_model_forward(llmc_model *model, const int32_t *tokens, int64_t n,
+                       int64_t pos0, float *logits, char **error);
+
+/** Convenience: forward at the current position and copy only the logits of
+ *  the last token to `logits` ([vocab_size] floats). */
+int llmc_model_forward_last(llmc_model *model, const int32_t *tokens,
+                            int64_t n, float *logits, char **error);
+
+/** Forgets the cached context: the position becomes 0. The cache memory is
+ *  not cleared; the next forward call overwrites what it reads. */
+void llmc_model_reset(llmc_model *model);
+
+/** Returns the current position (tokens processed since the last reset). */
+int64_t llmc_model_position(const llmc_model *model);
+
+/*===------------------------- Tokenizer ----------------------------------===*/
+
+/** A llama2.c tokenizer (BOS = 1, EOS = 2, byte tokens <0xNN> at 3..258). */
+typedef struct llmc_tokenizer llmc_tokenizer;
+
+/** Loads a llama2.c tokenizer file holding `vocab_size` tokens. */
+int llmc_tokenizer_open(const char *path, int64_t vocab_size,
+                        llmc_tokenizer **out, char **error);
+
+/** Loads the tokenizer of an artifact; fails if the artifact has none. */
+int llmc_tokenizer_open_for_model(const llmc_model *model,
+                                  llmc_tokenizer **out, char **error);
+
+/** Frees a tokenizer. */
+void llmc_tokenizer_close(llmc_tokenizer *tokenizer);
+
+/** Returns the number of tokens in the vocabulary. */
+int64_t llmc_tokenizer_vocab_size(const llmc_tokenizer *tokenizer);
+
+/** Encodes `text` (`length` bytes, UTF-8) exactly as llama2.c's encode()
+ *  does, prepending BOS (id 1) if `add_bos` is nonzero. `*num_ids` always
+ *  receives the number of ids; if that exceeds `capacity` nothing is written
+ *  and the call fails. `length + 3` ids always suffice. */
+int llmc_tokenizer_encode(const llmc_tokenizer *tokenizer, const char *text,
+                          size_t length, int add_bos, int32_t *ids,
+                          size_t capacity, size_t *num_ids, char **error);
+
+/** Returns in `*piece`/`*length` the text of `token` following `prev_token`,
+ *  as llama2.c's decode(): the leading space is dropped after BOS and a byte
+ *  token <0xNN> becomes that raw byte. The piece is owned by the tokenizer,
+ *  is not NUL-terminated in general, and stays valid until it is closed. */
+int llmc_tokenizer_decode(const llmc_tokenizer *tokenizer, int32_t prev_token,
+                          int32_t token, const char **piece, size_t *length,
+                          char **error);
+
+/*===-------------------------- Sampler -----------------------------------===*/
+
+/** Chooses the next token from a row of logits. */
+typedef struct llmc_sampler llmc_sampler;
+
+/** Sampling parameters. temperature 0 means greedy (argmax, lowest id on
+ *  ties); otherwise softmax(logits / temperature) restricted to the top_k most
+ *  likely tokens (0 = no limit), then to the smallest most-likely set whose
+ *  probability reaches top_p (1 = no limit), sampled with a xorshift64* RNG
+ *  seeded from `seed` (same seed, same logits -> same tokens). */
+typedef struct llmc_sampler_config {
+  float temperature; /**< >= 0 */
+  int32_t top_k;     /**< >= 0 */
+  float top_p;       /**< in (0, 1] */
+  uint64_t seed;
+} llmc_sampler_config;
+
+/** Creates a sampler for rows of `vocab_size` logits. */
+int llmc_sampler_create(const llmc_sampler_config *config, int64_t vocab_size,
+                        llmc_sampler **out, char **error);
+
+/** Frees a sampler. */
+void llmc_sampler_destroy(llmc_sampler *sampler);
+
+/** Returns the chosen token id; `logits` ([vocab_size]) is not modified. */
+int32_t llmc_sampler_sample(llmc_sampler *sampler, const float *logits);
+
+/*===------------------------- Generation ---------------------------------===*/
+
+/** Why llmc_generate() stopped. */
+typedef enum llmc_stop_reason {
+  LLMC_STOP_MAX_TOKENS = 0,  /**< generated max_tokens tokens */
+  LLMC_STOP_EOS = 1,         /**< generated one of `model.eos_ids` */
+  LLMC_STOP_MAX_SEQ_LEN = 2, /**< the context is full */
+  LLMC_STOP_CALLBACK = 3     /**< a callback asked to stop */
+} llmc_stop_reason;
+
+/** Callbacks of llmc_generate(); any may be NULL. A nonzero return stops the
+ *  generation (reason LLMC_STOP_CALLBACK). */
+typedef struct llmc_generate_callbacks {
+  /** After the prefill call: the logits of every prompt position,
+   *  [num_prompt, vocab_size]. */
+  int (*on_prompt_logits)(void *user, const float *logits, int64_t num_prompt,
+                          int64_t vocab_size);
+  /** For each generated token (an EOS token included, and it is the last),
+   *  with the logits row it was chosen from. */
+  int (*on_token)(void *user, int32_t token, const float *logits,
+                  int64_t vocab_size);
+  void *user;
+} llmc_generate_callbacks;
+
+/** Counters and timings of one llmc_generate() call. */
+typedef struct llmc_generate_stats {
+  int64_t prompt_tokens;    /**< tokens in the prefill call */
+  int64_t generated_tokens; /**< tokens passed to on_token */
+  int64_t decode_calls;     /**< forward calls with n = 1 */
+  double prefill_seconds;   /**< wall time of the prefill call */
+  double decode_seconds;    /**< wall time of all decode calls together */
+  llmc_stop_reason stop_reason;
+} llmc_generate_stats;
+
+/** Resets the model, runs the whole prompt in one forward call at position 0,
+ *  then samples a token and feeds it back with one forward call per token,
+ *  until max_tokens tokens were generated, an EOS id was generated, or the
+ *  context (max_seq_len) is full. `stats` may be NULL. */
+int llmc_generate(llmc_model *model, llmc_sampler *sampler,
+                  const int32_t *prompt, int64_t num_prompt,
+                  int64_t max_tokens, const llmc_generate_callbacks *callbacks,
+                  llmc_generate_stats *stats, char **error);
+
+/*===---------------------------- .npy ------------------------------------===*/
+
+/** Writes a float32 array of shape [rows, cols] to a NumPy .npy file (format
+ *  version 1.0, header padded to a multiple of 64 bytes). */
+int llmc_npy_write_f32(const char *path, const float *data, int64_t rows,
+                       int64_t cols, char **error);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* LLMC_RUNTIME_H */

@@ -1,0 +1,265 @@
+//===- CApi.cpp - The C API over the runtime internals ----------*- C++ -*-===//
+//
+// The only place where C++ exceptions are turned into error strings: every
+// entry point runs its body inside guard(), so that nothing thrown (including
+// std::bad_alloc) escapes into C callers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "llmc/runtime.h"
+
+#include "Generate.h"
+#include "Model.h"
+#include "Npy.h"
+#include "Sampler.h"
+#include "Tokenizer.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <new>
+
+using namespace llmc::rt;
+
+struct llmc_model {
+  std::unique_ptr<Model> impl;
+  llmc_model_info info = {};
+  std::vector<float> lastScratch; ///< for llmc_model_forward_last
+};
+
+struct llmc_tokenizer {
+  std::unique_ptr<Tokenizer> impl;
+};
+
+struct llmc_sampler {
+  explicit llmc_sampler(const SamplerConfig &c, int64_t v) : impl(c, v) {}
+  Sampler impl;
+};
+
+namespace {
+
+void setError(char **error, const char *message) {
+  if (!error)
+    return;
+  size_t n = std::strlen(message);
+  char *copy = static_cast<char *>(std::malloc(n + 1));
+  if (copy)
+    std::memcpy(copy, message, n + 1);
+  *error = copy;
+}
+
+/// Runs `body`, returning 0, or 1 with the exception's message in *error.
+template <typename Body> int guard(char **error, Body &&body) {
+  if (error)
+    *error = nullptr;
+  try {
+    body();
+    return 0;
+  } catch (const std::bad_alloc &) {
+    setError(error, "out of memory");
+  } catch (const std::exception &e) {
+    setError(error, e.what());
+  } catch (...) {
+    setError(error, "unknown error");
+  }
+  return 1;
+}
+
+void requireArg(const void *p, const char *function, const char *name) {
+  if (!p)
+    throw Error(std::string(function) + ": argument '" + name +
+                "' must not be null");
+}
+
+} // namespace
+
+extern "C" {
+
+void llmc_string_free(char *s) { std::free(s); }
+
+int llmc_model_open(const char *dir, llmc_model **out, char **error) {
+  return guard(error, [&] {
+    requireArg(dir, "llmc_model_open", "dir");
+    requireArg(out, "llmc_model_open", "out");
+    *out = nullptr;
+    auto m = std::make_unique<llmc_model>();
+    m->impl = Model::open(dir);
+    const ArtifactMetadata &md = m->impl->metadata();
+    llmc_model_info &info = m->info;
+    info.dir = md.dir.c_str();
+    info.target = md.target.c_str();
+    info.arch = md.arch.c_str();
+    info.vocab_size = md.vocabSize;
+    info.max_seq_len = md.maxSeqLen;
+    info.bos_id = md.bosId;
+    info.eos_ids = md.eosIds.data();
+    info.num_eos_ids = md.eosIds.size();
+    info.tokenizer_path =
+        md.tokenizerPath.empty() ? nullptr : md.tokenizerPath.c_str();
+    info.weights_bytes = md.weightsBytes;
+    *out = m.release();
+  });
+}
+
+void llmc_model_close(llmc_model *model) { delete model; }
+
+const llmc_model_info *llmc_model_get_info(const llmc_model *model) {
+  return model ? &model->info : nullptr;
+}
+
+int llmc_model_forward(llmc_model *model, const int32_t *tokens, int64_t n,
+                       int64_t pos0, float *logits, char **error) {
+  return guard(error, [&] {
+    requireArg(model, "llmc_model_forward", "model");
+    model->impl->forward(tokens, n, pos0, logits);
+  });
+}
+
+int llmc_model_forward_last(llmc_model *model, const int32_t *tokens,
+                            int64_t n, float *logits, char **error) {
+  return guard(error, [&] {
+    requireArg(model, "llmc_model_forward_last", "model");
+    requireArg(logits, "llmc_model_forward_last", "logits");
+    if (n < 1)
+      throw Error("forward: n must be >= 1, got " + std::to_string(n));
+    Model &m = *model->impl;
+    if (n > m.maxSeqLen())
+      throw Error("forward: n = " + std::to_string(n) +
+                  " exceeds max_seq_len = " + std::to_string(m.maxSeqLen()));
+    int64_t vocab = m.vocabSize();
+    model->lastScratch.resize(static_cast<size_t>(n * vocab));
+    m.forward(tokens, n, m.position(), model->lastScratch.data());
+    std::memcpy(logits, model->lastScratch.data() + (n - 1) * vocab,
+                static_cast<size_t>(vocab) * sizeof(float));
+  });
+}
+
+void llmc_model_reset(llmc_model *model) {
+  if (model)
+    model->impl->reset();
+}
+
+int64_t llmc_model_position(const llmc_model *model) {
+  return model ? model->impl->position() : 0;
+}
+
+int llmc_tokenizer_open(const char *path, int64_t vocab_size,
+                        llmc_tokenizer **out, char **error) {
+  return guard(error, [&] {
+    requireArg(path, "llmc_tokenizer_open", "path");
+    requireArg(out, "llmc_tokenizer_open", "out");
+    *out = nullptr;
+    auto t = std::make_unique<llmc_tokenizer>();
+    t->impl = Tokenizer::load(path, vocab_size);
+    *out = t.release();
+  });
+}
+
+int llmc_tokenizer_open_for_model(const llmc_model *model,
+                                  llmc_tokenizer **out, char **error) {
+  return guard(error, [&] {
+    requireArg(model, "llmc_tokenizer_open_for_model", "model");
+    requireArg(out, "llmc_tokenizer_open_for_model", "out");
+    *out = nullptr;
+    const ArtifactMetadata &md = model->impl->metadata();
+    if (md.tokenizerPath.empty())
+      throw Error(md.metadataPath + ": the artifact has no tokenizer");
+    auto t = std::make_unique<llmc_tokenizer>();
+    t->impl = Tokenizer::load(md.tokenizerPath, md.vocabSize);
+    *out = t.release();
+  });
+}
+
+void llmc_tokenizer_close(llmc_tokenizer *tokenizer) { delete tokenizer; }
+
+int64_t llmc_tokenizer_vocab_size(const llmc_tokenizer *tokenizer) {
+  return tokenizer ? tokenizer->impl->vocabSize() : 0;
+}
+
+int llmc_tokenizer_encode(const llmc_tokenizer *tokenizer, const char *text,
+                          size_t length, int add_bos, int32_t *ids,
+                          size_t capacity, size_t *num_ids, char **error) {
+  return guard(error, [&] {
+    requireArg(tokenizer, "llmc_tokenizer_encode", "tokenizer");
+    requireArg(num_ids, "llmc_tokenizer_encode", "num_ids");
+    if (length > 0)
+      requireArg(text, "llmc_tokenizer_encode", "text");
+    std::vector<int32_t> result = tokenizer->impl->encode(
+        std::string_view(length ? text : "", length), add_bos != 0);
+    *num_ids = result.size();
+    if (result.size() > capacity)
+      throw Error("llmc_tokenizer_encode: " + std::to_string(result.size()) +
+                  " ids do not fit in a buffer of " +
+                  std::to_string(capacity));
+    if (!result.empty())
+      std::memcpy(ids, result.data(), result.size() * sizeof(int32_t));
+  });
+}
+
+int llmc_tokenizer_decode(const llmc_tokenizer *tokenizer, int32_t prev_token,
+                          int32_t token, const char **piece, size_t *length,
+                          char **error) {
+  return guard(error, [&] {
+    requireArg(tokenizer, "llmc_tokenizer_decode", "tokenizer");
+    requireArg(piece, "llmc_tokenizer_decode", "piece");
+    requireArg(length, "llmc_tokenizer_decode", "length");
+    int64_t vocab = tokenizer->impl->vocabSize();
+    if (token < 0 || token >= vocab)
+      throw Error("llmc_tokenizer_decode: token id " + std::to_string(token) +
+                  " is outside [0, " + std::to_string(vocab) + ")");
+    std::string_view s = tokenizer->impl->decode(prev_token, token);
+    *piece = s.data();
+    *length = s.size();
+  });
+}
+
+int llmc_sampler_create(const llmc_sampler_config *config, int64_t vocab_size,
+                        llmc_sampler **out, char **error) {
+  return guard(error, [&] {
+    requireArg(config, "llmc_sampler_create", "config");
+    requireArg(out, "llmc_sampler_create", "out");
+    *out = nullptr;
+    SamplerConfig c;
+    c.temperature = config->temperature;
+    c.topK = config->top_k;
+    c.topP = config->top_p;
+    c.seed = config->seed;
+    *out = new llmc_sampler(c, vocab_size);
+  });
+}
+
+void llmc_sampler_destroy(llmc_sampler *sampler) { delete sampler; }
+
+int32_t llmc_sampler_sample(llmc_sampler *sampler, const float *logits) {
+  // The sampler allocates its buffers up front, so sample() does not
+  // throw; the guard only keeps that a local property of Sampler.
+  try {
+    return sampler->impl.sample(logits);
+  } catch (...) {
+    return Sampler::argmax(logits, sampler->impl.vocabSize());
+  }
+}
+
+int llmc_generate(llmc_model *model, llmc_sampler *sampler,
+                  const int32_t *prompt, int64_t num_prompt,
+                  int64_t max_tokens, const llmc_generate_callbacks *callbacks,
+                  llmc_generate_stats *stats, char **error) {
+  return guard(error, [&] {
+    requireArg(model, "llmc_generate", "model");
+    requireArg(sampler, "llmc_generate", "sampler");
+    llmc_generate_stats s = generate(*model->impl, sampler->impl, prompt,
+                                     num_prompt, max_tokens, callbacks);
+    if (stats)
+      *stats = s;
+  });
+}
+
+int llmc_npy_write_f32(const char *path, const float *data, int64_t rows,
+                       int64_t cols, char **error) {
+  return guard(error, [&] {
+    requireArg(path, "llmc_npy_write_f32", "path");
+    writeNpyF32(path, data, rows, cols);
+  });
+}
+
+} // extern "C"

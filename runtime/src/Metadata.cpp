@@ -1,0 +1,240 @@
+//===- Metadata.cpp - Reading and validating metadata.json ------*- C++ -*-===//
+//
+// Field access goes through small helpers that know the dotted path of the
+// field ("model.vocab_size") so that every message can name it exactly.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Metadata.h"
+
+#include "llmc/runtime.h"
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+
+namespace llmc::rt {
+
+std::string readFile(const std::string &path) {
+  std::unique_ptr<FILE, int (*)(FILE *)> f(std::fopen(path.c_str(), "rb"),
+                                           &std::fclose);
+  if (!f)
+    throw Error(path + ": cannot open: " + errnoMessage(errno));
+  std::string data;
+  char buffer[65536];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), f.get())) > 0)
+    data.append(buffer, n);
+  if (std::ferror(f.get()))
+    throw Error(path + ": read error: " + errnoMessage(errno));
+  return data;
+}
+
+std::string joinPath(const std::string &dir, const std::string &file) {
+  if (dir.empty() || dir.back() == '/')
+    return dir + file;
+  return dir + "/" + file;
+}
+
+namespace {
+
+/// Checks fields of one metadata document, naming `path` in every error.
+class FieldChecker {
+public:
+  explicit FieldChecker(const std::string &path) : path(path) {}
+
+  [[noreturn]] void fail(const std::string &field,
+                         const std::string &message) const {
+    throw Error(path + ": field '" + field + "' " + message);
+  }
+
+  /// Returns member `name` of `object` (whose own path is `parent`).
+  const JsonValue &get(const JsonValue &object, const std::string &parent,
+                       const char *name) const {
+    const JsonValue *v = object.find(name);
+    if (!v)
+      fail(child(parent, name), "is missing");
+    return *v;
+  }
+
+  const JsonValue &getObject(const JsonValue &object, const std::string &parent,
+                             const char *name) const {
+    const JsonValue &v = get(object, parent, name);
+    expect(v, JsonValue::Kind::Object, child(parent, name));
+    return v;
+  }
+
+  std::string getString(const JsonValue &object, const std::string &parent,
+                        const char *name) const {
+    const JsonValue &v = get(object, parent, name);
+    expect(v, JsonValue::Kind::String, child(parent, name));
+    return v.asString();
+  }
+
+  /// A relative file name inside the artifact directory.
+  std::string getFileName(const JsonValue &object, const std::string &parent,
+                          const char *name) const {
+    std::string file = getString(object, parent, name);
+    if (file.empty())
+      fail(child(parent, name), "must not be empty");
+    if (file.front() == '/')
+      fail(child(parent, name),
+           "must be a path relative to the artifact directory, got \"" + file +
+               "\"");
+    return file;
+  }
+
+  int64_t getInteger(const JsonValue &object, const std::string &parent,
+                     const char *name, int64_t min, int64_t max) const {
+    return checkInteger(get(object, parent, name), child(parent, name), min,
+                        max);
+  }
+
+  int64_t checkInteger(const JsonValue &v, const std::string &field,
+                       int64_t min, int64_t max) const {
+    if (!v.isInteger())
+      fail(field, "must be an integer, got " + describe(v));
+    int64_t i = v.asInteger();
+    if (i < min || i > max)
+      fail(field, "is " + std::to_string(i) + ", expected a value in [" +
+                      std::to_string(min) + ", " + std::to_string(max) + "]");
+    return i;
+  }
+
+  static std::string child(const std::string &parent, const std::string &name) {
+    return parent.empty() ? name : parent + "." + name;
+  }
+
+private:
+  const std::string &path;
+
+  void expect(const JsonValue &v, JsonValue::Kind kind,
+              const std::string &field) const {
+    if (v.kind() != kind)
+      fail(field, std::string("must be ") + JsonValue::kindName(kind) +
+                      ", got " + describe(v));
+  }
+
+  static std::string describe(const JsonValue &v) {
+    if (v.isNumber() && !v.isInteger())
+      return "a non-integer number";
+    return JsonValue::kindName(v.kind());
+  }
+};
+
+} // namespace
+
+ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
+                                  const std::string &metadataPath) {
+  FieldChecker c(metadataPath);
+  ArtifactMetadata md;
+  md.dir = dir;
+  md.metadataPath = metadataPath;
+  if (!root.isObject())
+    throw Error(metadataPath + ": expected a JSON object at the top level");
+
+  // Identify the file before reading anything else, so that a file from
+  // another tool or a future format gets this message rather than a
+  // confusing one about some field.
+  std::string format = c.getString(root, "", "format");
+  if (format != LLMC_ARTIFACT_FORMAT)
+    throw Error(metadataPath + ": unknown format \"" + format +
+                "\" (expected \"" LLMC_ARTIFACT_FORMAT "\")");
+  const JsonValue &version = c.get(root, "", "version");
+  if (!version.isInteger())
+    c.fail("version", "must be an integer");
+  md.version = version.asInteger();
+  if (md.version != LLMC_ARTIFACT_VERSION)
+    throw Error(metadataPath + ": unsupported version " +
+                std::to_string(md.version) + " (this runtime supports " +
+                std::to_string(LLMC_ARTIFACT_VERSION) + ")");
+
+  md.target = c.getString(root, "", "target");
+  md.libraryPath = joinPath(dir, c.getFileName(root, "", "library"));
+
+  const JsonValue &weights = c.getObject(root, "", "weights");
+  md.weightsPath = joinPath(dir, c.getFileName(weights, "weights", "file"));
+  md.weightsBytes = c.getInteger(weights, "weights", "bytes", 0, INT64_MAX);
+
+  const JsonValue &model = c.getObject(root, "", "model");
+  if (const JsonValue *arch = model.find("arch"); arch && arch->isString())
+    md.arch = arch->asString();
+  md.vocabSize = c.getInteger(model, "model", "vocab_size", 1, INT32_MAX);
+  md.maxSeqLen = c.getInteger(model, "model", "max_seq_len", 1, INT32_MAX);
+  md.bosId = static_cast<int32_t>(
+      c.getInteger(model, "model", "bos_id", -1, md.vocabSize - 1));
+  const JsonValue &eos = c.get(model, "model", "eos_ids");
+  if (!eos.isArray())
+    c.fail("model.eos_ids", "must be an array of integers");
+  for (size_t i = 0; i < eos.asArray().size(); ++i)
+    md.eosIds.push_back(static_cast<int32_t>(
+        c.checkInteger(eos.asArray()[i],
+                       "model.eos_ids[" + std::to_string(i) + "]", 0,
+                       md.vocabSize - 1)));
+
+  const JsonValue &kv = c.getObject(root, "", "kv_cache");
+  std::string dtype = c.getString(kv, "kv_cache", "dtype");
+  if (dtype != "f32")
+    c.fail("kv_cache.dtype", "is \"" + dtype + "\", only \"f32\" is supported");
+  const JsonValue &shape = c.get(kv, "kv_cache", "shape");
+  if (!shape.isArray() || shape.asArray().size() != 5)
+    c.fail("kv_cache.shape", "must be an array of 5 integers");
+  // Checked against INT32_MAX each so that the product cannot overflow
+  // before the size check below.
+  for (size_t i = 0; i < 5; ++i)
+    md.kvCacheShape.push_back(
+        c.checkInteger(shape.asArray()[i],
+                       "kv_cache.shape[" + std::to_string(i) + "]", 1,
+                       INT32_MAX));
+  // The layout is "layer, k|v, position, kv_head, head_dim": the entry point
+  // indexes the position axis up to max_seq_len - 1.
+  if (md.kvCacheShape[1] != 2)
+    c.fail("kv_cache.shape[1]", "is " + std::to_string(md.kvCacheShape[1]) +
+                                    ", expected 2 (k and v)");
+  if (md.kvCacheShape[2] != md.maxSeqLen)
+    c.fail("kv_cache.shape[2]",
+           "is " + std::to_string(md.kvCacheShape[2]) +
+               ", expected model.max_seq_len = " + std::to_string(md.maxSeqLen));
+  // 2^46 floats (256 TiB) is beyond any machine; the bound keeps the byte
+  // count computed by the loader far from overflow.
+  const uint64_t maxElements = uint64_t(1) << 46;
+  uint64_t elements = 1;
+  for (int64_t e : md.kvCacheShape) {
+    if (elements > maxElements / static_cast<uint64_t>(e))
+      c.fail("kv_cache.shape", "describes an impossibly large cache");
+    elements *= static_cast<uint64_t>(e);
+  }
+
+  const JsonValue &entry = c.getObject(root, "", "entry");
+  md.forwardSymbol = c.getString(entry, "entry", "forward");
+  if (md.forwardSymbol.empty())
+    c.fail("entry.forward", "must not be empty");
+
+  const JsonValue &tokenizer = c.get(root, "", "tokenizer");
+  if (!tokenizer.isNull()) {
+    if (!tokenizer.isObject())
+      c.fail("tokenizer", "must be an object or null");
+    std::string kind = c.getString(tokenizer, "tokenizer", "kind");
+    if (kind != "llama2c")
+      c.fail("tokenizer.kind",
+             "is \"" + kind + "\", only \"llama2c\" is supported");
+    md.tokenizerPath =
+        joinPath(dir, c.getFileName(tokenizer, "tokenizer", "file"));
+  }
+  return md;
+}
+
+ArtifactMetadata readMetadata(const std::string &dir) {
+  std::string path = joinPath(dir, "metadata.json");
+  std::string text = readFile(path);
+  JsonValue root;
+  try {
+    root = parseJson(text);
+  } catch (const JsonError &e) {
+    throw Error(path + ": " + e.what());
+  }
+  return validateMetadata(root, dir, path);
+}
+
+} // namespace llmc::rt

@@ -1,0 +1,57 @@
+//===- Metadata.h - Reading and validating metadata.json --------*- C++ -*-===//
+//
+// Turns an artifact's metadata.json into a checked struct. Every field the
+// runtime relies on is checked here, once, so that the loader and the forward
+// call can trust it; each error names the file and the field.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LLMC_RUNTIME_SRC_METADATA_H
+#define LLMC_RUNTIME_SRC_METADATA_H
+
+#include "Json.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llmc::rt {
+
+/// The fields of metadata.json the runtime uses (docs/artifact.md).
+struct ArtifactMetadata {
+  std::string dir;          ///< the artifact directory as given
+  std::string metadataPath; ///< dir + "/metadata.json"
+  int64_t version = 0;
+  std::string target;
+  std::string libraryPath; ///< dir + "/" + library
+  std::string weightsPath; ///< dir + "/" + weights.file
+  int64_t weightsBytes = 0;
+  std::string arch; ///< model.arch, empty when absent
+  int64_t vocabSize = 0;
+  int64_t maxSeqLen = 0;
+  int32_t bosId = -1;
+  std::vector<int32_t> eosIds;
+  std::vector<int64_t> kvCacheShape; ///< 5 positive extents
+  std::string forwardSymbol;         ///< entry.forward
+  /// dir + "/" + tokenizer.file; empty when `tokenizer` is null.
+  std::string tokenizerPath;
+};
+
+/// Checks a parsed metadata document. `metadataPath` is used in messages and
+/// `dir` to resolve the file names it contains. Throws Error.
+ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
+                                  const std::string &metadataPath);
+
+/// Reads, parses and validates DIR/metadata.json. Throws Error.
+ArtifactMetadata readMetadata(const std::string &dir);
+
+/// Reads a whole file into a string. Throws Error naming the file.
+std::string readFile(const std::string &path);
+
+/// Joins an artifact directory and a file name from its metadata.
+std::string joinPath(const std::string &dir, const std::string &file);
+
+} // namespace llmc::rt
+
+#endif // LLMC_RUNTIME_SRC_METADATA_H

@@ -1,0 +1,148 @@
+//===- Model.cpp - A loaded artifact and its forward call -------*- C++ -*-===//
+//
+// Loading order: metadata, then weights, then the library. Cheap checks of
+// files run first so that a broken artifact is reported by its first wrong
+// file, before any code from it is loaded.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Model.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace llmc::rt {
+
+/// Memory-maps the weights file read-only after checking its size.
+static void mapWeights(const ArtifactMetadata &md, void *&map, size_t &bytes) {
+  int fd = ::open(md.weightsPath.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw Error(md.weightsPath + ": cannot open: " + errnoMessage(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    throw Error(md.weightsPath + ": cannot stat: " + errnoMessage(e));
+  }
+  if (static_cast<int64_t>(st.st_size) != md.weightsBytes) {
+    ::close(fd);
+    throw Error(md.weightsPath + ": size is " + std::to_string(st.st_size) +
+                " bytes but " + md.metadataPath + " says weights.bytes = " +
+                std::to_string(md.weightsBytes));
+  }
+  bytes = static_cast<size_t>(md.weightsBytes);
+  map = nullptr;
+  if (bytes > 0) {
+    // The weights are shared with the page cache and never written; a
+    // private read-only mapping makes an accidental write fault at once.
+    void *p = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      int e = errno;
+      ::close(fd);
+      throw Error(md.weightsPath + ": cannot map: " + errnoMessage(e));
+    }
+    map = p;
+  }
+  ::close(fd);
+}
+
+std::unique_ptr<Model> Model::open(const std::string &dir) {
+  std::unique_ptr<Model> m(new Model());
+  m->md = readMetadata(dir);
+  const ArtifactMetadata &md = m->md;
+
+  mapWeights(md, m->weightsMap, m->weightsMapBytes);
+
+  if (!md.tokenizerPath.empty() && ::access(md.tokenizerPath.c_str(), R_OK))
+    throw Error(md.tokenizerPath + ": cannot read tokenizer (named by " +
+                md.metadataPath + "): " + errnoMessage(errno));
+
+  size_t elements = 1;
+  for (int64_t e : md.kvCacheShape)
+    elements *= static_cast<size_t>(e);
+  size_t bytes = elements * sizeof(float);
+  // 64-byte alignment so that the compiled code may use aligned vector
+  // accesses; aligned_alloc wants a multiple of the alignment.
+  size_t rounded = (bytes + 63) / 64 * 64;
+  m->kvCache = static_cast<float *>(std::aligned_alloc(64, rounded));
+  if (!m->kvCache)
+    throw Error(md.metadataPath + ": cannot allocate the KV cache (" +
+                std::to_string(bytes) + " bytes)");
+  std::memset(m->kvCache, 0, rounded);
+
+  // RTLD_NOW: an unresolved symbol fails here, not in the middle of a call.
+  // RTLD_LOCAL: two artifacts export the same entry point name.
+  m->library = ::dlopen(md.libraryPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!m->library) {
+    const char *why = ::dlerror();
+    throw Error(md.libraryPath + ": cannot load: " +
+                (why ? why : "unknown dlopen error"));
+  }
+  ::dlerror();
+  void *sym = ::dlsym(m->library, md.forwardSymbol.c_str());
+  if (!sym)
+    throw Error(md.libraryPath + ": no symbol '" + md.forwardSymbol +
+                "' (entry.forward in " + md.metadataPath + ")");
+  m->forwardFn = reinterpret_cast<ForwardFn>(sym);
+  return m;
+}
+
+Model::~Model() {
+  if (library)
+    ::dlclose(library);
+  if (weightsMap)
+    ::munmap(weightsMap, weightsMapBytes);
+  std::free(kvCache);
+}
+
+bool Model::isEos(int32_t token) const {
+  return std::find(md.eosIds.begin(), md.eosIds.end(), token) !=
+         md.eosIds.end();
+}
+
+void Model::forward(const int32_t *tokens, int64_t n, int64_t pos0,
+                    float *logits) {
+  if (n < 1)
+    throw Error("forward: n must be >= 1, got " + std::to_string(n));
+  if (!tokens || !logits)
+    throw Error("forward: tokens and logits must not be null");
+  if (pos0 < 0 || pos0 > pos)
+    throw Error("forward: pos0 = " + std::to_string(pos0) +
+                " is outside [0, " + std::to_string(pos) +
+                "] (the KV cache holds positions below " + std::to_string(pos) +
+                " only)");
+  if (pos0 + n > md.maxSeqLen)
+    throw Error("forward: pos0 + n = " + std::to_string(pos0 + n) +
+                " exceeds max_seq_len = " + std::to_string(md.maxSeqLen));
+  for (int64_t i = 0; i < n; ++i)
+    if (tokens[i] < 0 || tokens[i] >= md.vocabSize)
+      throw Error("forward: token id " + std::to_string(tokens[i]) +
+                  " at index " + std::to_string(i) + " is outside [0, " +
+                  std::to_string(md.vocabSize) + ")");
+
+  // The descriptor wants a mutable pointer; a private copy keeps the
+  // caller's const buffer untouched whatever the compiled code does.
+  tokenScratch.assign(tokens, tokens + n);
+  auto tokenDesc = makeDenseDescriptor<int32_t, 1>(tokenScratch.data(), {n});
+  // A zero-byte weights file maps nothing; any non-null pointer will do.
+  static int8_t emptyWeights[64];
+  int8_t *weights =
+      weightsMap ? static_cast<int8_t *>(weightsMap) : emptyWeights;
+  auto weightDesc =
+      makeDenseDescriptor<int8_t, 1>(weights, {md.weightsBytes});
+  const std::vector<int64_t> &s = md.kvCacheShape;
+  auto kvDesc =
+      makeDenseDescriptor<float, 5>(kvCache, {s[0], s[1], s[2], s[3], s[4]});
+  auto logitsDesc = makeDenseDescriptor<float, 2>(logits, {n, md.vocabSize});
+  forwardFn(&tokenDesc, pos0, &weightDesc, &kvDesc, &logitsDesc);
+  pos = pos0 + n;
+}
+
+} // namespace llmc::rt

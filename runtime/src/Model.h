@@ -1,0 +1,91 @@
+//===- Model.h - A loaded artifact and its forward call ---------*- C++ -*-===//
+//
+// Owns what running a compiled model needs: the dlopen'ed library, the
+// read-only mapping of weights.bin, the KV cache, and the position up to which
+// that cache is filled. forward() checks its arguments and then calls the
+// entry point through MLIR memref descriptors, as docs/artifact.md specifies.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LLMC_RUNTIME_SRC_MODEL_H
+#define LLMC_RUNTIME_SRC_MODEL_H
+
+#include "Metadata.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace llmc::rt {
+
+/// MLIR's C-interface memref descriptor (StridedMemRefType): element pointers
+/// as allocated and as aligned, an element offset, then sizes and strides.
+template <typename T, int Rank> struct MemRefDescriptor {
+  T *allocated;
+  T *aligned;
+  int64_t offset;
+  int64_t sizes[Rank];
+  int64_t strides[Rank];
+};
+
+/// The `entry.forward` signature (llvm.emit_c_interface of the forward func).
+using ForwardFn = void (*)(MemRefDescriptor<int32_t, 1> *tokens, int64_t pos0,
+                           MemRefDescriptor<int8_t, 1> *weights,
+                           MemRefDescriptor<float, 5> *kvCache,
+                           MemRefDescriptor<float, 2> *logits);
+
+/// Returns a dense row-major descriptor of `data` with the given sizes.
+template <typename T, int Rank>
+MemRefDescriptor<T, Rank> makeDenseDescriptor(T *data,
+                                              const int64_t (&sizes)[Rank]) {
+  MemRefDescriptor<T, Rank> d;
+  d.allocated = data;
+  d.aligned = data;
+  d.offset = 0;
+  int64_t stride = 1;
+  for (int i = Rank - 1; i >= 0; --i) {
+    d.sizes[i] = sizes[i];
+    d.strides[i] = stride;
+    stride *= sizes[i];
+  }
+  return d;
+}
+
+/// A loaded artifact. Not thread-safe.
+class Model {
+public:
+  /// Loads the artifact in `dir`. Throws Error.
+  static std::unique_ptr<Model> open(const std::string &dir);
+  ~Model();
+  Model(const Model &) = delete;
+  Model &operator=(const Model &) = delete;
+
+  const ArtifactMetadata &metadata() const { return md; }
+  int64_t vocabSize() const { return md.vocabSize; }
+  int64_t maxSeqLen() const { return md.maxSeqLen; }
+  bool isEos(int32_t token) const;
+
+  /// Runs tokens[0..n) at positions pos0.. and writes [n, vocab] logits.
+  /// Throws Error on invalid arguments (see llmc_model_forward).
+  void forward(const int32_t *tokens, int64_t n, int64_t pos0, float *logits);
+
+  /// Positions [0, position()) of the KV cache hold valid entries.
+  int64_t position() const { return pos; }
+  void reset() { pos = 0; }
+
+private:
+  Model() = default;
+
+  ArtifactMetadata md;
+  void *library = nullptr;
+  ForwardFn forwardFn = nullptr;
+  void *weightsMap = nullptr; ///< the mmap'ed weights.bin (or nullptr)
+  size_t weightsMapBytes = 0;
+  float *kvCache = nullptr;
+  int64_t pos = 0;
+  std::vector<int32_t> tokenScratch;
+};
+
+} // namespace llmc::rt
+
+#endif // LLMC_RUNTIME_SRC_MODEL_H

@@ -1,0 +1,255 @@
+//===- MetadataTest.cpp - Tests of artifact metadata validation -*- C++ -*-===//
+//
+// Each broken artifact is a temporary directory; the tests check that the
+// message names the file and the field a user has to fix.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Metadata.h"
+#include "TestUtil.h"
+
+#include "llmc/runtime.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+using namespace llmc::rt;
+using llmc::test::TempDir;
+using llmc::test::writeFile;
+
+namespace {
+
+const char *kValidMetadata = R"({
+  "format": "llmc-artifact",
+  "version": 1,
+  "target": "cpu",
+  "library": "model.so",
+  "weights": {"file": "weights.bin", "bytes": 128},
+  "model": {
+    "arch": "llama", "dim": 64, "hidden_dim": 172, "n_layers": 5, "n_heads": 8,
+    "n_kv_heads": 4, "head_dim": 8, "vocab_size": 512, "max_seq_len": 16,
+    "rope_theta": 10000.0, "rms_eps": 1e-05, "bos_id": 1, "eos_ids": [2]
+  },
+  "kv_cache": {"dtype": "f32", "shape": [5, 2, 16, 4, 8],
+               "layout": "layer, k|v, position, kv_head, head_dim"},
+  "entry": {"forward": "_mlir_ciface_forward"},
+  "params": [],
+  "tokenizer": null
+})";
+
+/// Returns kValidMetadata with the first occurrence of `from` replaced.
+std::string patched(const std::string &from, const std::string &to) {
+  std::string s = kValidMetadata;
+  size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return s.replace(at, from.size(), to);
+}
+
+/// An artifact directory with the given metadata and a weights.bin.
+struct Artifact {
+  explicit Artifact(const std::string &metadata, size_t weightBytes = 128) {
+    writeFile(dir.file("metadata.json"), metadata);
+    writeFile(dir.file("weights.bin"), std::string(weightBytes, '\0'));
+  }
+  std::string metadataPath() const { return dir.file("metadata.json"); }
+  TempDir dir;
+};
+
+/// Runs readMetadata on `a`, expecting failure; returns the message.
+std::string metadataError(const Artifact &a) {
+  try {
+    readMetadata(a.dir.path());
+  } catch (const Error &e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "metadata accepted";
+  return "";
+}
+
+/// Runs llmc::Model::open, expecting failure; returns the message.
+std::string openError(const std::string &dir) {
+  try {
+    llmc::Model::open(dir);
+  } catch (const llmc::Error &e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "artifact opened";
+  return "";
+}
+
+TEST(MetadataTest, ValidMetadata) {
+  Artifact a(patched("\"tokenizer\": null",
+                     R"("tokenizer": {"kind": "llama2c", "file": "tok.bin"})"));
+  ArtifactMetadata md = readMetadata(a.dir.path());
+  EXPECT_EQ(md.version, 1);
+  EXPECT_EQ(md.target, "cpu");
+  EXPECT_EQ(md.arch, "llama");
+  EXPECT_EQ(md.libraryPath, a.dir.file("model.so"));
+  EXPECT_EQ(md.weightsPath, a.dir.file("weights.bin"));
+  EXPECT_EQ(md.weightsBytes, 128);
+  EXPECT_EQ(md.vocabSize, 512);
+  EXPECT_EQ(md.maxSeqLen, 16);
+  EXPECT_EQ(md.bosId, 1);
+  EXPECT_EQ(md.eosIds, std::vector<int32_t>{2});
+  EXPECT_EQ(md.kvCacheShape, (std::vector<int64_t>{5, 2, 16, 4, 8}));
+  EXPECT_EQ(md.forwardSymbol, "_mlir_ciface_forward");
+  EXPECT_EQ(md.tokenizerPath, a.dir.file("tok.bin"));
+}
+
+TEST(MetadataTest, NoTokenizerAndNoBos) {
+  Artifact a(patched("\"bos_id\": 1", "\"bos_id\": -1"));
+  ArtifactMetadata md = readMetadata(a.dir.path());
+  EXPECT_EQ(md.bosId, -1);
+  EXPECT_TRUE(md.tokenizerPath.empty());
+}
+
+TEST(MetadataTest, MissingMetadataFile) {
+  TempDir dir;
+  std::string msg = openError(dir.path());
+  EXPECT_EQ(msg.find(dir.file("metadata.json") + ": cannot open"), 0u) << msg;
+}
+
+TEST(MetadataTest, MalformedJsonNamesFileAndPosition) {
+  Artifact a("{\n  \"format\": \"llmc-artifact\",\n}");
+  EXPECT_EQ(metadataError(a), a.metadataPath() +
+                                  ": line 3, column 1: trailing comma "
+                                  "before '}'");
+}
+
+TEST(MetadataTest, TopLevelNotAnObject) {
+  Artifact a("[1]");
+  EXPECT_EQ(metadataError(a),
+            a.metadataPath() + ": expected a JSON object at the top level");
+}
+
+TEST(MetadataTest, UnknownFormat) {
+  Artifact a(patched("\"llmc-artifact\"", "\"onnx\""));
+  EXPECT_EQ(metadataError(a),
+            a.metadataPath() +
+                ": unknown format \"onnx\" (expected \"llmc-artifact\")");
+}
+
+TEST(MetadataTest, UnsupportedVersion) {
+  Artifact a(patched("\"version\": 1", "\"version\": 2"));
+  EXPECT_EQ(metadataError(a), a.metadataPath() +
+                                  ": unsupported version 2 (this runtime "
+                                  "supports 1)");
+}
+
+struct FieldCase {
+  const char *from, *to; // the patch to kValidMetadata
+  const char *message;   // expected message after "<path>: "
+};
+
+class MetadataFieldTest : public testing::TestWithParam<FieldCase> {};
+
+TEST_P(MetadataFieldTest, NamesFileAndField) {
+  Artifact a(patched(GetParam().from, GetParam().to));
+  EXPECT_EQ(metadataError(a), a.metadataPath() + ": " + GetParam().message);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fields, MetadataFieldTest,
+    testing::Values(
+        FieldCase{"\"format\": \"llmc-artifact\",", "",
+                  "field 'format' is missing"},
+        FieldCase{"\"version\": 1", "\"version\": \"1\"",
+                  "field 'version' must be an integer"},
+        FieldCase{"\"version\": 1", "\"version\": 1.0",
+                  "field 'version' must be an integer"},
+        FieldCase{"\"target\": \"cpu\",", "", "field 'target' is missing"},
+        FieldCase{"\"library\": \"model.so\"", "\"library\": 3",
+                  "field 'library' must be a string, got a number"},
+        FieldCase{"\"library\": \"model.so\"", "\"library\": \"/x.so\"",
+                  "field 'library' must be a path relative to the artifact "
+                  "directory, got \"/x.so\""},
+        FieldCase{"\"weights\": {\"file\": \"weights.bin\", \"bytes\": 128}",
+                  "\"weights\": []",
+                  "field 'weights' must be an object, got an array"},
+        FieldCase{"\"file\": \"weights.bin\", ", "",
+                  "field 'weights.file' is missing"},
+        FieldCase{"\"bytes\": 128", "\"bytes\": -1",
+                  "field 'weights.bytes' is -1, expected a value in [0, "
+                  "9223372036854775807]"},
+        FieldCase{"\"vocab_size\": 512, ", "",
+                  "field 'model.vocab_size' is missing"},
+        FieldCase{"\"vocab_size\": 512", "\"vocab_size\": \"512\"",
+                  "field 'model.vocab_size' must be an integer, got a string"},
+        FieldCase{"\"vocab_size\": 512", "\"vocab_size\": 0",
+                  "field 'model.vocab_size' is 0, expected a value in [1, "
+                  "2147483647]"},
+        FieldCase{"\"max_seq_len\": 16", "\"max_seq_len\": 16.5",
+                  "field 'model.max_seq_len' must be an integer, got a "
+                  "non-integer number"},
+        FieldCase{"\"bos_id\": 1", "\"bos_id\": 512",
+                  "field 'model.bos_id' is 512, expected a value in [-1, "
+                  "511]"},
+        FieldCase{"\"bos_id\": 1, ", "", "field 'model.bos_id' is missing"},
+        FieldCase{"\"eos_ids\": [2]", "\"eos_ids\": 2",
+                  "field 'model.eos_ids' must be an array of integers"},
+        FieldCase{"\"eos_ids\": [2]", "\"eos_ids\": [2, null]",
+                  "field 'model.eos_ids[1]' must be an integer, got null"},
+        FieldCase{"\"eos_ids\": [2]", "\"eos_ids\": [600]",
+                  "field 'model.eos_ids[0]' is 600, expected a value in [0, "
+                  "511]"},
+        FieldCase{"\"dtype\": \"f32\"", "\"dtype\": \"f16\"",
+                  "field 'kv_cache.dtype' is \"f16\", only \"f32\" is "
+                  "supported"},
+        FieldCase{"\"shape\": [5, 2, 16, 4, 8]", "\"shape\": [5, 2, 16, 4]",
+                  "field 'kv_cache.shape' must be an array of 5 integers"},
+        FieldCase{"\"shape\": [5, 2, 16, 4, 8]", "\"shape\": [5, 2, 16, 0, 8]",
+                  "field 'kv_cache.shape[3]' is 0, expected a value in [1, "
+                  "2147483647]"},
+        FieldCase{"\"shape\": [5, 2, 16, 4, 8]", "\"shape\": [5, 3, 16, 4, 8]",
+                  "field 'kv_cache.shape[1]' is 3, expected 2 (k and v)"},
+        FieldCase{"\"shape\": [5, 2, 16, 4, 8]", "\"shape\": [5, 2, 8, 4, 8]",
+                  "field 'kv_cache.shape[2]' is 8, expected "
+                  "model.max_seq_len = 16"},
+        FieldCase{"\"entry\": {\"forward\": \"_mlir_ciface_forward\"}",
+                  "\"entry\": {}", "field 'entry.forward' is missing"},
+        FieldCase{"\"tokenizer\": null", "\"tokenizer\": 1",
+                  "field 'tokenizer' must be an object or null"},
+        FieldCase{"\"tokenizer\": null",
+                  "\"tokenizer\": {\"kind\": \"hf\", \"file\": \"t.json\"}",
+                  "field 'tokenizer.kind' is \"hf\", only \"llama2c\" is "
+                  "supported"},
+        FieldCase{",\n  \"tokenizer\": null", "",
+                  "field 'tokenizer' is missing"}));
+
+TEST(MetadataTest, WeightsSizeMismatch) {
+  Artifact a(kValidMetadata, /*weightBytes=*/100);
+  EXPECT_EQ(openError(a.dir.path()),
+            a.dir.file("weights.bin") + ": size is 100 bytes but " +
+                a.metadataPath() + " says weights.bytes = 128");
+}
+
+TEST(MetadataTest, MissingWeights) {
+  Artifact a(kValidMetadata);
+  ::unlink(a.dir.file("weights.bin").c_str());
+  std::string msg = openError(a.dir.path());
+  EXPECT_EQ(msg.find(a.dir.file("weights.bin") + ": cannot open"), 0u) << msg;
+}
+
+TEST(MetadataTest, MissingTokenizerFile) {
+  Artifact a(patched("\"tokenizer\": null",
+                     R"("tokenizer": {"kind": "llama2c", "file": "tok.bin"})"));
+  std::string msg = openError(a.dir.path());
+  EXPECT_EQ(msg.find(a.dir.file("tok.bin") + ": cannot read tokenizer"), 0u)
+      << msg;
+}
+
+TEST(MetadataTest, MissingLibrary) {
+  Artifact a(kValidMetadata);
+  std::string msg = openError(a.dir.path());
+  EXPECT_EQ(msg.find(a.dir.file("model.so") + ": cannot load: "), 0u) << msg;
+}
+
+TEST(MetadataTest, LibraryIsNotAnElfFile) {
+  Artifact a(kValidMetadata);
+  writeFile(a.dir.file("model.so"), "not an ELF file");
+  std::string msg = openError(a.dir.path());
+  EXPECT_EQ(msg.find(a.dir.file("model.so") + ": cannot load: "), 0u) << msg;
+}
+
+} // namespace

@@ -1,0 +1,129 @@
+// RUN: llm-opt %s -split-input-file -verify-diagnostics
+
+func.func @param_dynamic(%w: !graph.weights) {
+  // expected-error @+1 {{parameter 'p' must have a static shape}}
+  %0 = graph.param %w["p"] : tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @param_dtype(%w: !graph.weights) {
+  // expected-error @+1 {{is stored as 'i8'; supported stored types are f32, f16 and bf16}}
+  %0 = graph.param %w["p"] {source = #graph.extern<file = "f", offset = 0, dtype = i8>} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @param_name(%w: !graph.weights) {
+  // expected-error @+1 {{parameter name must not be empty}}
+  %0 = graph.param %w[""] : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_rows(%t: tensor<10x8xf32>, %ids: tensor<?xi32>) {
+  // expected-error @+1 {{result row size 4 does not match table row size 8}}
+  %0 = graph.embedding %t[%ids] : tensor<10x8xf32>, tensor<?xi32> -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_weight(%x: tensor<?x8xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{weight must be a vector of the last input dimension (8)}}
+  %0 = graph.rms_norm %x, %g {eps = 1.0e-5 : f32} : tensor<?x8xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_eps(%x: tensor<?x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{eps must be positive}}
+  %0 = graph.rms_norm %x, %g {eps = 0.0 : f32} : tensor<?x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_contraction(%x: tensor<?x8xf32>, %w: tensor<4x6xf32>) {
+  // expected-error @+1 {{contraction size mismatch: input has 8, weight [out, in] has 6}}
+  %0 = graph.matmul %x, %w : tensor<?x8xf32>, tensor<4x6xf32> -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_out(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{result size 5 does not match weight rows 4}}
+  %0 = graph.matmul %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x5xf32>
+  return
+}
+
+// -----
+
+func.func @add_broadcast(%x: tensor<?x8xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{is not the trailing shape of lhs}}
+  %0 = graph.add %x, %b : tensor<?x8xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @rope_odd(%x: tensor<?x9xf32>, %p: index) {
+  // expected-error @+1 {{head_dim must be positive and even, got 3}}
+  %0 = graph.rope %x, %p {head_dim = 3 : i64, theta = 1.0e4 : f64, style = #graph.rope_style<half>} : tensor<?x9xf32>
+  return
+}
+
+// -----
+
+func.func @rope_width(%x: tensor<?x10xf32>, %p: index) {
+  // expected-error @+1 {{last dimension (10) must be a static multiple of head_dim 4}}
+  %0 = graph.rope %x, %p {head_dim = 4 : i64, theta = 1.0e4 : f64, style = #graph.rope_style<half>} : tensor<?x10xf32>
+  return
+}
+
+// -----
+
+!cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
+func.func @attention_groups(%q: tensor<?x12xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) {
+  // expected-error @+1 {{num_heads (3) must be a positive multiple of num_kv_heads (2)}}
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 0 : i64, num_heads = 3 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32} : tensor<?x12xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
+  return
+}
+
+// -----
+
+!cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
+func.func @attention_layer(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) {
+  // expected-error @+1 {{layer 2 is out of range [0, 2)}}
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 2 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
+  return
+}
+
+// -----
+
+!cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
+func.func @attention_k_shape(%q: tensor<?x16xf32>, %k: tensor<?x12xf32>, %c: !cache, %p: index) {
+  // expected-error @+1 {{k must be [seq, 8]}}
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 0 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32} : tensor<?x16xf32>, tensor<?x12xf32>, tensor<?x12xf32>, !cache
+  return
+}
+
+// -----
+
+// expected-error @+1 {{kv_cache sizes must be positive}}
+func.func @cache_sizes(%c: !graph.kv_cache<layers = 0, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>) {
+  return
+}
+
+// -----
+
+func.func @reshape_elements(%x: tensor<?x16xf32>) {
+  // expected-error @+1 {{trailing dimensions hold 16 elements in the operand but 12 in the result}}
+  %0 = graph.reshape %x : tensor<?x16xf32> -> tensor<?x3x4xf32>
+  return
+}

@@ -1,0 +1,82 @@
+"""Helpers shared by the e2e tests (importable because pytest puts test/e2e on sys.path)."""
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+E2E_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.abspath(os.path.join(E2E_DIR, "..", ".."))
+for sub in ("ref", "tools"):
+    p = os.path.join(E2E_DIR, sub)
+    if p not in sys.path:
+        sys.path.insert(0, p)
+
+TIMEOUT = int(os.environ.get("LLMC_TEST_TIMEOUT", "900"))
+
+
+def bin_dir():
+    return os.environ.get("LLMC_BIN_DIR") or os.path.join(REPO_ROOT, "build", "bin")
+
+
+def models_dir():
+    return os.environ.get("LLMC_MODELS_DIR") or os.path.join(REPO_ROOT, "..", "shared", "models")
+
+
+def run(cmd, timeout=TIMEOUT, check=False):
+    """Runs cmd (list), returns CompletedProcess with text stdout/stderr."""
+    cmd = [str(c) for c in cmd]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    p.stdout_bytes = p.stdout
+    p.stdout = p.stdout.decode("utf-8", errors="replace")
+    p.stderr = p.stderr.decode("utf-8", errors="replace")
+    if check and p.returncode != 0:
+        raise AssertionError(describe(p, "command failed"))
+    return p
+
+
+def describe(p, what=""):
+    return "%s\n$ %s\nexit code %s\n--- stdout ---\n%s\n--- stderr ---\n%s" % (
+        what, " ".join(p.args), p.returncode, p.stdout[-4000:], p.stderr[-4000:])
+
+
+_IDS_LINE = re.compile(r"^[\s,\[\]]*-?\d+([\s,]+-?\d+)*[\s,\[\]]*$")
+
+
+def parse_ids(stdout):
+    """Token ids printed by `llmc run --print-ids`: every line that consists only of
+    integers (separated by spaces or commas, optionally in brackets), concatenated."""
+    ids = []
+    for line in stdout.splitlines():
+        if line.strip() and _IDS_LINE.match(line):
+            ids.extend(int(x) for x in re.findall(r"-?\d+", line))
+    return ids
+
+
+def deterministic_prompt_ids(n=32, vocab=300):
+    return [(i * 37 + 11) % vocab for i in range(n)]
+
+
+def no_artifact_left(tmp_path, name="ART"):
+    """Names of entries in tmp_path that look like an (temporary) output dir."""
+    return sorted(e for e in os.listdir(tmp_path) if name in e)
+
+
+# ---- safetensors surgery for the bad-input tests ----------------------------------
+
+def read_raw(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    n, = struct.unpack_from("<Q", data, 0)
+    return json.loads(data[8:8 + n]), data[8 + n:]
+
+
+def write_raw(path, header, body, pad=True):
+    hb = json.dumps(header).encode()
+    if pad:
+        hb += b" " * (-len(hb) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(hb)) + hb + body)

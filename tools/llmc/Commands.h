@@ -1,0 +1,21 @@
+//===- Commands.h - Entry points of the llmc runtime subcommands -*- C++ -*-===//
+//
+// `llmc run` and `llmc bench` execute compiled artifacts through the runtime's
+// C++ API only, so they link without MLIR or LLVM. The llmc driver dispatches
+// to them with argv[0] set to the subcommand name.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LLMC_TOOLS_LLMC_COMMANDS_H
+#define LLMC_TOOLS_LLMC_COMMANDS_H
+
+/// `llmc run DIR [options]`: generates text from an artifact. Prints only the
+/// generated text (or ids) on stdout; errors go to stderr as
+/// "llmc: error: <file or option>: <message>". Returns the exit code (0 or 1).
+int llmcRunMain(int argc, char **argv);
+
+/// `llmc bench DIR [options]`: measures prefill and decode throughput with
+/// synthetic tokens. Returns the exit code (0 or 1).
+int llmcBenchMain(int argc, char **argv);
+
+#endif // LLMC_TOOLS_LLMC_COMMANDS_H

@@ -1,0 +1,18 @@
+#===- tools/llmc/RunBench.cmake - The llmc run / bench subcommands --------===#
+#
+# Included by tools/llmc/CMakeLists.txt. `llmc run` and `llmc bench` depend on
+# the runtime only (no MLIR/LLVM), so they form their own library that the
+# llmc driver links; llmcRunMain/llmcBenchMain are declared in Commands.h.
+#
+#===----------------------------------------------------------------------===#
+
+add_library(llmc_cli_run STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/RunCommand.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/BenchCommand.cpp)
+target_include_directories(llmc_cli_run PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+target_link_libraries(llmc_cli_run PUBLIC llmc_runtime)
+target_compile_features(llmc_cli_run PRIVATE cxx_std_17)
+# The runtime's C++ wrapper reports errors with exceptions; LLVM's build flags
+# (-fno-exceptions -fno-rtti) must not reach these files.
+target_compile_options(llmc_cli_run PRIVATE
+  $<$<CXX_COMPILER_ID:GNU,Clang>:-fexceptions -frtti>)
