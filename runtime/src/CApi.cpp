@@ -115,8 +115,8 @@ int llmc_model_forward(llmc_model *model, const int32_t *tokens, int64_t n,
   });
 }
 
-int llmc_model_forward_last(llmc_model *model, const int32_t *tokens,
-                            int64_t n, float *logits, char **error) {
+int llmc_model_forward_last(llmc_model *model, const int32_t *tokens, int64_t n,
+                            float *logits, char **error) {
   return guard(error, [&] {
     requireArg(model, "llmc_model_forward_last", "model");
     requireArg(logits, "llmc_model_forward_last", "logits");
@@ -155,8 +155,8 @@ int llmc_tokenizer_open(const char *path, int64_t vocab_size,
   });
 }
 
-int llmc_tokenizer_open_for_model(const llmc_model *model,
-                                  llmc_tokenizer **out, char **error) {
+int llmc_tokenizer_open_for_model(const llmc_model *model, llmc_tokenizer **out,
+                                  char **error) {
   return guard(error, [&] {
     requireArg(model, "llmc_tokenizer_open_for_model", "model");
     requireArg(out, "llmc_tokenizer_open_for_model", "out");
@@ -189,8 +189,7 @@ int llmc_tokenizer_encode(const llmc_tokenizer *tokenizer, const char *text,
     *num_ids = result.size();
     if (result.size() > capacity)
       throw Error("llmc_tokenizer_encode: " + std::to_string(result.size()) +
-                  " ids do not fit in a buffer of " +
-                  std::to_string(capacity));
+                  " ids do not fit in a buffer of " + std::to_string(capacity));
     if (!result.empty())
       std::memcpy(ids, result.data(), result.size() * sizeof(int32_t));
   });
@@ -241,8 +240,8 @@ int32_t llmc_sampler_sample(llmc_sampler *sampler, const float *logits) {
 }
 
 int llmc_generate(llmc_model *model, llmc_sampler *sampler,
-                  const int32_t *prompt, int64_t num_prompt,
-                  int64_t max_tokens, const llmc_generate_callbacks *callbacks,
+                  const int32_t *prompt, int64_t num_prompt, int64_t max_tokens,
+                  const llmc_generate_callbacks *callbacks,
                   llmc_generate_stats *stats, char **error) {
   return guard(error, [&] {
     requireArg(model, "llmc_generate", "model");

@@ -14,8 +14,8 @@ namespace llmc::rt {
 
 static std::string formatPosition(const std::string &message, size_t line,
                                   size_t column) {
-  return "line " + std::to_string(line) + ", column " +
-         std::to_string(column) + ": " + message;
+  return "line " + std::to_string(line) + ", column " + std::to_string(column) +
+         ": " + message;
 }
 
 JsonError::JsonError(const std::string &message, size_t offset, size_t line,

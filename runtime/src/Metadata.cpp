@@ -168,10 +168,9 @@ ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
   if (!eos.isArray())
     c.fail("model.eos_ids", "must be an array of integers");
   for (size_t i = 0; i < eos.asArray().size(); ++i)
-    md.eosIds.push_back(static_cast<int32_t>(
-        c.checkInteger(eos.asArray()[i],
-                       "model.eos_ids[" + std::to_string(i) + "]", 0,
-                       md.vocabSize - 1)));
+    md.eosIds.push_back(static_cast<int32_t>(c.checkInteger(
+        eos.asArray()[i], "model.eos_ids[" + std::to_string(i) + "]", 0,
+        md.vocabSize - 1)));
 
   const JsonValue &kv = c.getObject(root, "", "kv_cache");
   std::string dtype = c.getString(kv, "kv_cache", "dtype");
@@ -183,19 +182,18 @@ ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
   // Checked against INT32_MAX each so that the product cannot overflow
   // before the size check below.
   for (size_t i = 0; i < 5; ++i)
-    md.kvCacheShape.push_back(
-        c.checkInteger(shape.asArray()[i],
-                       "kv_cache.shape[" + std::to_string(i) + "]", 1,
-                       INT32_MAX));
+    md.kvCacheShape.push_back(c.checkInteger(
+        shape.asArray()[i], "kv_cache.shape[" + std::to_string(i) + "]", 1,
+        INT32_MAX));
   // The layout is "layer, k|v, position, kv_head, head_dim": the entry point
   // indexes the position axis up to max_seq_len - 1.
   if (md.kvCacheShape[1] != 2)
     c.fail("kv_cache.shape[1]", "is " + std::to_string(md.kvCacheShape[1]) +
                                     ", expected 2 (k and v)");
   if (md.kvCacheShape[2] != md.maxSeqLen)
-    c.fail("kv_cache.shape[2]",
-           "is " + std::to_string(md.kvCacheShape[2]) +
-               ", expected model.max_seq_len = " + std::to_string(md.maxSeqLen));
+    c.fail("kv_cache.shape[2]", "is " + std::to_string(md.kvCacheShape[2]) +
+                                    ", expected model.max_seq_len = " +
+                                    std::to_string(md.maxSeqLen));
   // 2^46 floats (256 TiB) is beyond any machine; the bound keeps the byte
   // count computed by the loader far from overflow.
   const uint64_t maxElements = uint64_t(1) << 46;

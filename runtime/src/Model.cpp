@@ -34,8 +34,8 @@ static void mapWeights(const ArtifactMetadata &md, void *&map, size_t &bytes) {
   if (static_cast<int64_t>(st.st_size) != md.weightsBytes) {
     ::close(fd);
     throw Error(md.weightsPath + ": size is " + std::to_string(st.st_size) +
-                " bytes but " + md.metadataPath + " says weights.bytes = " +
-                std::to_string(md.weightsBytes));
+                " bytes but " + md.metadataPath +
+                " says weights.bytes = " + std::to_string(md.weightsBytes));
   }
   bytes = static_cast<size_t>(md.weightsBytes);
   map = nullptr;
@@ -82,8 +82,8 @@ std::unique_ptr<Model> Model::open(const std::string &dir) {
   m->library = ::dlopen(md.libraryPath.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!m->library) {
     const char *why = ::dlerror();
-    throw Error(md.libraryPath + ": cannot load: " +
-                (why ? why : "unknown dlopen error"));
+    throw Error(md.libraryPath +
+                ": cannot load: " + (why ? why : "unknown dlopen error"));
   }
   ::dlerror();
   void *sym = ::dlsym(m->library, md.forwardSymbol.c_str());
@@ -114,10 +114,9 @@ void Model::forward(const int32_t *tokens, int64_t n, int64_t pos0,
   if (!tokens || !logits)
     throw Error("forward: tokens and logits must not be null");
   if (pos0 < 0 || pos0 > pos)
-    throw Error("forward: pos0 = " + std::to_string(pos0) +
-                " is outside [0, " + std::to_string(pos) +
-                "] (the KV cache holds positions below " + std::to_string(pos) +
-                " only)");
+    throw Error("forward: pos0 = " + std::to_string(pos0) + " is outside [0, " +
+                std::to_string(pos) + "] (the KV cache holds positions below " +
+                std::to_string(pos) + " only)");
   if (pos0 + n > md.maxSeqLen)
     throw Error("forward: pos0 + n = " + std::to_string(pos0 + n) +
                 " exceeds max_seq_len = " + std::to_string(md.maxSeqLen));
@@ -135,8 +134,7 @@ void Model::forward(const int32_t *tokens, int64_t n, int64_t pos0,
   static int8_t emptyWeights[64];
   int8_t *weights =
       weightsMap ? static_cast<int8_t *>(weightsMap) : emptyWeights;
-  auto weightDesc =
-      makeDenseDescriptor<int8_t, 1>(weights, {md.weightsBytes});
+  auto weightDesc = makeDenseDescriptor<int8_t, 1>(weights, {md.weightsBytes});
   const std::vector<int64_t> &s = md.kvCacheShape;
   auto kvDesc =
       makeDenseDescriptor<float, 5>(kvCache, {s[0], s[1], s[2], s[3], s[4]});

@@ -1,6 +1,7 @@
 //===- Npy.cpp - Writing NumPy .npy files -----------------------*- C++ -*-===//
 //
-// Format: https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html
+// Format:
+// https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html
 // "\x93NUMPY", version 1.0, a little-endian uint16 header length, then a
 // Python dict literal padded with spaces and ended by '\n' so that the data
 // starts at a multiple of 64 bytes.
@@ -25,11 +26,10 @@ static bool hostIsLittleEndian() {
 }
 
 std::string npyHeaderF32(int64_t rows, int64_t cols) {
-  std::string dict = std::string("{'descr': '") +
-                     (hostIsLittleEndian() ? "<f4" : ">f4") +
-                     "', 'fortran_order': False, 'shape': (" +
-                     std::to_string(rows) + ", " + std::to_string(cols) +
-                     "), }";
+  std::string dict =
+      std::string("{'descr': '") + (hostIsLittleEndian() ? "<f4" : ">f4") +
+      "', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
+      std::to_string(cols) + "), }";
   const size_t prefix = 10; // magic (6) + version (2) + length (2)
   size_t total = prefix + dict.size() + 1; // + '\n'
   total = (total + 63) / 64 * 64;
@@ -44,8 +44,8 @@ std::string npyHeaderF32(int64_t rows, int64_t cols) {
 void writeNpyF32(const std::string &path, const float *data, int64_t rows,
                  int64_t cols) {
   if (rows < 0 || cols < 0)
-    throw Error(path + ": invalid array shape [" + std::to_string(rows) +
-                ", " + std::to_string(cols) + "]");
+    throw Error(path + ": invalid array shape [" + std::to_string(rows) + ", " +
+                std::to_string(cols) + "]");
   if (!data && rows * cols > 0)
     throw Error(path + ": no data to write");
   FILE *f = std::fopen(path.c_str(), "wb");

@@ -32,9 +32,7 @@ uint64_t Rng::next() {
   return state * 0x2545F4914F6CDD1Dull;
 }
 
-double Rng::uniform() {
-  return static_cast<double>(next() >> 11) * 0x1.0p-53;
-}
+double Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
 Sampler::Sampler(const SamplerConfig &config, int64_t vocabSize)
     : config(config), vocab(vocabSize), rng(config.seed) {
@@ -83,8 +81,8 @@ int32_t Sampler::sample(const float *logits) {
     return argmax(logits, vocab);
   for (int64_t i = 0; i < vocab; ++i) {
     float v = logits[i];
-    probs[i] = std::isnan(v) ? 0.0f
-                             : std::exp((v - maxLogit) / config.temperature);
+    probs[i] =
+        std::isnan(v) ? 0.0f : std::exp((v - maxLogit) / config.temperature);
   }
 
   bool limitK = config.topK > 0 && config.topK < vocab;

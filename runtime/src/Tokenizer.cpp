@@ -66,7 +66,8 @@ std::unique_ptr<Tokenizer> Tokenizer::load(const std::string &path,
     const std::string &p = t->pieces[i];
     if (p.size() == 6 && p.compare(0, 3, "<0x") == 0 && p[5] == '>' &&
         hexDigit(p[3]) >= 0 && hexDigit(p[4]) >= 0)
-      t->byteValue[i] = static_cast<int16_t>(hexDigit(p[3]) * 16 + hexDigit(p[4]));
+      t->byteValue[i] =
+          static_cast<int16_t>(hexDigit(p[3]) * 16 + hexDigit(p[4]));
   }
   // A longer file means the vocabulary size from the metadata is wrong, and
   // every id past it would be unreachable: better to say so now.

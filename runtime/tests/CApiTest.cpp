@@ -70,9 +70,11 @@ TEST(CApiTest, NullArgumentsAreErrors) {
   // A null error pointer is allowed.
   EXPECT_NE(llmc_model_open(nullptr, &model, nullptr), 0);
   EXPECT_NE(llmc_tokenizer_open("x", 8, nullptr, &error), 0);
-  EXPECT_EQ(take(error), "llmc_tokenizer_open: argument 'out' must not be null");
+  EXPECT_EQ(take(error),
+            "llmc_tokenizer_open: argument 'out' must not be null");
   EXPECT_NE(llmc_npy_write_f32(nullptr, nullptr, 0, 0, &error), 0);
-  EXPECT_EQ(take(error), "llmc_npy_write_f32: argument 'path' must not be null");
+  EXPECT_EQ(take(error),
+            "llmc_npy_write_f32: argument 'path' must not be null");
   // Closing null handles is a no-op.
   llmc_model_close(nullptr);
   llmc_tokenizer_close(nullptr);
@@ -165,8 +167,11 @@ TEST(CApiTest, ForwardArgumentChecks) {
   expectError([&] { m.forward(nullptr, 1, 0, logits.data()); },
               "forward: tokens and logits must not be null");
   expectError([&] { m.forwardLast({}); }, "forward: n must be >= 1, got 0");
-  expectError([&] { m.forwardLast({0, 1, 2, 3, 4}); },
-              "forward: n = 5 exceeds max_seq_len = 4");
+  expectError(
+      [&] {
+        m.forwardLast({0, 1, 2, 3, 4});
+      },
+      "forward: n = 5 exceeds max_seq_len = 4");
   EXPECT_EQ(m.position(), 0);
 
   expectError([&] { llmc::Tokenizer::forModel(m); },
@@ -175,8 +180,11 @@ TEST(CApiTest, ForwardArgumentChecks) {
   llmc::Sampler s({}, 8);
   expectError([&] { llmc::generate(m, s, {}, 4); },
               "generate: the prompt is empty (it needs at least one token)");
-  expectError([&] { llmc::generate(m, s, {0, 1, 2, 3, 4}, 4); },
-              "generate: the prompt has 5 tokens but max_seq_len is 4");
+  expectError(
+      [&] {
+        llmc::generate(m, s, {0, 1, 2, 3, 4}, 4);
+      },
+      "generate: the prompt has 5 tokens but max_seq_len is 4");
   expectError([&] { llmc::generate(m, s, {0}, -1); },
               "generate: max_tokens must be >= 0, got -1");
 }

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Error.h"
 #include "Npy.h"
+#include "Error.h"
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>
@@ -56,8 +56,7 @@ TEST(NpyTest, WritesHeaderAndData) {
   std::string expected =
       "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 5), }";
   EXPECT_EQ(p.dict.substr(0, expected.size()), expected);
-  EXPECT_EQ(p.dict.find_first_not_of(' ', expected.size()),
-            p.dict.size() - 1);
+  EXPECT_EQ(p.dict.find_first_not_of(' ', expected.size()), p.dict.size() - 1);
   ASSERT_EQ(file.size(), p.dataOffset + data.size() * 4);
   std::vector<float> back(data.size());
   std::memcpy(back.data(), file.data() + p.dataOffset, back.size() * 4);

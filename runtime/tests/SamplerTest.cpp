@@ -1,7 +1,7 @@
 //===- SamplerTest.cpp - Tests of token sampling ----------------*- C++ -*-===//
 
-#include "Error.h"
 #include "Sampler.h"
+#include "Error.h"
 
 #include <gtest/gtest.h>
 

@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Tokenizer.h"
 #include "Error.h"
 #include "TestUtil.h"
-#include "Tokenizer.h"
 
 #include <gtest/gtest.h>
 
@@ -61,7 +61,8 @@ makeTokenizer(const TempDir &dir,
               const std::vector<std::pair<std::string, float>> &extra) {
   auto vocab = baseVocab(extra);
   writeFile(dir.file("tok.bin"), tokenizerFile(vocab));
-  return Tokenizer::load(dir.file("tok.bin"), static_cast<int64_t>(vocab.size()));
+  return Tokenizer::load(dir.file("tok.bin"),
+                         static_cast<int64_t>(vocab.size()));
 }
 
 std::string loadError(const std::string &path, int64_t vocabSize) {
@@ -88,8 +89,14 @@ TEST(TokenizerTest, MergesHighestScoreFirst) {
   TempDir dir;
   // ids: 259 " ", 260 "a", 261 "b", 262 "c", 263 "ab", 264 "bc", 265 "abc",
   //      266 " a"
-  auto t = makeTokenizer(dir, {{" ", -1}, {"a", -1}, {"b", -1}, {"c", -1},
-                               {"ab", 1}, {"bc", 2}, {"abc", 0}, {" a", 0.5}});
+  auto t = makeTokenizer(dir, {{" ", -1},
+                               {"a", -1},
+                               {"b", -1},
+                               {"c", -1},
+                               {"ab", 1},
+                               {"bc", 2},
+                               {"abc", 0},
+                               {" a", 0.5}});
   // " abc": of the pairs " a" (0.5), "ab" (1), "bc" (2), "bc" merges first;
   // then " a" (0.5) beats "abc" (0); " abc" is no token.
   EXPECT_EQ(t->encode("abc", false), (Ids{266, 264}));
@@ -172,7 +179,7 @@ std::unique_ptr<Tokenizer> sharedTokenizer(const char *name, int64_t vocab) {
 #define REQUIRE_SHARED_TOKENIZER(var, name, vocab)                             \
   auto var = sharedTokenizer(name, vocab);                                     \
   if (!var)                                                                    \
-    GTEST_SKIP() << name << " not found in '" << llmc::test::modelsDir()      \
+    GTEST_SKIP() << name << " not found in '" << llmc::test::modelsDir()       \
                  << "' (set LLMC_MODELS_DIR to the shared models folder)";
 
 // The expected ids below were computed once with an independent Python
@@ -194,37 +201,44 @@ TEST(TokenizerTest, Tok512KnownEncodings) {
   EXPECT_EQ(t->encode("h\xC3\xA9llo \xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E "
                       "\xF0\x9F\x99\x82",
                       true),
-            (Ids{1, 270, 485, 306, 414, 410, 233, 154, 168, 233, 159, 175, 235,
-                 173, 161, 410, 243, 162, 156, 133}));
+            (Ids{1,   270, 485, 306, 414, 410, 233, 154, 168, 233,
+                 159, 175, 235, 173, 161, 410, 243, 162, 156, 133}));
   EXPECT_EQ(t->encode("  two  spaces", true),
             (Ids{1, 410, 410, 259, 424, 414, 410, 262, 427, 412, 331, 419}));
 }
 
 TEST(TokenizerTest, Llama2KnownEncodings) {
   REQUIRE_SHARED_TOKENIZER(t, "tokenizer.bin", 32000);
-  EXPECT_EQ(t->encode("Once upon a time", true), (Ids{1, 9038, 2501, 263, 931}));
+  EXPECT_EQ(t->encode("Once upon a time", true),
+            (Ids{1, 9038, 2501, 263, 931}));
   EXPECT_EQ(t->encode("Hello, world!", true),
             (Ids{1, 15043, 29892, 3186, 29991}));
   EXPECT_EQ(t->encode("The cat sat on the mat.\nIt was happy.", true),
-            (Ids{1, 450, 6635, 3290, 373, 278, 1775, 29889, 13, 3112, 471,
-                 9796, 29889}));
+            (Ids{1, 450, 6635, 3290, 373, 278, 1775, 29889, 13, 3112, 471, 9796,
+                 29889}));
   EXPECT_EQ(t->encode("h\xC3\xA9llo \xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E "
                       "\xF0\x9F\x99\x82",
                       true),
-            (Ids{1, 298, 3610, 417, 29871, 30325, 30346, 30968, 29871, 243,
-                 162, 156, 133}));
-  EXPECT_EQ(t->encode("  two  spaces", true),
-            (Ids{1, 259, 1023, 29871, 8162}));
+            (Ids{1, 298, 3610, 417, 29871, 30325, 30346, 30968, 29871, 243, 162,
+                 156, 133}));
+  EXPECT_EQ(t->encode("  two  spaces", true), (Ids{1, 259, 1023, 29871, 8162}));
 }
 
-const char *kRoundTripTexts[] = {
-    "Once upon a time, there was a little girl named Lily.",
-    "Hello, world!\nTabs\tand  double  spaces, punctuation: ;'\"[]{}!?~`",
-    "  leading and trailing spaces  ",
-    "0123456789 +-*/=<>",
-    "caf\xC3\xA9 na\xC3\xAFve \xC3\xBC\xC3\x9F", // café naïve üß
-    "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E\xE3\x81\xAE\xE6\x96\x87", // 日本語の文
-    "emoji \xF0\x9F\x99\x82\xF0\x9F\x9A\x80 done",                   // 🙂🚀
+const char
+    *
+        kRoundTripTexts
+            [] =
+                {
+                    "Once upon a time, there was a little girl named Lily.",
+                    "Hello, world!\nTabs\tand  double  spaces, punctuation: "
+                    ";'\"[]{}!?~`",
+                    "  leading and trailing spaces  ",
+                    "0123456789 +-*/=<>",
+                    "caf\xC3\xA9 na\xC3\xAFve \xC3\xBC\xC3\x9F", // café naïve
+                                                                 // üß
+                    "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E\xE3\x81\xAE\xE6\x96"
+                    "\x87", // 日本語の文
+                    "emoji \xF0\x9F\x99\x82\xF0\x9F\x9A\x80 done", // 🙂🚀
 };
 
 void expectRoundTrips(const Tokenizer &t) {

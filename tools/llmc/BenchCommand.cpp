@@ -1,4 +1,5 @@
-//===- BenchCommand.cpp - llmc bench: measure an artifact's speed -*- C++ -*-===//
+//===- BenchCommand.cpp - llmc bench: time an artifact ---------*- C++ -*-===//
+//-*-===//
 //
 // Prefill and decode are timed separately because they stress different
 // things (one large batched call versus many single-token calls). Each is run
@@ -85,10 +86,9 @@ int bench(const BenchOptions &opts) {
   if (promptLen < 0)
     promptLen = std::max<int64_t>(1, std::min<int64_t>(32, maxSeq / 4));
   if (promptLen > maxSeq)
-    throw CommandError("--prompt-len",
-                       std::to_string(promptLen) +
-                           " exceeds the model's max_seq_len " +
-                           std::to_string(maxSeq));
+    throw CommandError("--prompt-len", std::to_string(promptLen) +
+                                           " exceeds the model's max_seq_len " +
+                                           std::to_string(maxSeq));
   int64_t gen = opts.gen;
   if (gen < 0) {
     gen = std::min<int64_t>(64, maxSeq - promptLen);

@@ -93,8 +93,8 @@ inline int64_t parseInteger(const Option &o, int64_t min, int64_t max,
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc() || end != s.data() + s.size() || v < min ||
       v > max)
-    throw CommandError(o.name,
-                       std::string("expected ") + expected + ", got '" + s + "'");
+    throw CommandError(o.name, std::string("expected ") + expected + ", got '" +
+                                   s + "'");
   return v;
 }
 
@@ -118,8 +118,8 @@ inline double parseNumber(const Option &o, double min, double max, bool minOpen,
   bool ok = !s.empty() && ec == std::errc() && end == s.data() + s.size() &&
             std::isfinite(v) && (minOpen ? v > min : v >= min) && v <= max;
   if (!ok)
-    throw CommandError(o.name,
-                       std::string("expected ") + expected + ", got '" + s + "'");
+    throw CommandError(o.name, std::string("expected ") + expected + ", got '" +
+                                   s + "'");
   return v;
 }
 

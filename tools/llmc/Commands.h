@@ -1,4 +1,5 @@
-//===- Commands.h - Entry points of the llmc runtime subcommands -*- C++ -*-===//
+//===- Commands.h - Entry points of llmc run and bench ---------*- C++ -*-===//
+//-*-===//
 //
 // `llmc run` and `llmc bench` execute compiled artifacts through the runtime's
 // C++ API only, so they link without MLIR or LLVM. The llmc driver dispatches

@@ -1,4 +1,5 @@
-//===- RunCommand.cpp - llmc run: generate text from an artifact -*- C++ -*-===//
+//===- RunCommand.cpp - llmc run: generate text ----------------*- C++ -*-===//
+//-*-===//
 //
 // stdout carries only the generated text (or ids with --print-ids), flushed
 // per token, so that the output can be piped and compared in tests; every
@@ -11,7 +12,9 @@
 
 #include "llmc/runtime.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <unistd.h>
@@ -60,12 +63,11 @@ struct RunOptions {
 RunOptions parseRunOptions(int argc, char **argv) {
   std::vector<Option> options;
   std::vector<std::string> positional;
-  scanArguments(argc, argv,
-                {"--prompt", "--max-tokens", "--temperature", "--top-k",
-                 "--top-p", "--seed", "--dump-logits", "--prompt-ids",
-                 "--dump-prompt-logits"},
-                {"--print-ids", "--verbose", "--help", "-h"}, options,
-                positional);
+  scanArguments(
+      argc, argv,
+      {"--prompt", "--max-tokens", "--temperature", "--top-k", "--top-p",
+       "--seed", "--dump-logits", "--prompt-ids", "--dump-prompt-logits"},
+      {"--print-ids", "--verbose", "--help", "-h"}, options, positional);
   RunOptions r;
   for (const Option &o : options) {
     if (o.name == "--help" || o.name == "-h") {
@@ -81,8 +83,8 @@ RunOptions parseRunOptions(int argc, char **argv) {
     else if (o.name == "--max-tokens")
       r.maxTokens = parseInteger(o, 0, INT32_MAX, "a non-negative integer");
     else if (o.name == "--temperature")
-      r.sampling.temperature = static_cast<float>(
-          parseNumber(o, 0, 1e6, false, "a number >= 0"));
+      r.sampling.temperature =
+          static_cast<float>(parseNumber(o, 0, 1e6, false, "a number >= 0"));
     else if (o.name == "--top-k")
       r.sampling.topK = static_cast<int32_t>(
           parseInteger(o, 0, INT32_MAX, "a non-negative integer"));
@@ -120,7 +122,22 @@ void writePiece(std::string_view piece) {
   std::fwrite(piece.data(), 1, piece.size(), stdout);
 }
 
+/// Fails early, before a long generation, if `path` cannot be created.
+void checkWritable(const std::string &path) {
+  if (path.empty())
+    return;
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  if (dir.empty())
+    dir = "/";
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw CommandError(path, "cannot open for writing: " +
+                                 std::string(std::strerror(errno)));
+}
+
 int run(const RunOptions &opts) {
+  checkWritable(opts.dumpLogits);
+  checkWritable(opts.dumpPromptLogits);
   llmc::Model model = llmc::Model::open(opts.dir);
   const int64_t vocab = model.vocabSize();
 
@@ -190,8 +207,8 @@ int run(const RunOptions &opts) {
     llmc::writeNpy(opts.dumpPromptLogits, promptLogits.data(),
                    stats.prompt_tokens, vocab);
   if (!opts.dumpLogits.empty())
-    llmc::writeNpy(opts.dumpLogits, tokenLogits.data(),
-                   stats.generated_tokens, vocab);
+    llmc::writeNpy(opts.dumpLogits, tokenLogits.data(), stats.generated_tokens,
+                   vocab);
 
   if (opts.verbose) {
     auto rate = [](int64_t n, double s) { return s > 0 ? n / s : 0.0; };

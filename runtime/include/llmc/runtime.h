@@ -76,8 +76,8 @@ int llmc_model_forward(llmc_model *model, const int32_t *tokens, int64_t n,
 
 /** Convenience: forward at the current position and copy only the logits of
  *  the last token to `logits` ([vocab_size] floats). */
-int llmc_model_forward_last(llmc_model *model, const int32_t *tokens,
-                            int64_t n, float *logits, char **error);
+int llmc_model_forward_last(llmc_model *model, const int32_t *tokens, int64_t n,
+                            float *logits, char **error);
 
 /** Forgets the cached context: the position becomes 0. The cache memory is
  *  not cleared; the next forward call overwrites what it reads. */
@@ -96,8 +96,8 @@ int llmc_tokenizer_open(const char *path, int64_t vocab_size,
                         llmc_tokenizer **out, char **error);
 
 /** Loads the tokenizer of an artifact; fails if the artifact has none. */
-int llmc_tokenizer_open_for_model(const llmc_model *model,
-                                  llmc_tokenizer **out, char **error);
+int llmc_tokenizer_open_for_model(const llmc_model *model, llmc_tokenizer **out,
+                                  char **error);
 
 /** Frees a tokenizer. */
 void llmc_tokenizer_close(llmc_tokenizer *tokenizer);
@@ -187,8 +187,8 @@ typedef struct llmc_generate_stats {
  *  until max_tokens tokens were generated, an EOS id was generated, or the
  *  context (max_seq_len) is full. `stats` may be NULL. */
 int llmc_generate(llmc_model *model, llmc_sampler *sampler,
-                  const int32_t *prompt, int64_t num_prompt,
-                  int64_t max_tokens, const llmc_generate_callbacks *callbacks,
+                  const int32_t *prompt, int64_t num_prompt, int64_t max_tokens,
+                  const llmc_generate_callbacks *callbacks,
                   llmc_generate_stats *stats, char **error);
 
 /*===---------------------------- .npy ------------------------------------===*/

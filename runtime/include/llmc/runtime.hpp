@@ -133,9 +133,8 @@ public:
     std::vector<int32_t> ids(text.size() + 3);
     size_t n = 0;
     char *error = nullptr;
-    detail::check(llmc_tokenizer_encode(get(), text.data(), text.size(),
-                                        addBos, ids.data(), ids.size(), &n,
-                                        &error),
+    detail::check(llmc_tokenizer_encode(get(), text.data(), text.size(), addBos,
+                                        ids.data(), ids.size(), &n, &error),
                   error);
     ids.resize(n);
     return ids;
@@ -146,9 +145,9 @@ public:
     const char *piece = nullptr;
     size_t length = 0;
     char *error = nullptr;
-    detail::check(llmc_tokenizer_decode(get(), prevToken, token, &piece,
-                                        &length, &error),
-                  error);
+    detail::check(
+        llmc_tokenizer_decode(get(), prevToken, token, &piece, &length, &error),
+        error);
     return {piece, length};
   }
 
@@ -237,8 +236,8 @@ inline llmc_generate_stats generate(Model &model, Sampler &sampler,
   llmc_generate_stats stats = {};
   char *error = nullptr;
   int status = llmc_generate(model.get(), sampler.get(), prompt.data(),
-                             static_cast<int64_t>(prompt.size()), maxTokens,
-                             &c, &stats, &error);
+                             static_cast<int64_t>(prompt.size()), maxTokens, &c,
+                             &stats, &error);
   if (context.failure) {
     llmc_string_free(error);
     std::rethrow_exception(context.failure);

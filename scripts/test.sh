@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Sets up and builds like demo.sh, then runs every test suite: lit (FileCheck),
+# the runtime's C++ unit tests (ctest), and the Python end-to-end tests
+# (pytest, against PyTorch and numpy oracles). Ends with "N passed, N failed".
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+"$ROOT/scripts/setup.sh" || { echo "0 passed, 1 failed"; exit 1; }
+
+REPORTS="$ROOT/build/test-reports"
+rm -rf "$REPORTS" && mkdir -p "$REPORTS"
+status=0
+
+echo "== lit"
+/usr/lib/llvm-22/bin/lit -sv "$ROOT/build/test" --xunit-xml-output "$REPORTS/lit.xml" || status=1
+
+echo "== ctest (runtime unit tests)"
+ctest --test-dir "$ROOT/build" --output-on-failure --output-junit "$REPORTS/ctest.xml" || status=1
+
+echo "== pytest (end-to-end)"
+(cd "$ROOT/test/e2e" && LLMC_REQUIRE_BIN=1 /usr/bin/python3 -m pytest -q \
+  --junitxml="$REPORTS/pytest.xml" .)
+rc=$?
+# pytest exits 5 when it collected nothing: that is a failure here too.
+[ $rc -eq 0 ] || status=1
+
+/usr/bin/python3 - "$REPORTS" <<'PY'
+import sys, glob, xml.etree.ElementTree as ET
+passed = failed = skipped = 0
+for path in glob.glob(sys.argv[1] + "/*.xml"):
+    for case in ET.parse(path).getroot().iter("testcase"):
+        kinds = {child.tag for child in case}
+        if kinds & {"failure", "error"}:
+            failed += 1
+        elif "skipped" in kinds:
+            skipped += 1
+        else:
+            passed += 1
+print(f"{passed} passed, {failed} failed, {skipped} skipped")
+PY
+exit $status
