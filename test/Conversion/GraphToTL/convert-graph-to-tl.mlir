@@ -1,0 +1,106 @@
+// RUN: llm-opt %s -convert-graph-to-tl -split-input-file | FileCheck %s
+
+// Params become views of the weight bytes at their blob offsets; the entry
+// point gets the C interface.
+// CHECK-LABEL: func.func @param
+// CHECK-SAME: (%[[W:[a-z0-9_]+]]: memref<?xi8>) -> memref<4x8xf32> attributes {llvm.emit_c_interface}
+// CHECK: %[[OFF:[a-z0-9_]+]] = arith.constant 256 : index
+// CHECK: memref.view %[[W]][%[[OFF]]][] : memref<?xi8> to memref<4x8xf32>
+func.func @param(%w: !graph.weights) -> tensor<4x8xf32> {
+  %0 = graph.param %w["p"] {blob_offset = 256 : i64} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// matmul: x[s, k] * w[n, k], a reduction over k with a zero init.
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME: (%[[X:[a-z0-9_]+]]: memref<?x8xf32>, %[[W:[a-z0-9_]+]]: memref<4x8xf32>)
+// CHECK: %[[OUT:[a-z0-9_]+]] = memref.alloc(%{{[a-z0-9_]+}}) {{.*}} : memref<?x4xf32>
+// CHECK: tl.for %[[S:[a-z0-9_]+]] = {{.*}} kind(parallel)
+// CHECK: tl.for %[[N:[a-z0-9_]+]] =
+// CHECK: tl.for %[[K:[a-z0-9_]+]] =
+// CHECK: tl.block "matmul" (%[[VS:[a-z0-9_]+]] = spatial %[[S]], %[[VN:[a-z0-9_]+]] = spatial %[[N]], %[[VK:[a-z0-9_]+]] = reduce %[[K]])
+// CHECK-SAME: reads(%[[X]][%[[VS]], %[[VK]]] : memref<?x8xf32>, %[[W]][%[[VN]], %[[VK]]] : memref<4x8xf32>, %[[OUT]][%[[VS]], %[[VN]]] : memref<?x4xf32>)
+// CHECK-SAME: writes(%[[OUT]][%[[VS]], %[[VN]]] : memref<?x4xf32>) init {
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: return %[[OUT]]
+func.func @matmul(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> tensor<?x4xf32> {
+  %0 = graph.matmul %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// rms_norm: a sum-of-squares reduction per row, then the scaling.
+// CHECK-LABEL: func.func @rms_norm
+// CHECK: tl.block "rms_norm_sumsq" ({{.*}} = spatial {{.*}}, {{.*}} = reduce {{.*}})
+// CHECK: tl.block "rms_norm_scale"
+// CHECK: math.sqrt
+func.func @rms_norm(%x: tensor<?x8xf32>, %g: tensor<8xf32>) -> tensor<?x8xf32> {
+  %0 = graph.rms_norm %x, %g {eps = 1.0e-5 : f32} : tensor<?x8xf32>, tensor<8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+// A bias broadcast over rows reads the bias at the trailing index only.
+// CHECK-LABEL: func.func @add_bias
+// CHECK-SAME: (%[[X:[a-z0-9_]+]]: memref<?x8xf32>, %[[B:[a-z0-9_]+]]: memref<8xf32>)
+// CHECK: tl.block "add" (%[[I:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[J:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}) reads(%[[X]][%[[I]], %[[J]]] : memref<?x8xf32>, %[[B]][%[[J]]] : memref<8xf32>)
+func.func @add_bias(%x: tensor<?x8xf32>, %b: tensor<8xf32>) -> tensor<?x8xf32> {
+  %0 = graph.add %x, %b : tensor<?x8xf32>, tensor<8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+// Interleaved RoPE pairs (2i, 2i+1) of each head; half pairs (i, i + d/2).
+// CHECK-LABEL: func.func @rope
+// CHECK: tl.block "rope" (%[[S:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[H:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[I:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}) reads(%{{[a-z0-9_]+}}[%[[S]], %[[H]] * 4 + %[[I]] * 2] : memref<?x8xf32>, %{{[a-z0-9_]+}}[%[[S]], %[[H]] * 4 + %[[I]] * 2 + 1] : memref<?x8xf32>)
+// CHECK: math.powf
+// CHECK: math.cos
+// CHECK: math.sin
+// CHECK: tl.block "rope" (%[[S2:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[H2:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[I2:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}) reads(%{{[a-z0-9_]+}}[%[[S2]], %[[H2]] * 4 + %[[I2]]] : memref<?x8xf32>, %{{[a-z0-9_]+}}[%[[S2]], %[[H2]] * 4 + %[[I2]] + 2] : memref<?x8xf32>)
+func.func @rope(%x: tensor<?x8xf32>, %p: index) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
+  %0 = graph.rope %x, %p {head_dim = 4 : i64, theta = 1.0e4 : f64, style = #graph.rope_style<interleaved>} : tensor<?x8xf32>
+  %1 = graph.rope %x, %p {head_dim = 4 : i64, theta = 1.0e4 : f64, style = #graph.rope_style<half>} : tensor<?x8xf32>
+  return %0, %1 : tensor<?x8xf32>, tensor<?x8xf32>
+}
+
+// -----
+
+!cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
+// Attention writes this call's keys/values into its layer of the cache, then
+// reads query head h's KV head h floordiv 2 over the causal context.
+// CHECK-LABEL: func.func @attention
+// CHECK-SAME: %[[CACHE:[a-z0-9]+]]: memref<2x2x16x2x4xf32>
+// CHECK: tl.block "kv_store" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[P:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[KH:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[D:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// CHECK-SAME: writes(%[[CACHE]][1, 0, %[[P]], %[[KH]], %[[D]]] : memref<2x2x16x2x4xf32>, %[[CACHE]][1, 1, %[[P]], %[[KH]], %[[D]]] : memref<2x2x16x2x4xf32>)
+// CHECK: tl.block "attention_scores" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[H:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[T:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[D2:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}})
+// CHECK-SAME: %[[CACHE]][1, 0, %[[T]], %[[H]] floordiv 2, %[[D2]]]
+// CHECK: tl.block "softmax_max"
+// CHECK: arith.maxnumf
+// CHECK: tl.block "softmax_exp"
+// CHECK: math.exp
+// CHECK: tl.block "softmax_sum"
+// CHECK: tl.block "attention_values"
+// CHECK-SAME: %[[CACHE]][1, 1,
+func.func @attention(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) -> tensor<?x16xf32> {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
+// Reshapes are views, not copies.
+// CHECK-LABEL: func.func @reshape
+// CHECK-NOT: memref.alloc
+// CHECK: memref.expand_shape %{{[a-z0-9_]+}} {{\[}}[0], [1, 2]] output_shape [%{{[a-z0-9_]+}}, 4, 4]
+// CHECK: memref.collapse_shape %{{[a-z0-9_]+}} {{\[}}[0], [1, 2]]
+func.func @reshape(%x: tensor<?x16xf32>) -> tensor<?x16xf32> {
+  %0 = graph.reshape %x : tensor<?x16xf32> -> tensor<?x4x4xf32>
+  %1 = graph.reshape %0 : tensor<?x4x4xf32> -> tensor<?x16xf32>
+  return %1 : tensor<?x16xf32>
+}

@@ -1,0 +1,40 @@
+// RUN: llm-opt %s -convert-tl-to-scf | FileCheck %s
+
+// Blocks are inlined: iteration variables become their bound values, affine
+// accesses become index arithmetic and memref accesses, and the init runs
+// under an scf.if when the reduction variable is zero.
+// CHECK-LABEL: func.func @reduce
+// CHECK-SAME: (%[[X:.+]]: memref<?x8xf32>, %[[Y:.+]]: memref<?xf32>)
+// CHECK-NOT: tl.
+// CHECK: scf.for %[[I:.+]] =
+// CHECK: scf.for %[[K:.+]] =
+// CHECK: %[[FIRST:.+]] = arith.cmpi eq, %[[K]], %{{.*}} : index
+// CHECK: scf.if %[[FIRST]] {
+// CHECK:   memref.store %{{.*}}, %[[Y]][%[[I]]]
+// CHECK: }
+// CHECK: %[[IDX:.+]] = arith.addi %[[K]], %{{.*}} : index
+// CHECK: memref.load %[[X]][%[[I]], %[[IDX]]]
+// CHECK: memref.load %[[Y]][%[[I]]]
+// CHECK: memref.store %{{.*}}, %[[Y]][%[[I]]]
+func.func @reduce(%x: memref<?x8xf32>, %y: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c7 = arith.constant 7 : index
+  %n = memref.dim %x, %c0 : memref<?x8xf32>
+  tl.for %i = %c0 to %n step %c1 kind(parallel) {
+    tl.for %k = %c0 to %c7 step %c1 {
+      tl.block "shifted_sum" (%vi = spatial %i, %vk = reduce %k)
+          reads(%x[%vi, %vk + 1] : memref<?x8xf32>, %y[%vi] : memref<?xf32>)
+          writes(%y[%vi] : memref<?xf32>) init {
+        %z = arith.constant 0.0 : f32
+        affine.store %z, %y[%vi] : memref<?xf32>
+      } {
+        %a = affine.load %x[%vi, %vk + 1] : memref<?x8xf32>
+        %s = affine.load %y[%vi] : memref<?xf32>
+        %r = arith.addf %a, %s : f32
+        affine.store %r, %y[%vi] : memref<?xf32>
+      }
+    }
+  }
+  return
+}
