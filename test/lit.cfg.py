@@ -15,5 +15,11 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "e2e"]
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llmc_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
-config.substitutions.append(("%models", os.environ.get(
-    "LLMC_MODELS_DIR", os.path.join(config.llmc_src_root, "..", "shared", "models"))))
+models = os.environ.get(
+    "LLMC_MODELS_DIR", os.path.join(config.llmc_src_root, "..", "shared", "models"))
+config.substitutions.append(("%models", models))
+# Tests of the real small models run only where they are present.
+if os.path.isfile(os.path.join(models, "stories260K.bin")):
+    config.available_features.add("models")
+else:
+    lit_config.note("models not found in %s: model tests are unsupported" % models)

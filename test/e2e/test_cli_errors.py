@@ -1,0 +1,100 @@
+"""Error paths of the `llmc` command line itself: each exits non-zero with a
+message naming what is wrong, and leaves nothing half-written behind."""
+import os
+
+import pytest
+
+import e2e_util
+import make_llama2c_model
+
+
+@pytest.fixture()
+def tiny_model(tmp_path):
+    path = tmp_path / "tiny.bin"
+    e2e_util.run([os.sys.executable, os.path.join(e2e_util.E2E_DIR, "tools", "make_llama2c_model.py"),
+                  "--out", path, "--seq-len", "32"], check=True)
+    return path
+
+
+def _fails(p, *needles):
+    assert 0 < p.returncode < 128, e2e_util.describe(p, "expected a clean failure")
+    for n in needles:
+        assert n in p.stderr, e2e_util.describe(p, "stderr does not mention %r" % n)
+
+
+def test_unknown_target(llmc, tmp_path, tiny_model):
+    p = e2e_util.run([llmc, "compile", tiny_model, "--target", "tpu", "-o", tmp_path / "ART"])
+    _fails(p, "unknown target 'tpu'")
+    assert not e2e_util.no_artifact_left(tmp_path)
+
+
+def test_missing_tokenizer(llmc, tmp_path, tiny_model):
+    p = e2e_util.run([llmc, "compile", tiny_model, "--tokenizer", tmp_path / "nope.bin",
+                      "-o", tmp_path / "ART"])
+    _fails(p, "nope.bin")
+    assert not e2e_util.no_artifact_left(tmp_path)
+
+
+def test_bad_max_seq_len(llmc, tmp_path, tiny_model):
+    p = e2e_util.run([llmc, "compile", tiny_model, "--max-seq-len", "-3", "-o", tmp_path / "ART"])
+    _fails(p, "--max-seq-len", "-3")
+
+
+def test_unknown_option_and_command(llmc, tmp_path, tiny_model):
+    _fails(e2e_util.run([llmc, "compile", tiny_model, "--frobnicate", "-o", tmp_path / "ART"]),
+           "--frobnicate")
+    _fails(e2e_util.run([llmc, "transmogrify"]), "transmogrify")
+    _fails(e2e_util.run([llmc, "compile", tiny_model]), "-o DIR")
+
+
+def test_refuses_to_overwrite_a_foreign_directory(llmc, tmp_path, tiny_model):
+    out = tmp_path / "ART"
+    out.mkdir()
+    (out / "precious.txt").write_text("keep me")
+    p = e2e_util.run([llmc, "compile", tiny_model, "-o", out])
+    _fails(p, "not an llmc artifact")
+    assert (out / "precious.txt").read_text() == "keep me"
+    assert sorted(os.listdir(tmp_path)) == sorted(["ART", "tiny.bin"])
+
+
+def test_recompile_replaces_an_artifact(llmc, tmp_path, tiny_model):
+    out = tmp_path / "ART"
+    e2e_util.run([llmc, "compile", tiny_model, "--max-seq-len", "16", "-o", out], check=True)
+    e2e_util.run([llmc, "compile", tiny_model, "--max-seq-len", "32", "-o", out], check=True)
+    import json
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["model"]["max_seq_len"] == 32
+    assert meta["kv_cache"]["shape"][2] == 32
+
+
+def test_graph_mlir_input_and_invalid_mlir(llmc, tmp_path, tiny_model):
+    """`llmc compile` accepts the graph IR that `llm-translate --import` prints,
+    and reports a located error for IR that does not parse."""
+    translate = os.path.join(e2e_util.bin_dir(), "llm-translate")
+    mlir = tmp_path / "model.mlir"
+    e2e_util.run([translate, "--import", tiny_model, "-o", mlir], check=True)
+    e2e_util.run([llmc, "compile", mlir, "-o", tmp_path / "ART"], check=True)
+    ids_ir = e2e_util.parse_ids(e2e_util.run(
+        [llmc, "run", tmp_path / "ART", "--prompt-ids", "1,2,3", "--max-tokens", "5", "--print-ids"],
+        check=True).stdout)
+    e2e_util.run([llmc, "compile", tiny_model, "-o", tmp_path / "ART2"], check=True)
+    ids_direct = e2e_util.parse_ids(e2e_util.run(
+        [llmc, "run", tmp_path / "ART2", "--prompt-ids", "1,2,3", "--max-tokens", "5", "--print-ids"],
+        check=True).stdout)
+    assert ids_ir == ids_direct and len(ids_ir) == 5
+
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("func.func @forward() {\n  %0 = graph.silu %x : tensor<4xf32>\n}\n")
+    p = e2e_util.run([llmc, "compile", bad, "-o", tmp_path / "ART3"])
+    _fails(p, "bad.mlir:2:")
+    assert not (tmp_path / "ART3").exists()
+
+
+def test_run_errors(llmc, tmp_path, tiny_model):
+    _fails(e2e_util.run([llmc, "run", tmp_path / "missing", "--prompt-ids", "1"]), "missing")
+    art = tmp_path / "ART"
+    e2e_util.run([llmc, "compile", tiny_model, "-o", art], check=True)
+    # No tokenizer in this artifact: a text prompt cannot be encoded.
+    _fails(e2e_util.run([llmc, "run", art, "--prompt", "hello", "--max-tokens", "2"]), "tokenizer")
+    _fails(e2e_util.run([llmc, "run", art, "--prompt-ids", "1", "--max-tokens", "x"]), "--max-tokens")
+    _fails(e2e_util.run([llmc, "run", art, "--prompt-ids", "99999", "--max-tokens", "2", "--print-ids"]), "99999")
