@@ -3,7 +3,7 @@
 
 #include "Dialect/Graph/IR/Graph.h"
 #include "Import/Import.h"
-#include "Pipeline/Pipelines.h"
+#include "Transforms/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/ScopeExit.h"

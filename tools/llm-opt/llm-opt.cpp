@@ -6,7 +6,7 @@
 // is `llm-opt model.mlir --pass-pipeline='builtin.module(llmc-compile{to=tl})'`.
 //
 //===----------------------------------------------------------------------===//
-#include "Pipeline/Pipelines.h"
+#include "Transforms/Pipelines.h"
 
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllPasses.h"

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Import/Import.h"
-#include "Pipeline/Pipelines.h"
+#include "Transforms/Pipelines.h"
 #include "Target/Artifact.h"
 
 #include "mlir/IR/Diagnostics.h"

@@ -12,7 +12,7 @@
 #include "Commands.h"
 
 #include "Import/Import.h"
-#include "Pipeline/Pipelines.h"
+#include "Transforms/Pipelines.h"
 #include "Target/Artifact.h"
 
 #include "mlir/IR/Diagnostics.h"

@@ -1,5 +1,5 @@
 //===- Pipelines.cpp - llmc's named compilation phases --------------------===//
-#include "Pipeline/Pipelines.h"
+#include "Transforms/Pipelines.h"
 
 #include "Conversion/Passes.h"
 #include "Dialect/Graph/IR/Graph.h"

@@ -1,6 +1,6 @@
 //===- Pipelines.h - llmc's named compilation phases ------------*- C++ -*-===//
-#ifndef LLMC_PIPELINE_PIPELINES_H
-#define LLMC_PIPELINE_PIPELINES_H
+#ifndef LLMC_TRANSFORMS_PIPELINES_H
+#define LLMC_TRANSFORMS_PIPELINES_H
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
@@ -33,4 +33,4 @@ void registerLLMCPasses();
 
 } // namespace llmc
 
-#endif // LLMC_PIPELINE_PIPELINES_H
+#endif // LLMC_TRANSFORMS_PIPELINES_H
