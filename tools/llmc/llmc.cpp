@@ -19,6 +19,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -47,38 +48,25 @@ static int compileMain(int argc, char **argv) {
   std::string model;
   llmc::ArtifactOptions options;
   llmc::ImportOptions importOptions;
+  std::string maxSeq;
   for (int i = 1; i < argc; ++i) {
     StringRef arg(argv[i]);
-    auto value = [&](StringRef flag) -> const char * {
-      if (i + 1 >= argc) {
-        fail("option " + flag + " needs a value");
-        return nullptr;
-      }
-      return argv[++i];
-    };
-    if (arg == "-o" || arg == "--output") {
-      const char *v = value(arg);
-      if (!v)
-        return 1;
-      options.outDir = v;
-    } else if (arg == "--tokenizer") {
-      const char *v = value(arg);
-      if (!v)
-        return 1;
-      options.tokenizer = v;
-    } else if (arg == "--target") {
-      const char *v = value(arg);
-      if (!v)
-        return 1;
-      options.target = v;
-    } else if (arg == "--max-seq-len") {
-      const char *v = value(arg);
-      if (!v)
-        return 1;
-      if (StringRef(v).getAsInteger(10, importOptions.maxSeqLen) ||
-          importOptions.maxSeqLen <= 0)
-        return fail(Twine("--max-seq-len: expected a positive integer, got '") +
-                    v + "'");
+    // Options that take a value, and where the value goes.
+    std::string *target = llvm::StringSwitch<std::string *>(arg)
+                              .Cases({"-o", "--output"}, &options.outDir)
+                              .Case("--tokenizer", &options.tokenizer)
+                              .Case("--target", &options.target)
+                              .Case("--max-seq-len", &maxSeq)
+                              .Default(nullptr);
+    if (target) {
+      if (i + 1 >= argc)
+        return fail("option " + arg + " needs a value");
+      *target = argv[++i];
+      if (target == &maxSeq &&
+          (StringRef(maxSeq).getAsInteger(10, importOptions.maxSeqLen) ||
+           importOptions.maxSeqLen <= 0))
+        return fail("--max-seq-len: expected a positive integer, got '" +
+                    maxSeq + "'");
     } else if (arg == "--keep-ir") {
       options.keepIR = true;
     } else if (arg == "-h" || arg == "--help") {
