@@ -745,6 +745,17 @@ struct ConvertGraphToTLPass
     if (failed(applyFullConversion(getOperation(), target, std::move(patterns))))
       return signalPassFailure();
 
+    // Block names are how schedules find blocks: make them unique per
+    // function ("matmul", "matmul_1", ...), in program order.
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      llvm::StringMap<unsigned> seen;
+      func.walk([&](tl::BlockOp block) {
+        unsigned n = seen[block.getName()]++;
+        if (n)
+          block.setName((block.getName() + "_" + llvm::Twine(n)).str());
+      });
+    }
+
     // Public functions are entry points: give them the C interface that the
     // runtime calls (docs/artifact.md).
     for (auto func : getOperation().getOps<func::FuncOp>())

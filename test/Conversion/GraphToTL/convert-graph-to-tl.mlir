@@ -57,12 +57,13 @@ func.func @add_bias(%x: tensor<?x8xf32>, %b: tensor<8xf32>) -> tensor<?x8xf32> {
 // -----
 
 // Interleaved RoPE pairs (2i, 2i+1) of each head; half pairs (i, i + d/2).
+// Block names are unique in a function: the second rope block is rope_1.
 // CHECK-LABEL: func.func @rope
 // CHECK: tl.block "rope" (%[[S:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[H:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[I:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}) reads(%{{[a-z0-9_]+}}[%[[S]], %[[H]] * 4 + %[[I]] * 2] : memref<?x8xf32>, %{{[a-z0-9_]+}}[%[[S]], %[[H]] * 4 + %[[I]] * 2 + 1] : memref<?x8xf32>)
 // CHECK: math.powf
 // CHECK: math.cos
 // CHECK: math.sin
-// CHECK: tl.block "rope" (%[[S2:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[H2:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[I2:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}) reads(%{{[a-z0-9_]+}}[%[[S2]], %[[H2]] * 4 + %[[I2]]] : memref<?x8xf32>, %{{[a-z0-9_]+}}[%[[S2]], %[[H2]] * 4 + %[[I2]] + 2] : memref<?x8xf32>)
+// CHECK: tl.block "rope_1" (%[[S2:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[H2:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[I2:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}) reads(%{{[a-z0-9_]+}}[%[[S2]], %[[H2]] * 4 + %[[I2]]] : memref<?x8xf32>, %{{[a-z0-9_]+}}[%[[S2]], %[[H2]] * 4 + %[[I2]] + 2] : memref<?x8xf32>)
 func.func @rope(%x: tensor<?x8xf32>, %p: index) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
   %0 = graph.rope %x, %p {head_dim = 4 : i64, theta = 1.0e4 : f64, style = #graph.rope_style<interleaved>} : tensor<?x8xf32>
   %1 = graph.rope %x, %p {head_dim = 4 : i64, theta = 1.0e4 : f64, style = #graph.rope_style<half>} : tensor<?x8xf32>

@@ -20,4 +20,23 @@ def TLReleaseBuffers : Pass<"tl-release-buffers", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def TLVectorize : Pass<"tl-vectorize", "mlir::func::FuncOp"> {
+  let summary = "Split and vectorize the innermost spatial loop of each block";
+  let description = [{
+    For every tl.block, in program order, whose innermost enclosing loop has a
+    constant extent that is a multiple of `width` and may run its iterations
+    independently (it binds only spatial variables and the block writes
+    distinct elements in distinct iterations): splits that loop by `width`
+    and marks the inner loop `vectorized`. It applies the same schedule
+    primitives (`split`, `vectorize`) as the Python schedule API, so the two
+    produce the same IR for the same decisions. Loops that do not qualify
+    are left alone.
+  }];
+  let options = [
+    Option<"width", "width", "int64_t", /*default=*/"8",
+           "vector width in elements">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 #endif // LLMC_DIALECT_TL_TRANSFORMS_PASSES_TD

@@ -1,0 +1,62 @@
+//===- Schedule.h - schedule primitives on tl loop nests --------*- C++ -*-===//
+//
+// The primitives that passes, the auto-scheduler and the Python schedule API
+// all drive, in the spirit of TVM's TIR schedule. Each checks its
+// preconditions first and, when one fails, emits an error located at the
+// offending op and returns failure without changing the IR.
+//
+// Loops are handles to tl.for ops. A primitive that replaces loops returns
+// the new ones; handles to replaced loops are invalid afterwards.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_DIALECT_TL_TRANSFORMS_SCHEDULE_H
+#define LLMC_DIALECT_TL_TRANSFORMS_SCHEDULE_H
+
+#include "Dialect/TL/IR/TL.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Support/LLVM.h"
+
+namespace llmc::tl {
+
+/// The tl.block named `name` under `root`; an error (at `root`) when there is
+/// none or more than one.
+mlir::FailureOr<BlockOp> getBlock(mlir::Operation *root, llvm::StringRef name);
+
+/// The tl.for loops enclosing `block`, outermost first.
+llvm::SmallVector<ForOp> getLoops(BlockOp block);
+
+/// Splits `loop` (normalised: lower bound 0, step 1) into `factors.size()`
+/// nested loops, outermost first. At most one factor may be -1, the first,
+/// and it is inferred as the ceiling of extent / product(other factors).
+/// Extents that do not divide evenly give the innermost loops a bound of
+/// min(factor, remaining), so no iteration runs out of range.
+mlir::FailureOr<llvm::SmallVector<ForOp>>
+split(mlir::RewriterBase &rewriter, ForOp loop, llvm::ArrayRef<int64_t> factors);
+
+/// Reorders the loops of a perfect nest: `order` lists every loop of a chain
+/// of directly nested loops, in the new order (outermost first). No loop's
+/// bounds may depend on another loop of the chain.
+mlir::FailureOr<llvm::SmallVector<ForOp>>
+reorder(mlir::RewriterBase &rewriter, llvm::ArrayRef<ForOp> order);
+
+/// Fuses directly nested, normalised loops (outermost first) into one loop
+/// over the product of their extents.
+mlir::FailureOr<ForOp> fuse(mlir::RewriterBase &rewriter,
+                            llvm::ArrayRef<ForOp> loops);
+
+/// Marks `loop` parallel: every block under it must bind the loop only to
+/// spatial variables, and write distinct elements in distinct iterations.
+mlir::LogicalResult parallel(ForOp loop);
+/// Marks an innermost loop with a constant extent vectorized (same data
+/// conditions as parallel).
+mlir::LogicalResult vectorize(ForOp loop);
+/// Marks a loop with a constant extent to be unrolled.
+mlir::LogicalResult unroll(ForOp loop);
+/// Binds `loop` to a GPU thread axis (threadIdx.{x,y,z} or blockIdx.{x,y,z});
+/// the data conditions of parallel apply.
+mlir::LogicalResult bind(ForOp loop, llvm::StringRef thread);
+
+} // namespace llmc::tl
+
+#endif // LLMC_DIALECT_TL_TRANSFORMS_SCHEDULE_H

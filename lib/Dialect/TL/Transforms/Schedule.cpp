@@ -1,0 +1,404 @@
+//===- Schedule.cpp - schedule primitives on tl loop nests ----------------===//
+#include "Dialect/TL/Transforms/Schedule.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace llmc::tl;
+
+//===----------------------------------------------------------------------===//
+// Queries
+//===----------------------------------------------------------------------===//
+
+FailureOr<BlockOp> llmc::tl::getBlock(Operation *root, StringRef name) {
+  SmallVector<BlockOp> found;
+  root->walk([&](BlockOp b) {
+    if (b.getName() == name)
+      found.push_back(b);
+  });
+  if (found.size() == 1)
+    return found.front();
+  if (found.empty())
+    return root->emitError("no tl.block named '") << name << "'";
+  InFlightDiagnostic diag = root->emitError("")
+                            << found.size() << " tl.blocks are named '" << name
+                            << "'";
+  for (BlockOp b : found)
+    diag.attachNote(b.getLoc()) << "one is here";
+  return diag;
+}
+
+SmallVector<ForOp> llmc::tl::getLoops(BlockOp block) {
+  SmallVector<ForOp> loops;
+  for (Operation *op = block->getParentOp(); op; op = op->getParentOp())
+    if (auto loop = dyn_cast<ForOp>(op))
+      loops.push_back(loop);
+  std::reverse(loops.begin(), loops.end());
+  return loops;
+}
+
+/// Loops with lower bound 0 and step 1: the form splits and fusions reason
+/// about.
+static LogicalResult checkNormalised(ForOp loop, StringRef primitive) {
+  if (getConstantIntValue(loop.getLowerBound()) != 0 ||
+      getConstantIntValue(loop.getStep()) != 1)
+    return loop.emitError(primitive)
+           << ": the loop must start at 0 with step 1";
+  return success();
+}
+
+/// True when `v` is `iv` or computed from it by ops inside `scope`.
+static bool dependsOn(Value v, Value iv, Operation *scope) {
+  SmallVector<Value> work = {v};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value cur = work.pop_back_val();
+    if (cur == iv)
+      return true;
+    if (!seen.insert(cur).second)
+      continue;
+    Operation *def = cur.getDefiningOp();
+    if (!def || !scope->isAncestor(def))
+      continue;
+    llvm::append_range(work, def->getOperands());
+  }
+  return false;
+}
+
+/// The chain of directly nested loops (sorted outermost first). Besides the
+/// next loop, a loop's body may hold only side-effect-free scalar ops (the
+/// index arithmetic that splits and fusions leave); makePerfect() moves
+/// those out of the way.
+static FailureOr<SmallVector<ForOp>> nestedChain(ArrayRef<ForOp> loopsIn,
+                                                 StringRef primitive) {
+  SmallVector<ForOp> chain(loopsIn.begin(), loopsIn.end());
+  llvm::sort(chain, [](ForOp a, ForOp b) {
+    return a->isProperAncestor(b);
+  });
+  for (size_t i = 0; i + 1 < chain.size(); ++i) {
+    if (chain[i + 1]->getParentOp() != chain[i])
+      return chain[i + 1].emitError(primitive)
+             << ": the loops must be directly nested";
+    for (Operation &op : chain[i].getBody()->without_terminator())
+      if (&op != chain[i + 1].getOperation() &&
+          (op.getNumRegions() || !isPure(&op)))
+        return op.emitError(primitive)
+               << ": the loops are not perfectly nested: this op sits "
+                  "between them";
+  }
+  return chain;
+}
+
+/// Moves the scalar ops between the loops of `chain`: those computed from a
+/// loop variable of the chain into the innermost body (in order, so they
+/// still dominate their uses), the others before the outermost loop. Call
+/// only after checking that no loop bound depends on a chain variable.
+static void makePerfect(RewriterBase &rw, MutableArrayRef<ForOp> chain) {
+  ForOp outer = chain.front(), inner = chain.back();
+  Operation *sinkPoint = &inner.getBody()->front();
+  for (size_t i = 0; i + 1 < chain.size(); ++i) {
+    SmallVector<Operation *> ops;
+    for (Operation &op : chain[i].getBody()->without_terminator())
+      if (&op != chain[i + 1].getOperation())
+        ops.push_back(&op);
+    for (Operation *op : ops) {
+      bool variant = llvm::any_of(op->getOperands(), [&](Value v) {
+        return llvm::any_of(chain, [&](ForOp l) {
+          return dependsOn(v, l.getInductionVar(), outer);
+        });
+      });
+      if (variant)
+        rw.moveOpBefore(op, sinkPoint);
+      else
+        rw.moveOpBefore(op, outer);
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// split
+//===----------------------------------------------------------------------===//
+
+/// Splits `loop` into (outer, inner) with an inner extent of `factor`.
+static std::pair<ForOp, ForOp> splitOnce(RewriterBase &rw, ForOp loop,
+                                         int64_t factor) {
+  Location loc = loop.getLoc();
+  rw.setInsertionPoint(loop);
+  Value ub = loop.getUpperBound();
+  Value f = arith::ConstantIndexOp::create(rw, loc, factor);
+  std::optional<int64_t> staticUb = getConstantIntValue(ub);
+  Value outerUb;
+  if (staticUb)
+    outerUb = arith::ConstantIndexOp::create(rw, loc,
+                                             llvm::divideCeil(*staticUb, factor));
+  else
+    outerUb = arith::CeilDivUIOp::create(rw, loc, ub, f);
+  LoopKind outerKind =
+      loop.getKind() == LoopKind::parallel ? LoopKind::parallel
+                                           : LoopKind::serial;
+  Value zero = arith::ConstantIndexOp::create(rw, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rw, loc, 1);
+  auto outer = ForOp::create(rw, loc, zero, outerUb, one, outerKind);
+  rw.setInsertionPoint(outer.getBody()->getTerminator());
+  Value base = arith::MulIOp::create(rw, loc, outer.getInductionVar(), f);
+  Value innerUb = f;
+  if (!staticUb || *staticUb % factor != 0) {
+    // The last outer iteration may be partial.
+    Value left = arith::SubIOp::create(rw, loc, ub, base);
+    innerUb = arith::MinUIOp::create(rw, loc, f, left);
+  }
+  auto inner = ForOp::create(rw, loc, zero, innerUb, one, LoopKind::serial);
+  rw.setInsertionPoint(inner.getBody()->getTerminator());
+  Value iv = arith::AddIOp::create(rw, loc, base, inner.getInductionVar());
+  Block *old = loop.getBody();
+  rw.eraseOp(old->getTerminator());
+  rw.inlineBlockBefore(old, inner.getBody()->getTerminator(), {iv});
+  rw.eraseOp(loop);
+  return {outer, inner};
+}
+
+FailureOr<SmallVector<ForOp>> llmc::tl::split(RewriterBase &rw, ForOp loop,
+                                              ArrayRef<int64_t> factors) {
+  if (failed(checkNormalised(loop, "split")))
+    return failure();
+  if (factors.size() < 2)
+    return loop.emitError("split: needs at least two factors");
+  for (size_t i = 0; i < factors.size(); ++i)
+    if (factors[i] <= 0 && !(i == 0 && factors[i] == -1))
+      return loop.emitError("split: factor ")
+             << i << " is " << factors[i]
+             << "; factors must be positive (only the first may be -1, "
+                "inferred)";
+  int64_t inner = 1;
+  for (int64_t f : factors.drop_front())
+    inner *= f;
+  if (std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound()))
+    if (factors[0] != -1 && factors[0] * inner < *ub)
+      return loop.emitError("split: factors cover ")
+             << factors[0] * inner << " iterations of a loop of " << *ub;
+  if (factors[0] != -1 &&
+      !getConstantIntValue(loop.getUpperBound()).has_value())
+    return loop.emitError("split: the extent is dynamic; give the first "
+                          "factor as -1 (inferred)");
+  SmallVector<ForOp> result;
+  ForOp rest = loop;
+  for (size_t i = 1; i < factors.size(); ++i) {
+    int64_t product = 1;
+    for (int64_t f : factors.drop_front(i))
+      product *= f;
+    auto [outer, innerLoop] = splitOnce(rw, rest, product);
+    result.push_back(outer);
+    rest = innerLoop;
+  }
+  result.push_back(rest);
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// reorder
+//===----------------------------------------------------------------------===//
+
+FailureOr<SmallVector<ForOp>> llmc::tl::reorder(RewriterBase &rw,
+                                                ArrayRef<ForOp> order) {
+  if (order.size() < 2)
+    return success(SmallVector<ForOp>(order.begin(), order.end()));
+  llvm::SmallSetVector<Operation *, 4> unique;
+  for (ForOp l : order)
+    if (!unique.insert(l))
+      return l.emitError("reorder: a loop is listed twice");
+  auto chain = nestedChain(order, "reorder");
+  if (failed(chain))
+    return failure();
+  // Bounds must not depend on any loop of the chain (they are moved).
+  for (ForOp l : *chain)
+    for (ForOp other : *chain)
+      for (Value bound : {l.getLowerBound(), l.getUpperBound(), l.getStep()})
+        if (other != l && dependsOn(bound, other.getInductionVar(),
+                                    (*chain)[0]))
+          return l.emitError("reorder: the bounds of this loop depend on "
+                             "another loop of the nest");
+  makePerfect(rw, *chain);
+  // Keep the op structure; move each loop's bounds, kind and variable to its
+  // new depth.
+  struct LoopInfo {
+    Value lb, ub, step;
+    LoopKindAttr kind;
+    StringAttr thread;
+    SmallVector<OpOperand *> uses;
+  };
+  SmallVector<LoopInfo> infos;
+  for (ForOp l : order) {
+    LoopInfo info{l.getLowerBound(), l.getUpperBound(), l.getStep(),
+                  l.getKindAttr(), l.getThreadAttr(), {}};
+    for (OpOperand &use : l.getInductionVar().getUses())
+      info.uses.push_back(&use);
+    infos.push_back(info);
+  }
+  for (size_t depth = 0; depth < chain->size(); ++depth) {
+    ForOp loop = (*chain)[depth];
+    const LoopInfo &info = infos[depth];
+    rw.modifyOpInPlace(loop, [&] {
+      loop->setOperands({info.lb, info.ub, info.step});
+      loop.setKindAttr(info.kind);
+      if (info.thread)
+        loop.setThreadAttr(info.thread);
+      else
+        loop.removeThreadAttr();
+    });
+    for (OpOperand *use : info.uses)
+      rw.modifyOpInPlace(use->getOwner(),
+                         [&] { use->set(loop.getInductionVar()); });
+  }
+  return *chain;
+}
+
+//===----------------------------------------------------------------------===//
+// fuse
+//===----------------------------------------------------------------------===//
+
+FailureOr<ForOp> llmc::tl::fuse(RewriterBase &rw, ArrayRef<ForOp> loops) {
+  if (loops.empty())
+    return failure();
+  if (loops.size() == 1)
+    return loops.front();
+  auto chain = nestedChain(loops, "fuse");
+  if (failed(chain))
+    return failure();
+  for (ForOp l : *chain) {
+    if (failed(checkNormalised(l, "fuse")))
+      return failure();
+    for (ForOp other : *chain)
+      if (other != l && dependsOn(l.getUpperBound(), other.getInductionVar(),
+                                  (*chain)[0]))
+        return l.emitError("fuse: the extent of this loop depends on another "
+                           "loop of the nest");
+  }
+  makePerfect(rw, *chain);
+  ForOp outer = (*chain)[0];
+  Location loc = outer.getLoc();
+  rw.setInsertionPoint(outer);
+  Value extent = outer.getUpperBound();
+  for (ForOp l : ArrayRef<ForOp>(*chain).drop_front())
+    extent = arith::MulIOp::create(rw, loc, extent, l.getUpperBound());
+  Value zero = arith::ConstantIndexOp::create(rw, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rw, loc, 1);
+  bool allParallel = llvm::all_of(*chain, [](ForOp l) {
+    return l.getKind() == LoopKind::parallel;
+  });
+  auto fused = ForOp::create(rw, loc, zero, extent, one,
+                             allParallel ? LoopKind::parallel
+                                         : LoopKind::serial);
+  rw.setInsertionPoint(fused.getBody()->getTerminator());
+  // Recover each loop's variable from the fused one, innermost fastest.
+  Value rest = fused.getInductionVar();
+  SmallVector<Value> ivs(chain->size());
+  for (int64_t i = chain->size() - 1; i > 0; --i) {
+    Value ext = (*chain)[i].getUpperBound();
+    ivs[i] = arith::RemUIOp::create(rw, loc, rest, ext);
+    rest = arith::DivUIOp::create(rw, loc, rest, ext);
+  }
+  ivs[0] = rest;
+  ForOp innermost = chain->back();
+  Block *body = innermost.getBody();
+  for (size_t i = 0; i + 1 < chain->size(); ++i)
+    rw.replaceAllUsesWith((*chain)[i].getInductionVar(), ivs[i]);
+  rw.eraseOp(body->getTerminator());
+  rw.inlineBlockBefore(body, fused.getBody()->getTerminator(),
+                       {ivs.back()});
+  rw.eraseOp(outer);
+  return fused;
+}
+
+//===----------------------------------------------------------------------===//
+// Loop kinds
+//===----------------------------------------------------------------------===//
+
+/// Iterations of `loop` may run in any order or at once: no block under it
+/// binds the loop to a reduction variable, and every block writes elements
+/// that depend on the loop.
+static LogicalResult checkIndependent(ForOp loop, StringRef primitive) {
+  Value iv = loop.getInductionVar();
+  WalkResult result = loop.getBody()->walk([&](BlockOp block) {
+    bool writesDepend = false;
+    for (unsigned i = 0, e = block.getNumIters(); i < e; ++i) {
+      if (!dependsOn(block.getIterValues()[i], iv, loop))
+        continue;
+      if (block.getIterKind(i) == IterKind::reduce) {
+        InFlightDiagnostic diag =
+            loop.emitError(primitive)
+            << ": the loop carries reduction variable " << i
+            << " of tl.block '" << block.getName()
+            << "'; its iterations are not independent";
+        diag.attachNote(block.getLoc()) << "the block is here";
+        return WalkResult::interrupt();
+      }
+      for (Attribute m : block.getWriteMaps())
+        if (llvm::cast<AffineMapAttr>(m).getValue().isFunctionOfDim(i))
+          writesDepend = true;
+    }
+    if (!writesDepend) {
+      InFlightDiagnostic diag =
+          loop.emitError(primitive)
+          << ": every iteration of the loop writes the same elements in "
+             "tl.block '"
+          << block.getName() << "'";
+      diag.attachNote(block.getLoc()) << "the block is here";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+static void setKind(ForOp loop, LoopKind kind) {
+  loop.setKindAttr(LoopKindAttr::get(loop.getContext(), kind));
+  if (kind != LoopKind::thread_bound)
+    loop.removeThreadAttr();
+}
+
+LogicalResult llmc::tl::parallel(ForOp loop) {
+  if (failed(checkIndependent(loop, "parallel")))
+    return failure();
+  setKind(loop, LoopKind::parallel);
+  return success();
+}
+
+LogicalResult llmc::tl::vectorize(ForOp loop) {
+  if (!getConstantIntValue(loop.getUpperBound()) ||
+      !getConstantIntValue(loop.getLowerBound()))
+    return loop.emitError("vectorize: the loop extent must be a constant");
+  bool innermost = true;
+  loop.getBody()->walk([&](ForOp) { innermost = false; });
+  if (!innermost)
+    return loop.emitError("vectorize: only innermost loops can be vectorized");
+  if (failed(checkIndependent(loop, "vectorize")))
+    return failure();
+  setKind(loop, LoopKind::vectorized);
+  return success();
+}
+
+LogicalResult llmc::tl::unroll(ForOp loop) {
+  if (!getConstantIntValue(loop.getUpperBound()) ||
+      !getConstantIntValue(loop.getLowerBound()) ||
+      !getConstantIntValue(loop.getStep()))
+    return loop.emitError("unroll: the loop bounds must be constants");
+  setKind(loop, LoopKind::unrolled);
+  return success();
+}
+
+LogicalResult llmc::tl::bind(ForOp loop, StringRef thread) {
+  static const char *axes[] = {"threadIdx.x", "threadIdx.y", "threadIdx.z",
+                               "blockIdx.x",  "blockIdx.y",  "blockIdx.z"};
+  if (!llvm::is_contained(axes, thread))
+    return loop.emitError("bind: unknown thread axis '")
+           << thread
+           << "' (expected threadIdx.x/y/z or blockIdx.x/y/z)";
+  if (failed(checkIndependent(loop, "bind")))
+    return failure();
+  setKind(loop, LoopKind::thread_bound);
+  loop.setThreadAttr(StringAttr::get(loop.getContext(), thread));
+  return success();
+}

@@ -1,0 +1,494 @@
+//===- LLMCModule.cpp - Python bindings of llmc ----------------------------===//
+//
+// The native half of the `llmc` package: modules (import, parse, print,
+// verify), pass managers with IR printing and timing, the tl schedule
+// primitives, compilation to artifacts, and the runtime. MLIR diagnostics
+// are collected while a call runs and raised as llmc.Error afterwards.
+//
+//===----------------------------------------------------------------------===//
+#include "Dialect/TL/IR/TL.h"
+#include "Dialect/TL/Transforms/Schedule.h"
+#include "Import/Import.h"
+#include "Target/Artifact.h"
+#include "Transforms/Pipelines.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassInstrumentation.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/Timing.h"
+
+#include "llmc/runtime.hpp"
+
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <sstream>
+
+namespace py = pybind11;
+using namespace mlir;
+
+namespace {
+
+/// Raised for every compiler and runtime error.
+struct LLMCError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// One context for the whole process: modules from different calls can be
+/// combined, and the dialects are loaded once.
+std::shared_ptr<MLIRContext> sharedContext() {
+  static std::shared_ptr<MLIRContext> ctx = [] {
+    DialectRegistry registry;
+    llmc::registerLLMCDialects(registry);
+    llmc::registerLLMCPasses();
+    auto c = std::make_shared<MLIRContext>(registry);
+    c->loadAllAvailableDialects();
+    c->disableMultithreading(); // Python drives one thing at a time.
+    c->printOpOnDiagnostic(false);
+    return c;
+  }();
+  return ctx;
+}
+
+/// "file:line:col", "tensor.name (file:line:col)" or MLIR's own form.
+void printLoc(llvm::raw_ostream &os, Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+    os << file.getFilename().strref() << ":" << file.getLine() << ":"
+       << file.getColumn();
+  } else if (auto name = dyn_cast<NameLoc>(loc)) {
+    os << name.getName().strref() << " (";
+    printLoc(os, name.getChildLoc());
+    os << ")";
+  } else {
+    os << loc;
+  }
+}
+
+/// Collects the diagnostics emitted while it lives, as "loc: severity: msg".
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(MLIRContext *ctx)
+      : handler(ctx, [this](Diagnostic &d) {
+          llvm::raw_string_ostream os(text);
+          printLoc(os, d.getLocation());
+          os << ": "
+             << (d.getSeverity() == DiagnosticSeverity::Error ? "error"
+                 : d.getSeverity() == DiagnosticSeverity::Warning
+                     ? "warning"
+                     : "note")
+             << ": " << d.str() << "\n";
+          for (Diagnostic &note : d.getNotes()) {
+            os << "  ";
+            printLoc(os, note.getLocation());
+            os << ": note: " << note.str() << "\n";
+          }
+          return success();
+        }) {}
+  /// Throws LLMCError with `what` and everything collected.
+  [[noreturn]] void raise(const std::string &what) {
+    throw LLMCError(text.empty() ? what : what + ":\n" + text);
+  }
+  const std::string &str() const { return text; }
+
+private:
+  std::string text;
+  ScopedDiagnosticHandler handler;
+};
+
+/// A module and the context that owns it.
+struct PyModule {
+  std::shared_ptr<MLIRContext> ctx;
+  mutable OwningOpRef<ModuleOp> module;
+
+  std::string str() const {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    module->print(os);
+    return s;
+  }
+  void verify() const {
+    DiagnosticCollector diags(ctx.get());
+    if (failed(mlir::verify(*module)))
+      diags.raise("the module does not verify");
+  }
+  PyModule clone() const {
+    return {ctx, OwningOpRef<ModuleOp>(cast<ModuleOp>((*module)->clone()))};
+  }
+};
+
+PyModule parse(const std::string &text) {
+  auto ctx = sharedContext();
+  DiagnosticCollector diags(ctx.get());
+  auto module = parseSourceString<ModuleOp>(text, ParserConfig(ctx.get()),
+                                            "<string>");
+  if (!module)
+    diags.raise("cannot parse the module");
+  return {ctx, std::move(module)};
+}
+
+PyModule importModel(const std::string &path, int64_t maxSeqLen) {
+  auto ctx = sharedContext();
+  DiagnosticCollector diags(ctx.get());
+  llmc::ImportOptions options;
+  options.maxSeqLen = maxSeqLen;
+  auto module = llmc::importModel(ctx.get(), path, options);
+  if (!module)
+    throw LLMCError(llvm::toString(module.takeError()));
+  return {ctx, std::move(*module)};
+}
+
+/// Calls `callback(pass_name, ir)` after every pass.
+struct IRPrinter : PassInstrumentation {
+  explicit IRPrinter(py::function callback) : callback(std::move(callback)) {}
+  void runAfterPass(Pass *pass, Operation *op) override {
+    std::string ir;
+    llvm::raw_string_ostream os(ir);
+    op->print(os);
+    py::gil_scoped_acquire gil;
+    callback(pass->getArgument().str(), ir);
+  }
+  py::function callback;
+};
+
+/// A pass pipeline, from a textual pipeline or a phase name.
+struct PyPassManager {
+  std::string pipeline;
+  bool timing = false;
+  py::object printAfter = py::none();
+  std::string timingReport;
+
+  void run(PyModule &m) {
+    DiagnosticCollector diags(m.ctx.get());
+    PassManager pm(m.ctx.get());
+    std::string text = pipeline;
+    if (auto phase = llmc::parsePhase(pipeline)) {
+      // A phase name runs every phase up to it, as --compile-to does.
+      llmc::buildCompilePipeline(pm, *phase);
+    } else {
+      std::string errors;
+      llvm::raw_string_ostream es(errors);
+      llvm::StringRef body = text;
+      if (body.consume_front("builtin.module(") && body.consume_back(")"))
+        text = body.str();
+      if (failed(parsePassPipeline(text, pm, es)))
+        throw LLMCError("invalid pass pipeline '" + pipeline + "': " + errors);
+    }
+    DefaultTimingManager tm;
+    TimingScope root;
+    if (timing) {
+      tm.setEnabled(true);
+      tm.setOutput(createOutputStrategy(
+          DefaultTimingManager::OutputFormat::Text, timingStream));
+      root = tm.getRootScope();
+      pm.enableTiming(root);
+    }
+    if (!printAfter.is_none())
+      pm.addInstrumentation(
+          std::make_unique<IRPrinter>(printAfter.cast<py::function>()));
+    LogicalResult result = pm.run(*m.module);
+    if (timing) {
+      root.stop();
+      tm.dumpTimers();
+      timingReport = timingBuffer;
+    }
+    if (failed(result))
+      diags.raise("pass pipeline '" + pipeline + "' failed");
+  }
+
+private:
+  std::string timingBuffer;
+  llvm::raw_string_ostream timingStream{timingBuffer};
+};
+
+//===----------------------------------------------------------------------===//
+// Schedule handles
+//===----------------------------------------------------------------------===//
+
+/// A handle to a tl op inside a module. Primitives that replace loops
+/// return fresh handles; old ones must not be reused.
+struct OpHandle {
+  std::shared_ptr<PyModule> owner;
+  Operation *op;
+  std::string loc() const {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << op->getLoc();
+    return s;
+  }
+};
+
+struct PySchedule {
+  std::shared_ptr<PyModule> module;
+
+  OpHandle getBlock(const std::string &name) {
+    DiagnosticCollector diags(module->ctx.get());
+    auto block = llmc::tl::getBlock(module->module->getOperation(), name);
+    if (failed(block))
+      diags.raise("get_block('" + name + "')");
+    return {module, *block};
+  }
+  std::vector<OpHandle> getLoops(const OpHandle &block) {
+    auto b = dyn_cast<llmc::tl::BlockOp>(block.op);
+    if (!b)
+      throw LLMCError("get_loops: the handle is not a tl.block");
+    std::vector<OpHandle> result;
+    for (llmc::tl::ForOp l : llmc::tl::getLoops(b))
+      result.push_back({module, l});
+    return result;
+  }
+  static llmc::tl::ForOp loop(const OpHandle &h, const char *what) {
+    auto l = dyn_cast<llmc::tl::ForOp>(h.op);
+    if (!l)
+      throw LLMCError(std::string(what) + ": the handle is not a tl.for");
+    return l;
+  }
+  std::vector<OpHandle> wrap(llvm::ArrayRef<llmc::tl::ForOp> loops) {
+    std::vector<OpHandle> r;
+    for (llmc::tl::ForOp l : loops)
+      r.push_back({module, l});
+    return r;
+  }
+  std::vector<OpHandle> split(const OpHandle &h, std::vector<int64_t> factors) {
+    DiagnosticCollector diags(module->ctx.get());
+    IRRewriter rw(module->ctx.get());
+    auto r = llmc::tl::split(rw, loop(h, "split"), factors);
+    if (failed(r))
+      diags.raise("split");
+    return wrap(*r);
+  }
+  std::vector<OpHandle> reorder(const std::vector<OpHandle> &hs) {
+    DiagnosticCollector diags(module->ctx.get());
+    IRRewriter rw(module->ctx.get());
+    llvm::SmallVector<llmc::tl::ForOp> loops;
+    for (const OpHandle &h : hs)
+      loops.push_back(loop(h, "reorder"));
+    auto r = llmc::tl::reorder(rw, loops);
+    if (failed(r))
+      diags.raise("reorder");
+    return wrap(*r);
+  }
+  OpHandle fuse(const std::vector<OpHandle> &hs) {
+    DiagnosticCollector diags(module->ctx.get());
+    IRRewriter rw(module->ctx.get());
+    llvm::SmallVector<llmc::tl::ForOp> loops;
+    for (const OpHandle &h : hs)
+      loops.push_back(loop(h, "fuse"));
+    auto r = llmc::tl::fuse(rw, loops);
+    if (failed(r))
+      diags.raise("fuse");
+    return {module, *r};
+  }
+  template <typename Fn>
+  void mark(const OpHandle &h, const char *what, Fn fn) {
+    DiagnosticCollector diags(module->ctx.get());
+    if (failed(fn(loop(h, what))))
+      diags.raise(what);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Runtime
+//===----------------------------------------------------------------------===//
+
+struct PyRuntime {
+  std::unique_ptr<llmc::Model> model;
+  std::string dir;
+
+  explicit PyRuntime(const std::string &dir) : dir(dir) {
+    try {
+      model = std::make_unique<llmc::Model>(llmc::Model::open(dir));
+    } catch (const std::exception &e) {
+      throw LLMCError(e.what());
+    }
+  }
+  int64_t vocab() const { return model->vocabSize(); }
+
+  /// [n, vocab] logits of `ids` processed from position 0 in one call,
+  /// returned as a numpy array that owns the buffer the model wrote.
+  py::array_t<float> logits(const std::vector<int32_t> &ids) {
+    auto *buffer = new std::vector<float>(ids.size() * vocab());
+    py::capsule owner(buffer, [](void *p) {
+      delete static_cast<std::vector<float> *>(p);
+    });
+    try {
+      model->reset();
+      model->forward(ids.data(), static_cast<int64_t>(ids.size()), 0,
+                     buffer->data());
+    } catch (const std::exception &e) {
+      throw LLMCError(e.what());
+    }
+    return py::array_t<float>({static_cast<py::ssize_t>(ids.size()),
+                               static_cast<py::ssize_t>(vocab())},
+                              buffer->data(), owner);
+  }
+
+  /// Generates up to `maxTokens` tokens after `prompt` (text, encoded with
+  /// the artifact's tokenizer and a BOS, or a list of ids). Returns the
+  /// generated ids and, when the artifact has a tokenizer, the text.
+  py::dict generate(py::object prompt, int64_t maxTokens, float temperature,
+                    int32_t topK, float topP, uint64_t seed) {
+    try {
+      model->reset();
+      std::vector<int32_t> ids;
+      std::unique_ptr<llmc::Tokenizer> tok;
+      if (model->get() && llmc_model_get_info(model->get())->tokenizer_path)
+        tok = std::make_unique<llmc::Tokenizer>(
+            llmc::Tokenizer::forModel(*model));
+      if (py::isinstance<py::str>(prompt)) {
+        if (!tok)
+          throw LLMCError(dir + ": the artifact has no tokenizer; pass token "
+                                "ids");
+        std::string text = prompt.cast<std::string>();
+        ids = tok->encode(text, /*addBos=*/true);
+      } else {
+        ids = prompt.cast<std::vector<int32_t>>();
+      }
+      llmc::Sampler sampler({temperature, topK, topP, seed}, vocab());
+      std::vector<int32_t> out;
+      llmc::GenerateCallbacks cb;
+      cb.onToken = [&](int32_t t, const float *) {
+        out.push_back(t);
+        return false;
+      };
+      llmc::generate(*model, sampler, ids, maxTokens, cb);
+      py::dict result;
+      result["ids"] = out;
+      if (tok) {
+        std::string text;
+        int32_t prev = ids.empty() ? -1 : ids.back();
+        const llmc_model_info *info = llmc_model_get_info(model->get());
+        for (int32_t t : out) {
+          bool stop = false;
+          for (size_t i = 0; i < info->num_eos_ids; ++i)
+            stop |= info->eos_ids[i] == t;
+          if (stop)
+            break;
+          text += std::string(tok->decode(prev, t));
+          prev = t;
+        }
+        result["text"] = text;
+      }
+      return result;
+    } catch (const LLMCError &) {
+      throw;
+    } catch (const std::exception &e) {
+      throw LLMCError(e.what());
+    }
+  }
+};
+
+} // namespace
+
+PYBIND11_MODULE(_llmc, m) {
+  m.doc() = "llmc: an MLIR compiler for decoder LLMs (native part)";
+  py::register_exception<LLMCError>(m, "Error", PyExc_RuntimeError);
+
+  py::class_<PyModule, std::shared_ptr<PyModule>>(m, "Module")
+      .def("__str__", &PyModule::str)
+      .def("verify", &PyModule::verify,
+           "Raises llmc.Error with the located diagnostics if invalid.")
+      .def("clone", [](const PyModule &m) {
+        return std::make_shared<PyModule>(m.clone());
+      });
+  m.def(
+      "parse", [](const std::string &t) {
+        return std::make_shared<PyModule>(parse(t));
+      },
+      py::arg("text"), "Parses MLIR text into a Module.");
+  m.def(
+      "import_model",
+      [](const std::string &path, int64_t maxSeqLen) {
+        return std::make_shared<PyModule>(importModel(path, maxSeqLen));
+      },
+      py::arg("path"), py::arg("max_seq_len") = 0,
+      "Imports a llama2.c checkpoint or Hugging Face directory as graph IR.");
+
+  py::class_<PyPassManager>(m, "PassManager")
+      .def(py::init([](std::string pipeline, bool timing,
+                       py::object printAfter) {
+             auto pm = std::make_unique<PyPassManager>();
+             pm->pipeline = std::move(pipeline);
+             pm->timing = timing;
+             pm->printAfter = printAfter;
+             return pm;
+           }),
+           py::arg("pipeline"), py::arg("timing") = false,
+           py::arg("print_ir_after") = py::none())
+      .def("run", &PyPassManager::run, py::arg("module"))
+      .def_readonly("timing_report", &PyPassManager::timingReport);
+
+  py::class_<OpHandle>(m, "OpHandle")
+      .def_property_readonly("location", &OpHandle::loc)
+      .def("__str__", [](const OpHandle &h) {
+        std::string s;
+        llvm::raw_string_ostream os(s);
+        h.op->print(os);
+        return s;
+      });
+
+  py::class_<PySchedule>(m, "NativeSchedule")
+      .def(py::init([](std::shared_ptr<PyModule> m) {
+        return PySchedule{std::move(m)};
+      }))
+      .def("get_block", &PySchedule::getBlock)
+      .def("get_loops", &PySchedule::getLoops)
+      .def("split", &PySchedule::split)
+      .def("reorder", &PySchedule::reorder)
+      .def("fuse", &PySchedule::fuse)
+      .def("parallel",
+           [](PySchedule &s, const OpHandle &h) {
+             s.mark(h, "parallel", llmc::tl::parallel);
+           })
+      .def("vectorize",
+           [](PySchedule &s, const OpHandle &h) {
+             s.mark(h, "vectorize", llmc::tl::vectorize);
+           })
+      .def("unroll",
+           [](PySchedule &s, const OpHandle &h) {
+             s.mark(h, "unroll", llmc::tl::unroll);
+           })
+      .def("bind", [](PySchedule &s, const OpHandle &h,
+                      const std::string &thread) {
+        s.mark(h, "bind",
+               [&](llmc::tl::ForOp l) { return llmc::tl::bind(l, thread); });
+      });
+
+  m.def(
+      "compile",
+      [](std::shared_ptr<PyModule> module, const std::string &output,
+         const std::string &target, const std::string &tokenizer) {
+        DiagnosticCollector diags(module->ctx.get());
+        llmc::ArtifactOptions options;
+        options.outDir = output;
+        options.target = target;
+        options.tokenizer = tokenizer;
+        // Compilation lowers in place: work on a copy.
+        PyModule copy = module->clone();
+        if (llvm::Error e = llmc::compileArtifact(*copy.module, options)) {
+          std::string msg = llvm::toString(std::move(e));
+          diags.raise(msg);
+        }
+        return output;
+      },
+      py::arg("module"), py::arg("output"), py::arg("target") = "cpu",
+      py::arg("tokenizer") = "",
+      "Compiles a graph module into an artifact directory; returns its path.");
+
+  py::class_<PyRuntime>(m, "Runtime")
+      .def(py::init<const std::string &>(), py::arg("artifact"))
+      .def_property_readonly("vocab_size", &PyRuntime::vocab)
+      .def("logits", &PyRuntime::logits, py::arg("token_ids"))
+      .def("generate", &PyRuntime::generate, py::arg("prompt"),
+           py::arg("max_tokens") = 64, py::arg("temperature") = 0.0f,
+           py::arg("top_k") = 0, py::arg("top_p") = 1.0f,
+           py::arg("seed") = 42);
+}

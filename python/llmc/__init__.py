@@ -1,0 +1,24 @@
+"""llmc: compile decoder LLMs with MLIR, from Python.
+
+    import llmc
+    m = llmc.import_model("stories260K.bin")          # graph IR
+    llmc.PassManager("tl").run(m)                      # every phase up to tl
+    sch = llmc.Schedule(m)                             # TIR-style schedule on tl
+    art = llmc.compile(llmc.import_model(...), "out.llmc")
+    rt = llmc.Runtime(art); rt.generate("Once upon a time", max_tokens=20)
+
+Errors (including MLIR diagnostics, with their locations) raise llmc.Error.
+"""
+from ._llmc import Error, Module, PassManager, Runtime, parse, import_model
+from ._llmc import compile as _compile
+from .schedule import Schedule, Trace
+
+__all__ = ["Error", "Module", "PassManager", "Runtime", "Schedule", "Trace",
+           "compile", "import_model", "parse"]
+
+
+def compile(module, output, target="cpu", tokenizer=None):
+    """Compiles a graph `module` (left unchanged) into the artifact directory
+    `output` for `target`; bundles a llama2.c `tokenizer` file if given.
+    Returns the artifact path."""
+    return _compile(module, str(output), target, str(tokenizer) if tokenizer else "")

@@ -1,0 +1,171 @@
+"""TIR-style schedules on the tl dialect, with a replayable trace.
+
+Every primitive is the C++ transform that passes use (lib/Dialect/TL/
+Transforms/Schedule.cpp); this module only names handles and records what was
+done, so that a schedule can be printed as Python and replayed on a fresh
+module:
+
+    sch = llmc.Schedule(module)
+    b = sch.get_block("matmul")
+    i, j, k = sch.get_loops(b)
+    jo, ji = sch.split(j, [-1, 8])
+    sch.reorder([i, jo, k, ji])
+    sch.parallel(i)
+    print(sch.trace)                   # the same calls, as Python
+    sch.trace.apply(fresh_module)      # replays them
+"""
+from . import _llmc
+
+
+class _RV:
+    """A random-variable-like name for a block or loop in a trace."""
+
+    def __init__(self, kind, index, handle):
+        self.kind, self.index, self.handle = kind, index, handle
+
+    @property
+    def name(self):
+        return "%s%d" % ("b" if self.kind == "block" else "l", self.index)
+
+    def __repr__(self):
+        return self.name
+
+    @property
+    def location(self):
+        return self.handle.location
+
+    def __str__(self):
+        return str(self.handle)
+
+
+class Trace:
+    """The primitives applied by a Schedule, in order."""
+
+    def __init__(self):
+        self.steps = []   # (method, args, results) with args/results of names
+
+    def append(self, method, args, results):
+        self.steps.append((method, args, results))
+
+    def as_python(self, sch="sch"):
+        def fmt(a):
+            if isinstance(a, list):
+                return "[" + ", ".join(fmt(x) for x in a) + "]"
+            if isinstance(a, _Name):
+                return a.name
+            return repr(a)
+        lines = []
+        for method, args, results in self.steps:
+            call = "%s.%s(%s)" % (sch, method, ", ".join(fmt(a) for a in args))
+            if results:
+                lhs = ", ".join(r.name for r in results)
+                if len(results) == 1 and method in ("get_loops", "split", "reorder"):
+                    lhs += ","
+                lines.append("%s = %s" % (lhs, call))
+            else:
+                lines.append(call)
+        return "\n".join(lines)
+
+    __str__ = as_python
+
+    def apply(self, module):
+        """Replays the trace on `module` (changed in place); returns the
+        Schedule that did it."""
+        sch = Schedule(module)
+        env = {}
+
+        def resolve(a):
+            if isinstance(a, list):
+                return [resolve(x) for x in a]
+            if isinstance(a, _Name):
+                return env[a.name]
+            return a
+        for method, args, results in self.steps:
+            out = getattr(sch, method)(*[resolve(a) for a in args])
+            if results:
+                outs = out if isinstance(out, list) else [out]
+                for name, rv in zip(results, outs):
+                    env[name.name] = rv
+        return sch
+
+
+class _Name:
+    def __init__(self, name):
+        self.name = name
+
+
+class Schedule:
+    """Schedules the tl loop nests of `module` in place."""
+
+    def __init__(self, module):
+        self.module = module
+        self._native = _llmc.NativeSchedule(module)
+        self.trace = Trace()
+        self._counts = {"block": 0, "loop": 0}
+
+    def _rv(self, kind, handle):
+        rv = _RV(kind, self._counts[kind], handle)
+        self._counts[kind] += 1
+        return rv
+
+    def _record(self, method, args, results):
+        def name(a):
+            if isinstance(a, list):
+                return [name(x) for x in a]
+            return _Name(a.name) if isinstance(a, _RV) else a
+        self.trace.append(method, [name(a) for a in args],
+                          [_Name(r.name) for r in results])
+
+    @staticmethod
+    def _loop(rv, what):
+        if not isinstance(rv, _RV) or rv.kind != "loop":
+            raise TypeError("%s: expected a loop from get_loops/split/fuse, got %r" % (what, rv))
+        return rv.handle
+
+    def get_block(self, name):
+        rv = self._rv("block", self._native.get_block(name))
+        self._record("get_block", [name], [rv])
+        return rv
+
+    def get_loops(self, block):
+        if not isinstance(block, _RV) or block.kind != "block":
+            raise TypeError("get_loops: expected a block from get_block, got %r" % (block,))
+        loops = [self._rv("loop", h) for h in self._native.get_loops(block.handle)]
+        self._record("get_loops", [block], loops)
+        return loops
+
+    def split(self, loop, factors):
+        """Splits a loop into len(factors) nested loops; a first factor of
+        -1 (or None) is inferred."""
+        factors = [-1 if f is None else int(f) for f in factors]
+        loops = [self._rv("loop", h) for h in self._native.split(self._loop(loop, "split"), factors)]
+        self._record("split", [loop, factors], loops)
+        return loops
+
+    def reorder(self, loops):
+        handles = [self._loop(l, "reorder") for l in loops]
+        new = [self._rv("loop", h) for h in self._native.reorder(handles)]
+        self._record("reorder", [list(loops)], new)
+        return new
+
+    def fuse(self, loops):
+        handles = [self._loop(l, "fuse") for l in loops]
+        rv = self._rv("loop", self._native.fuse(handles))
+        self._record("fuse", [list(loops)], [rv])
+        return rv
+
+    def _mark(self, method, loop, *extra):
+        getattr(self._native, method)(self._loop(loop, method), *extra)
+        self._record(method, [loop] + list(extra), [])
+
+    def parallel(self, loop):
+        self._mark("parallel", loop)
+
+    def vectorize(self, loop):
+        self._mark("vectorize", loop)
+
+    def unroll(self, loop):
+        self._mark("unroll", loop)
+
+    def bind(self, loop, thread):
+        self._mark("bind", loop, thread)
