@@ -150,6 +150,9 @@ PyModule importModel(const std::string &path, int64_t maxSeqLen) {
 struct IRPrinter : PassInstrumentation {
   explicit IRPrinter(py::function callback) : callback(std::move(callback)) {}
   void runAfterPass(Pass *pass, Operation *op) override {
+    // Pass adaptors (nested pipelines) have no name and print nothing new.
+    if (pass->getArgument().empty())
+      return;
     std::string ir;
     llvm::raw_string_ostream os(ir);
     op->print(os);
@@ -197,7 +200,7 @@ struct PyPassManager {
     LogicalResult result = pm.run(*m.module);
     if (timing) {
       root.stop();
-      tm.dumpTimers();
+      tm.print();
       timingReport = timingBuffer;
     }
     if (failed(result))
@@ -465,22 +468,41 @@ PYBIND11_MODULE(_llmc, m) {
   m.def(
       "compile",
       [](std::shared_ptr<PyModule> module, const std::string &output,
-         const std::string &target, const std::string &tokenizer) {
+         const std::string &target, const std::string &tokenizer,
+         py::object schedule) {
         DiagnosticCollector diags(module->ctx.get());
         llmc::ArtifactOptions options;
         options.outDir = output;
         options.target = target;
         options.tokenizer = tokenizer;
         // Compilation lowers in place: work on a copy.
-        PyModule copy = module->clone();
-        if (llvm::Error e = llmc::compileArtifact(*copy.module, options)) {
-          std::string msg = llvm::toString(std::move(e));
+        auto copy = std::make_shared<PyModule>(module->clone());
+        // A Python exception from the schedule is kept and re-raised after
+        // the (C++) compilation has unwound cleanly.
+        std::optional<py::error_already_set> pyError;
+        if (!schedule.is_none())
+          options.scheduleTL = [&](ModuleOp) -> LogicalResult {
+            try {
+              schedule(copy);
+              return success();
+            } catch (py::error_already_set &e) {
+              pyError = std::move(e);
+              return failure();
+            }
+          };
+        llvm::Error error = llmc::compileArtifact(*copy->module, options);
+        if (pyError) {
+          llvm::consumeError(std::move(error));
+          throw *pyError;
+        }
+        if (error) {
+          std::string msg = llvm::toString(std::move(error));
           diags.raise(msg);
         }
         return output;
       },
       py::arg("module"), py::arg("output"), py::arg("target") = "cpu",
-      py::arg("tokenizer") = "",
+      py::arg("tokenizer") = "", py::arg("schedule") = py::none(),
       "Compiles a graph module into an artifact directory; returns its path.");
 
   py::class_<PyRuntime>(m, "Runtime")

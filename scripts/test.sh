@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up and builds like demo.sh, then runs every test suite: lit (FileCheck),
-# the runtime's C++ unit tests (ctest), and the Python end-to-end tests
-# (pytest, against PyTorch and numpy oracles). Ends with "N passed, N failed".
+# the runtime's C++ unit tests (ctest), the Python API tests and the Python
+# end-to-end tests (pytest, against PyTorch and numpy oracles). Ends with
+# "N passed, N failed".
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$ROOT/scripts/setup.sh" || { echo "0 passed, 1 failed"; exit 1; }
@@ -16,12 +17,14 @@ echo "== lit"
 echo "== ctest (runtime unit tests)"
 ctest --test-dir "$ROOT/build" --output-on-failure --output-junit "$REPORTS/ctest.xml" || status=1
 
+# pytest exits 5 when it collected nothing: that is a failure here too.
+echo "== pytest (Python API)"
+(cd "$ROOT/test/python" && /usr/bin/python3 -m pytest -q \
+  --junitxml="$REPORTS/pytest-python.xml" .) || status=1
+
 echo "== pytest (end-to-end)"
 (cd "$ROOT/test/e2e" && LLMC_REQUIRE_BIN=1 /usr/bin/python3 -m pytest -q \
-  --junitxml="$REPORTS/pytest.xml" .)
-rc=$?
-# pytest exits 5 when it collected nothing: that is a failure here too.
-[ $rc -eq 0 ] || status=1
+  --junitxml="$REPORTS/pytest-e2e.xml" .) || status=1
 
 /usr/bin/python3 - "$REPORTS" <<'PY'
 import sys, glob, xml.etree.ElementTree as ET

@@ -12,6 +12,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -25,7 +26,8 @@ public:
   virtual ~TargetBackend();
   /// The name written to metadata ("cpu").
   virtual llvm::StringRef name() const = 0;
-  /// Passes from the graph phase's output down to the target dialect.
+  /// Passes from the tl phase's output (scheduled loop nests over buffers)
+  /// down to the target dialect.
   virtual void buildLowering(mlir::OpPassManager &pm) const = 0;
   /// Writes the loadable code for `lowered` into `dir` and returns its file
   /// name (relative to `dir`).
@@ -47,6 +49,10 @@ struct ArtifactOptions {
   std::string target = "cpu";
   /// Dump the IR after each phase into the artifact (debugging).
   bool keepIR = false;
+  /// Called on the module after the tl phase, before target lowering: where
+  /// a schedule (e.g. from Python) rewrites the loop nests. Diagnostics it
+  /// emits are reported; failure aborts the compilation.
+  std::function<mlir::LogicalResult(mlir::ModuleOp)> scheduleTL;
 };
 
 /// Compiles an imported graph module into an artifact directory. Nothing is

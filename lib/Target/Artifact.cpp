@@ -31,10 +31,7 @@ namespace {
 class CPUBackend : public TargetBackend {
 public:
   llvm::StringRef name() const override { return "cpu"; }
-  void buildLowering(OpPassManager &pm) const override {
-    buildTLPhase(pm);
-    buildLLVMPhase(pm);
-  }
+  void buildLowering(OpPassManager &pm) const override { buildLLVMPhase(pm); }
   llvm::Expected<std::string> emit(ModuleOp lowered,
                                    llvm::StringRef dir) const override;
 };
@@ -364,6 +361,13 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
       module.print(os);
   };
   dumpIR("graph.mlir");
+  PassManager tlPM(ctx);
+  buildTLPhase(tlPM);
+  if (failed(tlPM.run(module)))
+    return llvm::createStringError("the tl phase failed");
+  if (options.scheduleTL && failed(options.scheduleTL(module)))
+    return llvm::createStringError("scheduling the tl loop nests failed");
+  dumpIR("tl.mlir");
   PassManager lowerPM(ctx);
   (*backend)->buildLowering(lowerPM);
   if (failed(lowerPM.run(module)))

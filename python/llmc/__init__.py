@@ -17,8 +17,16 @@ __all__ = ["Error", "Module", "PassManager", "Runtime", "Schedule", "Trace",
            "compile", "import_model", "parse"]
 
 
-def compile(module, output, target="cpu", tokenizer=None):
+def compile(module, output, target="cpu", tokenizer=None, schedule=None):
     """Compiles a graph `module` (left unchanged) into the artifact directory
     `output` for `target`; bundles a llama2.c `tokenizer` file if given.
-    Returns the artifact path."""
-    return _compile(module, str(output), target, str(tokenizer) if tokenizer else "")
+
+    `schedule`, if given, is called with a Schedule of the module after the
+    tl phase (loop nests over buffers), before target lowering; what it does
+    is up to it (it may keep `sch.trace`). Returns the artifact
+    path."""
+    hook = None
+    if schedule is not None:
+        def hook(tl_module):
+            schedule(Schedule(tl_module))
+    return _compile(module, str(output), target, str(tokenizer) if tokenizer else "", hook)

@@ -1,0 +1,70 @@
+"""Compiling and running from Python agrees with the llmc command line."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture(scope="module")
+def stories_artifact(llmc, stories, tmp_path_factory):
+    model, tok = stories
+    out = tmp_path_factory.mktemp("py") / "stories.llmc"
+    path = llmc.compile(llmc.import_model(model), out, tokenizer=tok)
+    assert path == str(out) and (out / "model.so").exists()
+    return str(out)
+
+
+def test_logits_equal_cli_dump(llmc, llmc_bin, stories_artifact, tmp_path):
+    ids = [1, 403, 407, 261, 378, 432]
+    rt = llmc.Runtime(stories_artifact)
+    logits = rt.logits(ids)
+    assert logits.shape == (len(ids), rt.vocab_size) and logits.dtype == np.float32
+    # The array owns the runtime's buffer (no copy): it is writable numpy memory.
+    assert logits.flags["C_CONTIGUOUS"]
+    dump = tmp_path / "prompt.npy"
+    subprocess.run([llmc_bin, "run", stories_artifact, "--prompt-ids", ",".join(map(str, ids)),
+                    "--max-tokens", "1", "--print-ids", "--dump-prompt-logits", str(dump)],
+                   check=True, stdout=subprocess.PIPE)
+    np.testing.assert_array_equal(logits, np.load(dump))
+    # And the generated positions: logits of ids + greedy continuation.
+    steps = tmp_path / "steps.npy"
+    out = subprocess.run([llmc_bin, "run", stories_artifact, "--prompt", "", "--max-tokens", "8",
+                          "--print-ids", "--dump-logits", str(steps)],
+                         check=True, stdout=subprocess.PIPE, text=True).stdout
+    gen = [int(t) for t in out.split()]
+    full = rt.logits([1] + gen[:-1])
+    np.testing.assert_allclose(full, np.load(steps), rtol=0, atol=1e-5)
+
+
+def test_generate_equals_cli(llmc, llmc_bin, stories_artifact):
+    rt = llmc.Runtime(stories_artifact)
+    result = rt.generate("Once upon a time", max_tokens=30)
+    cli = subprocess.run([llmc_bin, "run", stories_artifact, "--prompt", "Once upon a time",
+                          "--max-tokens", "30", "--print-ids"],
+                         check=True, stdout=subprocess.PIPE, text=True).stdout
+    assert result["ids"] == [int(t) for t in cli.split()]
+    text = subprocess.run([llmc_bin, "run", stories_artifact, "--prompt", "Once upon a time",
+                           "--max-tokens", "30"], check=True, stdout=subprocess.PIPE,
+                          text=True).stdout
+    assert result["text"] == text.rstrip("\n") or result["text"] == text
+    sampled = rt.generate([1], max_tokens=20, temperature=0.9, top_p=0.9, seed=3)
+    again = rt.generate([1], max_tokens=20, temperature=0.9, top_p=0.9, seed=3)
+    assert sampled["ids"] == again["ids"]
+
+
+def test_runtime_errors(llmc, stories_artifact, tmp_path, tiny_model):
+    with pytest.raises(llmc.Error) as e:
+        llmc.Runtime(str(tmp_path / "missing"))
+    assert "missing" in str(e.value)
+    rt = llmc.Runtime(stories_artifact)
+    with pytest.raises(llmc.Error) as e:
+        rt.logits([1, 100000])
+    assert "100000" in str(e.value)
+    art = llmc.compile(llmc.import_model(tiny_model), tmp_path / "notok")
+    with pytest.raises(llmc.Error) as e:
+        llmc.Runtime(art).generate("hello")
+    assert "no tokenizer" in str(e.value)
+    with pytest.raises(llmc.Error) as e:
+        llmc.compile(llmc.import_model(tiny_model), tmp_path / "t", target="tpu")
+    assert "unknown target 'tpu'" in str(e.value)
