@@ -290,6 +290,18 @@ struct PySchedule {
       diags.raise("fuse");
     return {module, *r};
   }
+  OpHandle decomposeReduction(const OpHandle &block, const OpHandle &l) {
+    DiagnosticCollector diags(module->ctx.get());
+    auto b = dyn_cast<llmc::tl::BlockOp>(block.op);
+    if (!b)
+      throw LLMCError("decompose_reduction: the first handle is not a "
+                      "tl.block");
+    IRRewriter rw(module->ctx.get());
+    auto r = llmc::tl::decomposeReduction(rw, b, loop(l, "decompose_reduction"));
+    if (failed(r))
+      diags.raise("decompose_reduction");
+    return {module, *r};
+  }
   template <typename Fn>
   void mark(const OpHandle &h, const char *what, Fn fn) {
     DiagnosticCollector diags(module->ctx.get());
@@ -447,6 +459,7 @@ PYBIND11_MODULE(_llmc, m) {
       .def("split", &PySchedule::split)
       .def("reorder", &PySchedule::reorder)
       .def("fuse", &PySchedule::fuse)
+      .def("decompose_reduction", &PySchedule::decomposeReduction)
       .def("parallel",
            [](PySchedule &s, const OpHandle &h) {
              s.mark(h, "parallel", llmc::tl::parallel);

@@ -29,8 +29,9 @@ def ConvertGraphToTL : Pass<"convert-graph-to-tl", "mlir::ModuleOp"> {
 def ConvertTLToSCF : Pass<"convert-tl-to-scf"> {
   let summary = "Lower tl loops and blocks to scf loops and memref accesses";
   let description = [{
-    `tl.for` becomes `scf.for` (every kind: parallel and vectorized loops are
-    left to later passes and LLVM to exploit); `tl.block` is inlined with its
+    `unrolled` loops are replaced by one copy of their body per iteration;
+    other `tl.for`s become `scf.for` (parallel and vectorized loops are left
+    to later passes and LLVM to exploit); `tl.block` is inlined with its
     iteration variables replaced by their bound values, its affine accesses
     expanded into index arithmetic and `memref.load`/`memref.store`, and its
     `init` region guarded by `scf.if` on all reduction variables being zero.

@@ -6,6 +6,7 @@
 #include "Transforms/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -365,7 +366,8 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
   buildTLPhase(tlPM);
   if (failed(tlPM.run(module)))
     return llvm::createStringError("the tl phase failed");
-  if (options.scheduleTL && failed(options.scheduleTL(module)))
+  if (options.scheduleTL && (failed(options.scheduleTL(module)) ||
+                             failed(mlir::verify(module))))
     return llvm::createStringError("scheduling the tl loop nests failed");
   dumpIR("tl.mlir");
   PassManager lowerPM(ctx);

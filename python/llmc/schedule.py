@@ -154,6 +154,17 @@ class Schedule:
         self._record("fuse", [list(loops)], [rv])
         return rv
 
+    def decompose_reduction(self, block, loop):
+        """Moves the init of reduction `block` into a new block
+        "<name>_init" right before `loop` (which must enclose only reduction
+        loops of the block); returns the new block."""
+        if not isinstance(block, _RV) or block.kind != "block":
+            raise TypeError("decompose_reduction: expected a block, got %r" % (block,))
+        rv = self._rv("block", self._native.decompose_reduction(
+            block.handle, self._loop(loop, "decompose_reduction")))
+        self._record("decompose_reduction", [block, loop], [rv])
+        return rv
+
     def _mark(self, method, loop, *extra):
         getattr(self._native, method)(self._loop(loop, method), *extra)
         self._record(method, [loop] + list(extra), [])

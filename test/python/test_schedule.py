@@ -298,3 +298,57 @@ def test_schedule_exception_propagates(llmc, tiny_model, tmp_path):
     with pytest.raises(ValueError, match="my schedule broke"):
         llmc.compile(llmc.import_model(tiny_model), tmp_path / "x", schedule=bad)
     assert not (tmp_path / "x").exists()
+
+
+# ---- decompose_reduction and unrolling -------------------------------------------
+
+def test_decompose_reduction(llmc):
+    m = tl_matmul(llmc)
+    sch = llmc.Schedule(m)
+    b = sch.get_block("matmul")
+    s, j, k = sch.get_loops(b)
+    init = sch.decompose_reduction(b, k)
+    m.verify()
+    text = str(m)
+    assert 'tl.block "matmul_init"' in text
+    # The update block lost its init; the init block sits before the k loop.
+    assert text.count(" init {") == 0
+    assert len(sch.get_loops(init)) == 2
+    assert "decompose_reduction(b0, l2)" in str(sch.trace)
+
+
+def test_decompose_reduction_errors(llmc, loops_module):
+    before = str(loops_module)
+    sch = llmc.Schedule(loops_module)
+    b = sch.get_block("sum")
+    i, k = sch.get_loops(b)
+    fails(llmc, lambda: sch.decompose_reduction(b, k), "has no init")
+    m = tl_matmul(llmc)
+    sch = llmc.Schedule(m)
+    b = sch.get_block("matmul")
+    s, j, k = sch.get_loops(b)
+    fails(llmc, lambda: sch.decompose_reduction(b, j),
+          "spatial variable 1 of tl.block 'matmul' is bound inside the loop")
+    other = llmc.Schedule(loops_module)
+    t, u = other.get_loops(other.get_block("tri"))
+    fails(llmc, lambda: sch.decompose_reduction(b, t), "does not enclose")
+    assert str(loops_module) == before
+
+
+def test_unrolled_and_decomposed_model_matches_default(llmc, tiny_model, tmp_path):
+    m = llmc.import_model(tiny_model)
+
+    def schedule(sch):
+        b = sch.get_block("matmul")                 # q projection: register tiles
+        s, j, k = sch.get_loops(b)
+        jo, ji = sch.split(j, [-1, 8])
+        s, jo, k, ji = sch.reorder([s, jo, k, ji])
+        sch.unroll(ji)
+        b1 = sch.get_block("matmul_1")              # k projection: init hoisted
+        s, j, k = sch.get_loops(b1)
+        sch.decompose_reduction(b1, k)
+
+    a = llmc.Runtime(llmc.compile(m, tmp_path / "s", schedule=schedule))
+    b = llmc.Runtime(llmc.compile(m, tmp_path / "d"))
+    ids = [(i * 11 + 5) % 300 for i in range(20)]
+    np.testing.assert_array_equal(a.logits(ids), b.logits(ids))

@@ -3,6 +3,8 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -16,8 +18,9 @@ using namespace llmc;
 
 namespace {
 
-/// tl.for -> scf.for. The kind is dropped here: parallel and vectorized loops
-/// are serial loops whose iterations LLVM may still reorder or vectorize.
+/// tl.for -> scf.for. Parallel and vectorized loops become serial loops whose
+/// iterations LLVM may still reorder or vectorize; unrolled loops were
+/// unrolled before.
 struct ForToSCF : OpRewritePattern<tl::ForOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tl::ForOp op,
@@ -106,9 +109,38 @@ struct BlockToSCF : OpRewritePattern<tl::BlockOp> {
   }
 };
 
+/// Replaces an `unrolled` loop (constant bounds, checked by the unroll
+/// primitive and here) by copies of its body, one per iteration.
+static LogicalResult unrollFully(tl::ForOp loop) {
+  auto lb = getConstantIntValue(loop.getLowerBound());
+  auto ub = getConstantIntValue(loop.getUpperBound());
+  auto step = getConstantIntValue(loop.getStep());
+  if (!lb || !ub || !step || *step <= 0)
+    return loop.emitOpError("an unrolled loop needs constant bounds");
+  OpBuilder b(loop);
+  for (int64_t i = *lb; i < *ub; i += *step) {
+    IRMapping map;
+    map.map(loop.getInductionVar(),
+            arith::ConstantIndexOp::create(b, loop.getLoc(), i).getResult());
+    for (Operation &op : loop.getBody()->without_terminator())
+      b.clone(op, map);
+  }
+  loop.erase();
+  return success();
+}
+
 struct ConvertTLToSCFPass
     : llmc::impl::ConvertTLToSCFBase<ConvertTLToSCFPass> {
   void runOnOperation() override {
+    // Unroll first (innermost first), then lower what is left.
+    SmallVector<tl::ForOp> unrolled;
+    getOperation()->walk([&](tl::ForOp loop) {
+      if (loop.getKind() == tl::LoopKind::unrolled)
+        unrolled.push_back(loop);
+    });
+    for (tl::ForOp loop : unrolled)
+      if (failed(unrollFully(loop)))
+        return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateTLToSCFPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

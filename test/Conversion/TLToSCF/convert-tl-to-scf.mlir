@@ -1,4 +1,4 @@
-// RUN: llm-opt %s -convert-tl-to-scf | FileCheck %s
+// RUN: llm-opt %s -convert-tl-to-scf -split-input-file | FileCheck %s
 
 // Blocks are inlined: iteration variables become their bound values, affine
 // accesses become index arithmetic and memref accesses, and the init runs
@@ -34,6 +34,28 @@ func.func @reduce(%x: memref<?x8xf32>, %y: memref<?xf32>) {
         %r = arith.addf %a, %s : f32
         affine.store %r, %y[%vi] : memref<?xf32>
       }
+    }
+  }
+  return
+}
+
+// -----
+
+// An unrolled loop becomes one copy of its body per iteration.
+// CHECK-LABEL: func.func @unrolled
+// CHECK-NOT: scf.for
+// CHECK: memref.store %{{.*}}, %[[Y:.+]][%[[C0:.+]]]
+// CHECK: memref.store %{{.*}}, %[[Y]][%[[C1:.+]]]
+// CHECK: memref.store %{{.*}}, %[[Y]][%[[C2:.+]]]
+// CHECK-NOT: memref.store
+func.func @unrolled(%y: memref<3xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  tl.for %i = %c0 to %c3 step %c1 kind(unrolled) {
+    tl.block "fill" (%vi = spatial %i) reads() writes(%y[%vi] : memref<3xf32>) {
+      %z = arith.constant 1.0 : f32
+      affine.store %z, %y[%vi] : memref<3xf32>
     }
   }
   return

@@ -57,6 +57,15 @@ mlir::LogicalResult unroll(ForOp loop);
 /// the data conditions of parallel apply.
 mlir::LogicalResult bind(ForOp loop, llvm::StringRef thread);
 
+/// Moves the init of reduction block `block` out of its reduction loops:
+/// a new block "<name>_init" (the spatial variables, the init as its body,
+/// the block's writes as its writes) runs right before `loop`, and `block`
+/// loses its init. `loop` must enclose `block`, and every loop from `loop`
+/// inward must bind only reduction variables of the block. (TVM's
+/// decompose_reduction; it lets the accumulator live in a register.)
+mlir::FailureOr<BlockOp> decomposeReduction(mlir::RewriterBase &rewriter,
+                                            BlockOp block, ForOp loop);
+
 } // namespace llmc::tl
 
 #endif // LLMC_DIALECT_TL_TRANSFORMS_SCHEDULE_H

@@ -1,6 +1,7 @@
 //===- Schedule.cpp - schedule primitives on tl loop nests ----------------===//
 #include "Dialect/TL/Transforms/Schedule.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -401,4 +402,136 @@ LogicalResult llmc::tl::bind(ForOp loop, StringRef thread) {
   setKind(loop, LoopKind::thread_bound);
   loop.setThreadAttr(StringAttr::get(loop.getContext(), thread));
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// decompose_reduction
+//===----------------------------------------------------------------------===//
+
+FailureOr<BlockOp> llmc::tl::decomposeReduction(RewriterBase &rw,
+                                                BlockOp block, ForOp loop) {
+  Block *init = block.getInitBlock();
+  if (!init)
+    return block.emitError("decompose_reduction: tl.block '")
+           << block.getName() << "' has no init";
+  if (!loop->isProperAncestor(block))
+    return loop.emitError("decompose_reduction: the loop does not enclose "
+                          "tl.block '")
+           << block.getName() << "'";
+  // Loops from `loop` inward may only feed reduction variables; spatial
+  // variables must be computable before `loop`.
+  for (unsigned i = 0, e = block.getNumIters(); i < e; ++i) {
+    Value bound = block.getIterValues()[i];
+    bool inside = false;
+    for (ForOp l : getLoops(block))
+      if ((l == loop || loop->isProperAncestor(l)) &&
+          dependsOn(bound, l.getInductionVar(), loop))
+        inside = true;
+    if (block.getIterKind(i) == IterKind::spatial) {
+      if (inside || (bound.getDefiningOp() &&
+                     loop->isAncestor(bound.getDefiningOp())))
+        return loop.emitError("decompose_reduction: spatial variable ")
+               << i << " of tl.block '" << block.getName()
+               << "' is bound inside the loop; pick a loop that encloses "
+                  "only reduction loops";
+    }
+  }
+  // The init block: the spatial variables, bound to the same values.
+  SmallVector<Value> values;
+  SmallVector<Attribute> kinds;
+  SmallVector<unsigned> spatial;
+  for (unsigned i = 0, e = block.getNumIters(); i < e; ++i)
+    if (block.getIterKind(i) == IterKind::spatial) {
+      spatial.push_back(i);
+      values.push_back(block.getIterValues()[i]);
+      kinds.push_back(IterKindAttr::get(block.getContext(), IterKind::spatial));
+    }
+  // Write maps over the spatial variables only (reduction ones must not
+  // appear in them: the init writes each output once).
+  MLIRContext *ctx = block.getContext();
+  SmallVector<AffineExpr> repl(block.getNumIters(),
+                               getAffineConstantExpr(0, ctx));
+  for (auto [pos, i] : llvm::enumerate(spatial))
+    repl[i] = getAffineDimExpr(pos, ctx);
+  SmallVector<Attribute> writeMaps;
+  for (Attribute a : block.getWriteMaps()) {
+    AffineMap m = llvm::cast<AffineMapAttr>(a).getValue();
+    for (unsigned i = 0, e = block.getNumIters(); i < e; ++i)
+      if (block.getIterKind(i) == IterKind::reduce && m.isFunctionOfDim(i))
+        return block.emitError("decompose_reduction: a write region of "
+                               "tl.block '")
+               << block.getName() << "' depends on a reduction variable";
+    writeMaps.push_back(AffineMapAttr::get(
+        m.replaceDimsAndSymbols(repl, {}, spatial.size(), 0)));
+  }
+  rw.setInsertionPoint(loop);
+  auto initBlock = BlockOp::create(
+      rw, block.getLoc(), rw.getStringAttr((block.getName() + "_init").str()),
+      values, rw.getArrayAttr(kinds), ValueRange{}, rw.getArrayAttr({}),
+      block.getWrites(), rw.getArrayAttr(writeMaps));
+  // Move the init ops; reduction variables are zero where the init ran.
+  Block *body = new Block();
+  initBlock.getBody().push_back(body);
+  SmallVector<Value> argRepl;
+  rw.setInsertionPointToStart(body);
+  Value zero = arith::ConstantIndexOp::create(rw, block.getLoc(), 0);
+  for (unsigned i = 0, e = block.getNumIters(); i < e; ++i) {
+    if (block.getIterKind(i) == IterKind::spatial)
+      argRepl.push_back(body->addArgument(rw.getIndexType(), block.getLoc()));
+    else
+      argRepl.push_back(zero);
+  }
+  rw.eraseOp(init->getTerminator());
+  rw.inlineBlockBefore(init, body, body->end(), argRepl);
+  // Accesses in the init used all iteration variables as map operands; the
+  // verifier wants them over this block's variables, which they now are
+  // (reduction positions became the constant 0 through `zero`, which is not
+  // an iteration variable): fold those constants into the maps.
+  SmallVector<Operation *> accesses;
+  body->walk([&](Operation *op) {
+    if (isa<affine::AffineStoreOp, affine::AffineLoadOp>(op))
+      accesses.push_back(op);
+  });
+  for (Operation *op : accesses) {
+    rw.setInsertionPoint(op);
+    auto fold = [&](AffineMap map, ValueRange operands,
+                    SmallVectorImpl<Value> &newOperands) {
+      SmallVector<AffineExpr> dims;
+      for (Value v : operands) {
+        if (v == zero) {
+          dims.push_back(getAffineConstantExpr(0, ctx));
+        } else {
+          dims.push_back(getAffineDimExpr(newOperands.size(), ctx));
+          newOperands.push_back(v);
+        }
+      }
+      return simplifyAffineMap(map.replaceDimsAndSymbols(
+          ArrayRef<AffineExpr>(dims).take_front(map.getNumDims()),
+          ArrayRef<AffineExpr>(dims).drop_front(map.getNumDims()),
+          newOperands.size(), 0));
+    };
+    if (auto store = dyn_cast<affine::AffineStoreOp>(op)) {
+      SmallVector<Value> operands;
+      AffineMap m = fold(store.getAffineMap(), store.getMapOperands(), operands);
+      rw.replaceOpWithNewOp<affine::AffineStoreOp>(
+          op, store.getValueToStore(), store.getMemRef(), m, operands);
+    } else {
+      auto load = cast<affine::AffineLoadOp>(op);
+      SmallVector<Value> operands;
+      AffineMap m = fold(load.getAffineMap(), load.getMapOperands(), operands);
+      rw.replaceOpWithNewOp<affine::AffineLoadOp>(op, load.getMemRef(), m,
+                                                  operands);
+    }
+  }
+  if (zero.use_empty())
+    rw.eraseOp(zero.getDefiningOp());
+  rw.setInsertionPointToEnd(body);
+  YieldOp::create(rw, block.getLoc());
+  // The reduction block keeps only its update.
+  rw.modifyOpInPlace(block, [&] {
+    Region &r = block.getInit();
+    while (!r.empty())
+      r.front().erase();
+  });
+  return initBlock;
 }
