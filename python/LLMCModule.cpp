@@ -303,6 +303,19 @@ struct PySchedule {
     return {module, *r};
   }
   template <typename Fn>
+  OpHandle cache(const OpHandle &block, unsigned index, const char *what,
+                 Fn fn) {
+    DiagnosticCollector diags(module->ctx.get());
+    auto b = dyn_cast<llmc::tl::BlockOp>(block.op);
+    if (!b)
+      throw LLMCError(std::string(what) + ": the handle is not a tl.block");
+    IRRewriter rw(module->ctx.get());
+    auto r = fn(rw, b, index);
+    if (failed(r))
+      diags.raise(what);
+    return {module, *r};
+  }
+  template <typename Fn>
   void mark(const OpHandle &h, const char *what, Fn fn) {
     DiagnosticCollector diags(module->ctx.get());
     if (failed(fn(loop(h, what))))
@@ -460,6 +473,14 @@ PYBIND11_MODULE(_llmc, m) {
       .def("reorder", &PySchedule::reorder)
       .def("fuse", &PySchedule::fuse)
       .def("decompose_reduction", &PySchedule::decomposeReduction)
+      .def("cache_read",
+           [](PySchedule &s, const OpHandle &b, unsigned i) {
+             return s.cache(b, i, "cache_read", llmc::tl::cacheRead);
+           })
+      .def("cache_write",
+           [](PySchedule &s, const OpHandle &b, unsigned i) {
+             return s.cache(b, i, "cache_write", llmc::tl::cacheWrite);
+           })
       .def("parallel",
            [](PySchedule &s, const OpHandle &h) {
              s.mark(h, "parallel", llmc::tl::parallel);

@@ -165,6 +165,23 @@ class Schedule:
         self._record("decompose_reduction", [block, loop], [rv])
         return rv
 
+    def _cache(self, method, block, index):
+        if not isinstance(block, _RV) or block.kind != "block":
+            raise TypeError("%s: expected a block, got %r" % (method, block))
+        rv = self._rv("block", getattr(self._native, method)(block.handle, int(index)))
+        self._record(method, [block, int(index)], [rv])
+        return rv
+
+    def cache_read(self, block, read_index):
+        """Makes `block` read its `read_index`-th read buffer from a copy
+        filled just before its loop nest; returns the copy block."""
+        return self._cache("cache_read", block, read_index)
+
+    def cache_write(self, block, write_index):
+        """Makes `block` write its `write_index`-th write buffer into a
+        copy, stored back just after its loop nest; returns the copy block."""
+        return self._cache("cache_write", block, write_index)
+
     def _mark(self, method, loop, *extra):
         getattr(self._native, method)(self._loop(loop, method), *extra)
         self._record(method, [loop] + list(extra), [])

@@ -352,3 +352,61 @@ def test_unrolled_and_decomposed_model_matches_default(llmc, tiny_model, tmp_pat
     b = llmc.Runtime(llmc.compile(m, tmp_path / "d"))
     ids = [(i * 11 + 5) % 300 for i in range(20)]
     np.testing.assert_array_equal(a.logits(ids), b.logits(ids))
+
+
+# ---- cache_read / cache_write --------------------------------------------------
+
+def test_cache_read_and_write(llmc, tiny_model, tmp_path):
+    m = tl_matmul(llmc)
+    sch = llmc.Schedule(m)
+    b = sch.get_block("matmul")
+    r = sch.cache_read(b, 1)           # the weight
+    w = sch.cache_write(b, 0)          # the output
+    m.verify()
+    text = str(m)
+    assert 'tl.block "matmul_cache_read"' in text and 'tl.block "matmul_cache_write"' in text
+    # The copy-in runs before the matmul nest, the copy-out after it.
+    assert text.index("matmul_cache_read") < text.index('"matmul" (') < text.index("matmul_cache_write")
+    assert text.count("memref.dealloc") >= 2
+    # And numbers do not change in a compiled model.
+    model = llmc.import_model(tiny_model)
+
+    def schedule(sch):
+        b = sch.get_block("matmul_2")
+        sch.cache_read(b, 0)
+        sch.cache_write(b, 0)
+    a = llmc.Runtime(llmc.compile(model, tmp_path / "c", schedule=schedule))
+    d = llmc.Runtime(llmc.compile(model, tmp_path / "d"))
+    ids = [3, 1, 4, 1, 5, 9, 2, 6]
+    np.testing.assert_array_equal(a.logits(ids), d.logits(ids))
+
+
+def test_cache_errors(llmc, loops_module):
+    before = str(loops_module)
+    sch = llmc.Schedule(loops_module)
+    b = sch.get_block("sum")
+    fails(llmc, lambda: sch.cache_read(b, 5), "has 2 reads, no read 5")
+    fails(llmc, lambda: sch.cache_read(b, 1), "also writes the buffer of read 1")
+    fails(llmc, lambda: sch.cache_write(b, 3), "has 1 writes, no write 3")
+    fails(llmc, lambda: sch.cache_write(b, 0), "reads the buffer it writes without an init")
+    assert str(loops_module) == before
+    shared = llmc.parse("""
+func.func @f(%x: memref<8xf32>, %y: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  tl.for %i = %c0 to %c8 step %c1 {
+    tl.block "a" (%v = spatial %i) reads(%x[%v] : memref<8xf32>) writes(%y[%v] : memref<8xf32>) {
+      %t = affine.load %x[%v] : memref<8xf32>
+      affine.store %t, %y[%v] : memref<8xf32>
+    }
+    tl.block "b" (%v = spatial %i) reads(%y[%v] : memref<8xf32>) writes(%x[%v] : memref<8xf32>) {
+      %t = affine.load %y[%v] : memref<8xf32>
+      affine.store %t, %x[%v] : memref<8xf32>
+    }
+  }
+  return
+}""")
+    s2 = llmc.Schedule(shared)
+    fails(llmc, lambda: s2.cache_read(s2.get_block("a"), 0), "is written inside the loop nest")
+    fails(llmc, lambda: s2.cache_write(s2.get_block("a"), 0), "another block in the loop nest")

@@ -66,6 +66,21 @@ mlir::LogicalResult bind(ForOp loop, llvm::StringRef thread);
 mlir::FailureOr<BlockOp> decomposeReduction(mlir::RewriterBase &rewriter,
                                             BlockOp block, ForOp loop);
 
+/// Reads buffer `reads[readIndex]` of `block` through a copy: a new buffer
+/// is allocated and filled by a block "<name>_cache_read" right before the
+/// outermost loop around `block`, and `block` reads the copy. Nothing inside
+/// that loop nest may write the buffer. Returns the copy block.
+mlir::FailureOr<BlockOp> cacheRead(mlir::RewriterBase &rewriter, BlockOp block,
+                                   unsigned readIndex);
+
+/// Writes buffer `writes[writeIndex]` of `block` through a copy: `block`
+/// writes (and reads back) a new buffer, which a block "<name>_cache_write"
+/// copies to the original right after the outermost loop around `block`.
+/// No other block in that loop nest may access the buffer, and `block` may
+/// read it only where its init has written it first. Returns the copy block.
+mlir::FailureOr<BlockOp> cacheWrite(mlir::RewriterBase &rewriter,
+                                    BlockOp block, unsigned writeIndex);
+
 } // namespace llmc::tl
 
 #endif // LLMC_DIALECT_TL_TRANSFORMS_SCHEDULE_H

@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
@@ -534,4 +535,167 @@ FailureOr<BlockOp> llmc::tl::decomposeReduction(RewriterBase &rw,
       r.front().erase();
   });
   return initBlock;
+}
+
+//===----------------------------------------------------------------------===//
+// cache_read / cache_write
+//===----------------------------------------------------------------------===//
+
+/// Allocates a buffer shaped like `buffer` before `at`.
+static Value allocLike(RewriterBase &rw, Value buffer, Operation *at) {
+  rw.setInsertionPoint(at);
+  auto type = llvm::cast<MemRefType>(buffer.getType());
+  SmallVector<Value> dyn;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (type.isDynamicDim(i))
+      dyn.push_back(memref::DimOp::create(rw, at->getLoc(), buffer, i));
+  auto plain = MemRefType::get(type.getShape(), type.getElementType());
+  return memref::AllocOp::create(rw, at->getLoc(), plain, dyn,
+                                 rw.getI64IntegerAttr(64));
+}
+
+/// Builds, at the insertion point, a loop nest over `from`'s shape with a
+/// block `name` copying `from` into `to` element by element.
+static BlockOp buildCopy(RewriterBase &rw, Location loc, StringRef name,
+                         Value from, Value to) {
+  auto type = llvm::cast<MemRefType>(from.getType());
+  unsigned rank = type.getRank();
+  MLIRContext *ctx = rw.getContext();
+  Value zero = arith::ConstantIndexOp::create(rw, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rw, loc, 1);
+  SmallVector<Value> ivs;
+  OpBuilder::InsertionGuard guard(rw);
+  for (unsigned i = 0; i < rank; ++i) {
+    Value ub = type.isDynamicDim(i)
+                   ? memref::DimOp::create(rw, loc, from, i).getResult()
+                   : arith::ConstantIndexOp::create(rw, loc,
+                                                    type.getDimSize(i))
+                         .getResult();
+    auto loop = ForOp::create(rw, loc, zero, ub, one,
+                              i == 0 ? LoopKind::parallel : LoopKind::serial);
+    ivs.push_back(loop.getInductionVar());
+    rw.setInsertionPoint(loop.getBody()->getTerminator());
+  }
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  SmallVector<Attribute> kinds(rank,
+                               IterKindAttr::get(ctx, IterKind::spatial));
+  auto copy = BlockOp::create(
+      rw, loc, rw.getStringAttr(name), ivs, rw.getArrayAttr(kinds),
+      ValueRange{from}, rw.getArrayAttr({AffineMapAttr::get(id)}),
+      ValueRange{to}, rw.getArrayAttr({AffineMapAttr::get(id)}));
+  Block *body = new Block();
+  copy.getBody().push_back(body);
+  for (unsigned i = 0; i < rank; ++i)
+    body->addArgument(rw.getIndexType(), loc);
+  rw.setInsertionPointToStart(body);
+  Value v = affine::AffineLoadOp::create(rw, loc, from, id,
+                                         body->getArguments());
+  affine::AffineStoreOp::create(rw, loc, v, to, id, body->getArguments());
+  YieldOp::create(rw, loc);
+  return copy;
+}
+
+/// Replaces `from` by `to` in `block`'s operands (reads, writes as chosen)
+/// and in the accesses of its regions.
+static void redirect(RewriterBase &rw, BlockOp block, Value from, Value to,
+                     bool reads, bool writes) {
+  rw.modifyOpInPlace(block, [&] {
+    for (OpOperand &operand : block->getOpOperands()) {
+      if (operand.get() != from)
+        continue;
+      unsigned n = operand.getOperandNumber();
+      unsigned readsBegin = block.getNumIters();
+      unsigned writesBegin = readsBegin + block.getReads().size();
+      bool isRead = n >= readsBegin && n < writesBegin;
+      if ((isRead && reads) || (!isRead && writes))
+        operand.set(to);
+    }
+  });
+  for (Region &region : block->getRegions())
+    region.walk([&](Operation *op) {
+      // Only the memref operand of an access can be a buffer.
+      bool isLoad = isa<affine::AffineLoadOp>(op);
+      bool isStore = isa<affine::AffineStoreOp>(op);
+      if (!((isLoad && reads) || (isStore && writes)))
+        return;
+      for (OpOperand &operand : op->getOpOperands())
+        if (operand.get() == from)
+          rw.modifyOpInPlace(op, [&] { operand.set(to); });
+    });
+}
+
+/// The outermost tl.for around `block` (the block itself if none).
+static Operation *rootOf(BlockOp block) {
+  SmallVector<ForOp> loops = getLoops(block);
+  return loops.empty() ? block.getOperation() : loops.front().getOperation();
+}
+
+FailureOr<BlockOp> llmc::tl::cacheRead(RewriterBase &rw, BlockOp block,
+                                       unsigned readIndex) {
+  if (readIndex >= block.getReads().size())
+    return block.emitError("cache_read: tl.block '")
+           << block.getName() << "' has " << block.getReads().size()
+           << " reads, no read " << readIndex;
+  Value buffer = block.getReads()[readIndex];
+  if (llvm::is_contained(block.getWrites(), buffer))
+    return block.emitError("cache_read: tl.block '")
+           << block.getName() << "' also writes the buffer of read "
+           << readIndex;
+  Operation *root = rootOf(block);
+  WalkResult written = root->walk([&](BlockOp other) {
+    return llvm::is_contained(other.getWrites(), buffer)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  if (written.wasInterrupted())
+    return block.emitError("cache_read: the buffer of read ")
+           << readIndex << " is written inside the loop nest of tl.block '"
+           << block.getName() << "'; a copy made before it would be stale";
+  Value cache = allocLike(rw, buffer, root);
+  rw.setInsertionPoint(root);
+  BlockOp copy = buildCopy(rw, block.getLoc(),
+                           (block.getName() + "_cache_read").str(), buffer,
+                           cache);
+  redirect(rw, block, buffer, cache, /*reads=*/true, /*writes=*/false);
+  rw.setInsertionPointAfter(root);
+  memref::DeallocOp::create(rw, block.getLoc(), cache);
+  return copy;
+}
+
+FailureOr<BlockOp> llmc::tl::cacheWrite(RewriterBase &rw, BlockOp block,
+                                        unsigned writeIndex) {
+  if (writeIndex >= block.getWrites().size())
+    return block.emitError("cache_write: tl.block '")
+           << block.getName() << "' has " << block.getWrites().size()
+           << " writes, no write " << writeIndex;
+  Value buffer = block.getWrites()[writeIndex];
+  if (llvm::is_contained(block.getReads(), buffer) && !block.getInitBlock())
+    return block.emitError("cache_write: tl.block '")
+           << block.getName()
+           << "' reads the buffer it writes without an init; the cache "
+              "would be read before it is written";
+  Operation *root = rootOf(block);
+  WalkResult shared = root->walk([&](BlockOp other) {
+    if (other == block)
+      return WalkResult::advance();
+    return llvm::is_contained(other.getWrites(), buffer) ||
+                   llvm::is_contained(other.getReads(), buffer)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  if (shared.wasInterrupted())
+    return block.emitError("cache_write: another block in the loop nest of "
+                           "tl.block '")
+           << block.getName() << "' accesses the buffer of write "
+           << writeIndex;
+  Value cache = allocLike(rw, buffer, root);
+  redirect(rw, block, buffer, cache, /*reads=*/true, /*writes=*/true);
+  rw.setInsertionPointAfter(root);
+  BlockOp copy = buildCopy(rw, block.getLoc(),
+                           (block.getName() + "_cache_write").str(), cache,
+                           buffer);
+  Operation *copyRoot = rootOf(copy);
+  rw.setInsertionPointAfter(copyRoot);
+  memref::DeallocOp::create(rw, block.getLoc(), cache);
+  return copy;
 }
