@@ -302,6 +302,17 @@ struct PySchedule {
       diags.raise("decompose_reduction");
     return {module, *r};
   }
+  OpHandle computeAt(const OpHandle &block, const OpHandle &l) {
+    DiagnosticCollector diags(module->ctx.get());
+    auto b = dyn_cast<llmc::tl::BlockOp>(block.op);
+    if (!b)
+      throw LLMCError("compute_at: the first handle is not a tl.block");
+    IRRewriter rw(module->ctx.get());
+    auto r = llmc::tl::computeAt(rw, b, loop(l, "compute_at"));
+    if (failed(r))
+      diags.raise("compute_at");
+    return {module, *r};
+  }
   template <typename Fn>
   OpHandle cache(const OpHandle &block, unsigned index, const char *what,
                  Fn fn) {
@@ -473,6 +484,7 @@ PYBIND11_MODULE(_llmc, m) {
       .def("reorder", &PySchedule::reorder)
       .def("fuse", &PySchedule::fuse)
       .def("decompose_reduction", &PySchedule::decomposeReduction)
+      .def("compute_at", &PySchedule::computeAt)
       .def("cache_read",
            [](PySchedule &s, const OpHandle &b, unsigned i) {
              return s.cache(b, i, "cache_read", llmc::tl::cacheRead);

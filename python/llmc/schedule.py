@@ -165,6 +165,17 @@ class Schedule:
         self._record("decompose_reduction", [block, loop], [rv])
         return rv
 
+    def compute_at(self, block, loop):
+        """Moves producer `block` under `loop` (of a later nest), computing
+        per iteration only the part of its output read there; returns the
+        moved block (the old handle is gone)."""
+        if not isinstance(block, _RV) or block.kind != "block":
+            raise TypeError("compute_at: expected a block, got %r" % (block,))
+        rv = self._rv("block", self._native.compute_at(
+            block.handle, self._loop(loop, "compute_at")))
+        self._record("compute_at", [block, loop], [rv])
+        return rv
+
     def _cache(self, method, block, index):
         if not isinstance(block, _RV) or block.kind != "block":
             raise TypeError("%s: expected a block, got %r" % (method, block))

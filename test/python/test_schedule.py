@@ -410,3 +410,76 @@ func.func @f(%x: memref<8xf32>, %y: memref<8xf32>) {
     s2 = llmc.Schedule(shared)
     fails(llmc, lambda: s2.cache_read(s2.get_block("a"), 0), "is written inside the loop nest")
     fails(llmc, lambda: s2.cache_write(s2.get_block("a"), 0), "another block in the loop nest")
+
+
+# ---- compute_at ----------------------------------------------------------------
+
+PRODUCER_CONSUMER = """
+func.func @f(%x: tensor<?x16xf32>, %w: tensor<8x16xf32>) -> tensor<?x8xf32> {
+  %h = graph.silu %x : tensor<?x16xf32>
+  %y = graph.matmul %h, %w : tensor<?x16xf32>, tensor<8x16xf32> -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+"""
+
+
+def test_compute_at_row(llmc):
+    m = llmc.parse(PRODUCER_CONSUMER)
+    llmc.PassManager("tl").run(m)
+    sch = llmc.Schedule(m)
+    s, n, k = sch.get_loops(sch.get_block("matmul"))
+    silu = sch.compute_at(sch.get_block("silu"), s)
+    m.verify()
+    loops = sch.get_loops(silu)
+    # Under the row loop of the matmul: one loop over the 16 needed columns
+    # (rows: a range of one).
+    assert len(loops) == 3
+    text = str(m)
+    assert text.index('tl.block "silu"') > text.index("kind(parallel)")
+    assert "compute_at(b1, l0)" in str(sch.trace)
+
+
+def test_compute_at_in_a_model(llmc, tiny_model, tmp_path):
+    model = llmc.import_model(tiny_model)
+
+    def schedule(sch):
+        for producer, consumer in (("silu", "mul"), ("silu_1", "mul_1")):
+            s, j = sch.get_loops(sch.get_block(consumer))
+            sch.compute_at(sch.get_block(producer), j)   # one element at a time
+
+    a = llmc.Runtime(llmc.compile(model, tmp_path / "c", schedule=schedule))
+    d = llmc.Runtime(llmc.compile(model, tmp_path / "d"))
+    ids = [7, 7, 1, 2, 250, 31]
+    np.testing.assert_array_equal(a.logits(ids), d.logits(ids))
+
+
+def test_compute_at_errors(llmc, loops_module):
+    m = llmc.parse(PRODUCER_CONSUMER)
+    llmc.PassManager("tl").run(m)
+    sch = llmc.Schedule(m)
+    silu = sch.get_block("silu")
+    mm = sch.get_block("matmul")
+    s, n, k = sch.get_loops(mm)
+    si, sj = sch.get_loops(silu)
+    before = str(m)
+    fails(llmc, lambda: sch.compute_at(mm, si), "follows the block's own nest")
+    fails(llmc, lambda: sch.compute_at(silu, sj), "inside the block's own loop nest")
+    assert str(m) == before
+    # A second reader outside the loop.
+    two = llmc.parse("""
+func.func @f(%x: tensor<?x16xf32>, %w: tensor<8x16xf32>) -> (tensor<?x8xf32>, tensor<?x16xf32>) {
+  %h = graph.silu %x : tensor<?x16xf32>
+  %y = graph.matmul %h, %w : tensor<?x16xf32>, tensor<8x16xf32> -> tensor<?x8xf32>
+  %z = graph.mul %h, %h : tensor<?x16xf32>, tensor<?x16xf32>
+  return %y, %z : tensor<?x8xf32>, tensor<?x16xf32>
+}""")
+    llmc.PassManager("tl").run(two)
+    s2 = llmc.Schedule(two)
+    l = s2.get_loops(s2.get_block("matmul"))[0]
+    fails(llmc, lambda: s2.compute_at(s2.get_block("silu"), l), "also read outside the loop")
+    sch3 = llmc.Schedule(loops_module)
+    same = sch3.get_loops(sch3.get_block("same"))[0]
+    fails(llmc, lambda: sch3.compute_at(sch3.get_block("tri"), same),
+          "loops must start at 0 with step 1")
+    fails(llmc, lambda: sch3.compute_at(sch3.get_block("sum"), same),
+          "no block under the loop reads the output")

@@ -81,6 +81,18 @@ mlir::FailureOr<BlockOp> cacheRead(mlir::RewriterBase &rewriter, BlockOp block,
 mlir::FailureOr<BlockOp> cacheWrite(mlir::RewriterBase &rewriter,
                                     BlockOp block, unsigned writeIndex);
 
+/// Moves producer `block` (alone in its own loop nest, before `loop`) to the
+/// start of the body of `loop`, computing in each iteration exactly the
+/// elements that the blocks under `loop` read from its output: for every
+/// output dimension, the range the consumers' read regions cover when the
+/// loops inside `loop` run through their extents. Every later reader of the
+/// output must be under `loop`. Requirements: the producer's spatial
+/// variables are bound to its loops (start 0, step 1) and its single write
+/// region is one spatial variable per dimension; consumer indices are
+/// affine and linear in the loops inside `loop`.
+mlir::FailureOr<BlockOp> computeAt(mlir::RewriterBase &rewriter,
+                                   BlockOp block, ForOp loop);
+
 } // namespace llmc::tl
 
 #endif // LLMC_DIALECT_TL_TRANSFORMS_SCHEDULE_H

@@ -6,6 +6,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
@@ -698,4 +700,285 @@ FailureOr<BlockOp> llmc::tl::cacheWrite(RewriterBase &rw, BlockOp block,
   rw.setInsertionPointAfter(copyRoot);
   memref::DeallocOp::create(rw, block.getLoc(), cache);
   return copy;
+}
+
+//===----------------------------------------------------------------------===//
+// compute_at
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Turns index computations (loop variables, constants, +, -, * constant)
+/// into affine expressions whose dims are `dims` (collected as needed).
+struct AffineBuilder {
+  SmallVector<Value> dims;
+  Operation *scope; // values defined inside are decomposed, others are dims
+
+  AffineExpr dim(Value v, MLIRContext *ctx) {
+    auto it = llvm::find(dims, v);
+    if (it == dims.end()) {
+      dims.push_back(v);
+      return getAffineDimExpr(dims.size() - 1, ctx);
+    }
+    return getAffineDimExpr(it - dims.begin(), ctx);
+  }
+
+  std::optional<AffineExpr> build(Value v) {
+    MLIRContext *ctx = v.getContext();
+    if (auto c = getConstantIntValue(v))
+      return getAffineConstantExpr(*c, ctx);
+    Operation *def = v.getDefiningOp();
+    if (!def || !scope->isAncestor(def))
+      return dim(v, ctx); // a loop variable or a value from outside
+    auto binary = [&](Value a, Value b) {
+      return std::make_pair(build(a), build(b));
+    };
+    if (auto add = dyn_cast<arith::AddIOp>(def)) {
+      auto [a, b] = binary(add.getLhs(), add.getRhs());
+      if (a && b)
+        return *a + *b;
+    } else if (auto sub = dyn_cast<arith::SubIOp>(def)) {
+      auto [a, b] = binary(sub.getLhs(), sub.getRhs());
+      if (a && b)
+        return *a - *b;
+    } else if (auto mul = dyn_cast<arith::MulIOp>(def)) {
+      auto [a, b] = binary(mul.getLhs(), mul.getRhs());
+      if (a && b && (a->isSymbolicOrConstant() || b->isSymbolicOrConstant()) &&
+          (isa<AffineConstantExpr>(*a) || isa<AffineConstantExpr>(*b)))
+        return *a * *b;
+    }
+    return std::nullopt;
+  }
+};
+} // namespace
+
+FailureOr<BlockOp> llmc::tl::computeAt(RewriterBase &rw, BlockOp block,
+                                       ForOp loop) {
+  MLIRContext *ctx = block.getContext();
+  auto error = [&](const Twine &msg) {
+    return block.emitError("compute_at: ") << msg;
+  };
+  // --- The producer: alone in a nest of loops bound to its variables.
+  SmallVector<ForOp> ownLoops = getLoops(block);
+  if (ownLoops.empty())
+    return error("tl.block '" + block.getName() + "' has no loop nest");
+  ForOp root = ownLoops.front();
+  if (root->isAncestor(loop))
+    return error("the loop is inside the block's own loop nest");
+  Operation *loopRoot = loop;
+  while (loopRoot->getParentOp() && isa<ForOp>(loopRoot->getParentOp()))
+    loopRoot = loopRoot->getParentOp();
+  if (loopRoot->getBlock() != root->getBlock() ||
+      !root->isBeforeInBlock(loopRoot))
+    return error("the loop must be in a loop nest that follows the block's "
+                 "own nest");
+  unsigned blocksInNest = 0;
+  root->walk([&](BlockOp) { ++blocksInNest; });
+  if (blocksInNest != 1)
+    return error("tl.block '" + block.getName() +
+                 "' must be the only block of its loop nest");
+  for (ForOp l : ownLoops)
+    if (getConstantIntValue(l.getLowerBound()) != 0 ||
+        getConstantIntValue(l.getStep()) != 1)
+      return error("the block's loops must start at 0 with step 1");
+  SmallVector<ForOp> iterLoop(block.getNumIters());
+  for (unsigned i = 0, e = block.getNumIters(); i < e; ++i) {
+    auto it = llvm::find_if(ownLoops, [&](ForOp l) {
+      return l.getInductionVar() == block.getIterValues()[i];
+    });
+    if (it == ownLoops.end())
+      return error("iteration variable " + Twine(i) +
+                   " is not bound to a loop of the block's nest");
+    iterLoop[i] = *it;
+  }
+  for (ForOp l : ownLoops) {
+    for (ForOp other : ownLoops)
+      if (l != other && dependsOn(l.getUpperBound(),
+                                  other.getInductionVar(), root))
+        return error("the block's loop bounds depend on each other");
+    Operation *ubDef = l.getUpperBound().getDefiningOp();
+    if (ubDef && root->isAncestor(ubDef) &&
+        !getConstantIntValue(l.getUpperBound()))
+      return error("the block's loop bounds are computed inside its nest");
+  }
+  if (block.getWrites().size() != 1)
+    return error("the block must write exactly one buffer");
+  Value out = block.getWrites()[0];
+  AffineMap writeMap =
+      llvm::cast<AffineMapAttr>(block.getWriteMaps()[0]).getValue();
+  SmallVector<int> dimOfIter(block.getNumIters(), -1);
+  for (auto [d, e] : llvm::enumerate(writeMap.getResults())) {
+    auto de = dyn_cast<AffineDimExpr>(e);
+    if (!de || block.getIterKind(de.getPosition()) != IterKind::spatial ||
+        dimOfIter[de.getPosition()] != -1)
+      return error("the write region must be one spatial variable per "
+                   "dimension");
+    dimOfIter[de.getPosition()] = d;
+  }
+  for (unsigned i = 0, e = block.getNumIters(); i < e; ++i)
+    if (block.getIterKind(i) == IterKind::spatial && dimOfIter[i] == -1)
+      return error("spatial variable " + Twine(i) +
+                   " does not index the output");
+  // The block's regions must not use values computed inside its nest.
+  WalkResult inner = block->walk([&](Operation *op) {
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp())
+        if (root->isAncestor(def) && !block->isAncestor(def))
+          return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (inner.wasInterrupted())
+    return error("the block uses values computed inside its loop nest");
+
+  // --- The consumers: every later reader of `out` is under `loop`.
+  SmallVector<std::pair<BlockOp, AffineMap>> reads;
+  bool outside = false;
+  for (Operation *op = root->getNextNode(); op; op = op->getNextNode())
+    op->walk([&](BlockOp c) {
+      for (auto [buf, m] : llvm::zip(c.getReads(), c.getReadMaps())) {
+        if (buf != out)
+          continue;
+        if (!loop->isAncestor(c))
+          outside = true;
+        else
+          reads.push_back({c, llvm::cast<AffineMapAttr>(m).getValue()});
+      }
+    });
+  if (outside)
+    return error("the output is also read outside the loop");
+  if (reads.empty())
+    return error("no block under the loop reads the output");
+
+  // --- The region each iteration of `loop` needs, per output dimension.
+  unsigned rank = writeMap.getNumResults();
+  SmallVector<Value> lo(rank), hi(rank);
+  Location loc = loop.getLoc();
+  rw.setInsertionPointToStart(loop.getBody());
+  for (auto [consumer, map] : reads) {
+    AffineBuilder ab;
+    ab.scope = loop;
+    SmallVector<AffineExpr> bindings;
+    for (Value v : consumer.getIterValues()) {
+      auto e = ab.build(v);
+      if (!e)
+        return error("an index of consumer tl.block '" + consumer.getName() +
+                     "' is not affine in the loop variables");
+      bindings.push_back(*e);
+    }
+    // Loops inside `loop` (and their extents) range; everything else is
+    // fixed for one iteration.
+    SmallVector<AffineExpr> atMin, atMax;
+    SmallVector<Value> dimValues = ab.dims;
+    for (size_t i = 0; i < ab.dims.size(); ++i) {
+      AffineExpr d = getAffineDimExpr(i, ctx);
+      atMin.push_back(d);
+      atMax.push_back(d);
+    }
+    SmallVector<std::pair<unsigned, ForOp>> ranging;
+    for (auto [i, v] : llvm::enumerate(ab.dims)) {
+      auto arg = dyn_cast<BlockArgument>(v);
+      auto l = arg ? dyn_cast<ForOp>(arg.getOwner()->getParentOp()) : ForOp();
+      if (!l || l == loop || !loop->isProperAncestor(l))
+        continue;
+      if (getConstantIntValue(l.getLowerBound()) != 0 ||
+          getConstantIntValue(l.getStep()) != 1)
+        return error("loops under the target loop must start at 0 with "
+                     "step 1");
+      Operation *ubDef = l.getUpperBound().getDefiningOp();
+      if (ubDef && loop->isAncestor(ubDef) &&
+          !getConstantIntValue(l.getUpperBound()))
+        return error("the extent of a loop under the target loop varies "
+                     "within it");
+      ranging.push_back({static_cast<unsigned>(i), l});
+    }
+    for (auto [i, l] : ranging) {
+      // ub - 1 as an expression over a new dim for ub (or a constant).
+      AffineExpr ubExpr;
+      if (auto c = getConstantIntValue(l.getUpperBound())) {
+        ubExpr = getAffineConstantExpr(*c, ctx);
+      } else {
+        dimValues.push_back(l.getUpperBound());
+        ubExpr = getAffineDimExpr(dimValues.size() - 1, ctx);
+      }
+      atMin[i] = getAffineConstantExpr(0, ctx);
+      atMax[i] = ubExpr - 1;
+    }
+    unsigned numDims = dimValues.size();
+    for (unsigned d = 0; d < rank; ++d) {
+      AffineExpr e = map.getResult(d).replaceDims(bindings);
+      // Linear with a constant coefficient in every ranging loop.
+      SmallVector<AffineExpr> lowSub(atMin), highSub(atMin);
+      for (auto [i, l] : ranging) {
+        SmallVector<AffineExpr> zero(numDims), one(numDims), two(numDims);
+        for (unsigned k = 0; k < numDims; ++k)
+          zero[k] = one[k] = two[k] = getAffineDimExpr(k, ctx);
+        zero[i] = getAffineConstantExpr(0, ctx);
+        one[i] = getAffineConstantExpr(1, ctx);
+        two[i] = getAffineConstantExpr(2, ctx);
+        AffineExpr d1 = simplifyAffineExpr(e.replaceDims(one) -
+                                               e.replaceDims(zero),
+                                           numDims, 0);
+        AffineExpr d2 = simplifyAffineExpr(e.replaceDims(two) -
+                                               e.replaceDims(one),
+                                           numDims, 0);
+        auto c1 = dyn_cast<AffineConstantExpr>(d1);
+        if (!c1 || d1 != d2)
+          return error("a read of consumer tl.block '" + consumer.getName() +
+                       "' is not linear in the loops under the target loop");
+        if (c1.getValue() < 0) {
+          lowSub[i] = atMax[i];
+          highSub[i] = atMin[i];
+        } else {
+          lowSub[i] = atMin[i];
+          highSub[i] = atMax[i];
+        }
+      }
+      AffineMap lowMap = AffineMap::get(numDims, 0, e.replaceDims(lowSub));
+      AffineMap highMap =
+          AffineMap::get(numDims, 0, e.replaceDims(highSub) + 1);
+      auto low = affine::expandAffineMap(rw, loc, lowMap, dimValues);
+      auto high = affine::expandAffineMap(rw, loc, highMap, dimValues);
+      if (!low || !high)
+        return error("cannot materialise the needed region");
+      Value l0 = (*low)[0], h0 = (*high)[0];
+      lo[d] = lo[d] ? arith::MinSIOp::create(rw, loc, lo[d], l0).getResult()
+                    : l0;
+      hi[d] = hi[d] ? arith::MaxSIOp::create(rw, loc, hi[d], h0).getResult()
+                    : h0;
+    }
+  }
+
+  // --- The new nest: one loop per output dimension over [lo, hi), then the
+  // reduction loops as they were.
+  Value zero = arith::ConstantIndexOp::create(rw, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rw, loc, 1);
+  IRMapping mapping;
+  SmallVector<Value> dimValue(rank);
+  for (unsigned d = 0; d < rank; ++d) {
+    Value extent = arith::SubIOp::create(rw, loc, hi[d], lo[d]);
+    auto l = ForOp::create(rw, loc, zero, extent, one, LoopKind::serial);
+    rw.setInsertionPoint(l.getBody()->getTerminator());
+    dimValue[d] = arith::AddIOp::create(rw, loc, lo[d], l.getInductionVar());
+  }
+  for (unsigned i = 0, e = block.getNumIters(); i < e; ++i)
+    if (dimOfIter[i] >= 0)
+      mapping.map(iterLoop[i].getInductionVar(), dimValue[dimOfIter[i]]);
+  // Bounds of the remaining (reduction) loops: constants are rebuilt, other
+  // values come from outside the old nest.
+  auto bound = [&](Value v) -> Value {
+    if (auto c = getConstantIntValue(v))
+      return arith::ConstantIndexOp::create(rw, loc, *c);
+    return v;
+  };
+  for (ForOp l : ownLoops) {
+    if (mapping.contains(l.getInductionVar()))
+      continue;
+    auto r = ForOp::create(rw, loc, bound(l.getLowerBound()),
+                           bound(l.getUpperBound()), bound(l.getStep()),
+                           l.getKind());
+    mapping.map(l.getInductionVar(), r.getInductionVar());
+    rw.setInsertionPoint(r.getBody()->getTerminator());
+  }
+  auto moved = cast<BlockOp>(rw.clone(*block, mapping));
+  rw.eraseOp(root);
+  return moved;
 }
