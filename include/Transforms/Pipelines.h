@@ -17,10 +17,11 @@ std::optional<Phase> parsePhase(llvm::StringRef name);
 
 /// graph: target-independent tensor rewrites and the weight-blob layout.
 void buildGraphPhase(mlir::OpPassManager &pm);
-/// tl: graph ops to tl loop nests over buffers, out-parameter ABI, buffer
-/// release.
+/// tl: graph ops to tl loop nests over buffers and the out-parameter ABI;
+/// the phase after which schedules apply.
 void buildTLPhase(mlir::OpPassManager &pm);
-/// llvm: tl to scf, then the upstream CPU lowering to the LLVM dialect.
+/// llvm: buffer release, tl to scf, then the upstream CPU lowering to the
+/// LLVM dialect.
 void buildLLVMPhase(mlir::OpPassManager &pm);
 /// Every phase from graph up to and including `last`.
 void buildCompilePipeline(mlir::OpPassManager &pm, Phase last);

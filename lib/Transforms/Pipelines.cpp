@@ -56,11 +56,14 @@ void llmc::buildTLPhase(OpPassManager &pm) {
   outParams.hoistStaticAllocs = true;
   outParams.hoistDynamicAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  pm.addNestedPass<func::FuncOp>(tl::createTLReleaseBuffers());
   pm.addPass(createCanonicalizerPass());
 }
 
 void llmc::buildLLVMPhase(OpPassManager &pm) {
+  // Buffers are released only now, after any schedule has moved computation
+  // between loop nests (compute_at can move a use past a buffer's old last
+  // use).
+  pm.addNestedPass<func::FuncOp>(tl::createTLReleaseBuffers());
   pm.addPass(createConvertTLToSCF());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -483,3 +483,85 @@ func.func @f(%x: tensor<?x16xf32>, %w: tensor<8x16xf32>) -> (tensor<?x8xf32>, te
           "loops must start at 0 with step 1")
     fails(llmc, lambda: sch3.compute_at(sch3.get_block("sum"), same),
           "no block under the loop reads the output")
+
+
+# ---- more preconditions, on a real model's loop nests ---------------------------
+
+@pytest.fixture
+def model_tl(llmc, tiny_model):
+    m = llmc.import_model(tiny_model)
+    llmc.PassManager("tl").run(m)
+    return m
+
+
+def test_model_preconditions(llmc, model_tl):
+    before = str(model_tl)
+    sch = llmc.Schedule(model_tl)
+    # The embedding loads the token id between its loops.
+    s, j = sch.get_loops(sch.get_block("embedding"))
+    fails(llmc, lambda: sch.reorder([j, s]), "not perfectly nested")
+    fails(llmc, lambda: sch.compute_at(sch.get_block("embedding"),
+                                       sch.get_loops(sch.get_block("rms_norm_sumsq"))[0]),
+          "iteration variable 1 is not bound to a loop")
+    # Causal attention: the context loop's extent depends on the row loop.
+    s, h, t, d = sch.get_loops(sch.get_block("attention_scores"))
+    fails(llmc, lambda: sch.fuse([s, h, t]), "extent of this loop depends on another loop")
+    # RoPE writes its output twice (the two halves of a pair).
+    fails(llmc, lambda: sch.compute_at(sch.get_block("rope"), s), "exactly one buffer")
+    # The key/value store binds a variable to pos0 + s, not to a loop.
+    fails(llmc, lambda: sch.compute_at(sch.get_block("kv_store"), s),
+          "iteration variable 1 is not bound to a loop")
+    assert str(model_tl) == before
+    # A legal one: the sum of squares per row, computed inside the scaling's
+    # row loop.
+    r = sch.get_loops(sch.get_block("rms_norm_scale"))[0]
+    moved = sch.compute_at(sch.get_block("rms_norm_sumsq"), r)
+    model_tl.verify()
+    assert len(sch.get_loops(moved)) == 3
+
+
+NONLINEAR = """
+func.func @f(%x: memref<16xf32>, %y: memref<16xf32>, %z: memref<32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  tl.for %i = %c0 to %c16 step %c1 {
+    tl.block "p" (%v = spatial %i) reads(%x[%v] : memref<16xf32>) writes(%y[%v] : memref<16xf32>) {
+      %t = affine.load %x[%v] : memref<16xf32>
+      affine.store %t, %y[%v] : memref<16xf32>
+    }
+  }
+  tl.for %o = %c0 to %c32 step %c1 {
+    tl.block "c" (%v = spatial %o) reads(%y[%v floordiv 2] : memref<16xf32>) writes(%z[%v] : memref<32xf32>) {
+      %t = affine.load %y[%v floordiv 2] : memref<16xf32>
+      affine.store %t, %z[%v] : memref<32xf32>
+    }
+  }
+  tl.for %o = %c0 to %c16 step %c1 {
+    tl.block "r" (%v = spatial %o, %w = reduce %o) reads() writes(%x[%w] : memref<16xf32>) init {
+      %zero = arith.constant 0.0 : f32
+      affine.store %zero, %x[%w] : memref<16xf32>
+    } {
+      %one = arith.constant 1.0 : f32
+      affine.store %one, %x[%w] : memref<16xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_nonlinear_and_reduction_writes(llmc):
+    m = llmc.parse(NONLINEAR)
+    sch = llmc.Schedule(m)
+    o = sch.get_loops(sch.get_block("c"))[0]
+    # The consumer reads y[o floordiv 2]: linear in no loop under o, so at o
+    # itself (a single iteration) it is fine, but a loop over o inside would
+    # not be. Split o to get one.
+    oo, oi = sch.split(o, [-1, 4])
+    fails(llmc, lambda: sch.compute_at(sch.get_block("p"), oo), "is not linear in the loops")
+    r = sch.get_block("r")
+    fails(llmc, lambda: sch.decompose_reduction(r, sch.get_loops(r)[0]),
+          "is bound inside the loop")
+    fails(llmc, lambda: sch.compute_at(r, oi), "follows the block's own nest")
