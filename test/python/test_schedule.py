@@ -565,3 +565,142 @@ def test_nonlinear_and_reduction_writes(llmc):
     fails(llmc, lambda: sch.decompose_reduction(r, sch.get_loops(r)[0]),
           "is bound inside the loop")
     fails(llmc, lambda: sch.compute_at(r, oi), "follows the block's own nest")
+
+
+COMPUTE_AT_CASES = """
+func.func @f(%x: memref<16xf32>, %y: memref<16xf32>, %z: memref<16xf32>, %q: memref<16x16xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %c3 = arith.constant 3 : index
+  tl.block "top" () reads() writes(%y[0] : memref<16xf32>) {
+    %one = arith.constant 1.0 : f32
+    affine.store %one, %y[0] : memref<16xf32>
+  }
+  tl.for %i = %c0 to %c16 step %c1 {
+    tl.block "pair1" (%v = spatial %i) reads() writes(%y[%v] : memref<16xf32>) {
+      %one = arith.constant 1.0 : f32
+      affine.store %one, %y[%v] : memref<16xf32>
+    }
+    tl.block "pair2" (%v = spatial %i) reads() writes(%z[%v] : memref<16xf32>) {
+      %one = arith.constant 1.0 : f32
+      affine.store %one, %z[%v] : memref<16xf32>
+    }
+  }
+  tl.for %i = %c0 to %c16 step %c1 {
+    %m = arith.muli %i, %c1 : index
+    tl.for %j = %c0 to %m step %c1 {
+      tl.block "inner_bound" (%v = spatial %i, %w = spatial %j) reads() writes(%q[%v, %w] : memref<16x16xf32>) {
+        %one = arith.constant 1.0 : f32
+        affine.store %one, %q[%v, %w] : memref<16x16xf32>
+      }
+    }
+  }
+  tl.for %i = %c0 to %c16 step %c1 {
+    %m = arith.addi %c4, %c4 : index
+    tl.for %j = %c0 to %m step %c1 {
+      tl.block "inner_const" (%v = spatial %i, %w = spatial %j) reads() writes(%q[%v, %w] : memref<16x16xf32>) {
+        %one = arith.constant 1.0 : f32
+        affine.store %one, %q[%v, %w] : memref<16x16xf32>
+      }
+    }
+  }
+  tl.for %i = %c0 to %c16 step %c1 {
+    tl.for %j = %c0 to %c16 step %c1 {
+      tl.block "diag" (%v = spatial %i, %w = spatial %j) reads() writes(%q[%v, %v] : memref<16x16xf32>) {
+        %one = arith.constant 1.0 : f32
+        affine.store %one, %q[%v, %v] : memref<16x16xf32>
+      }
+    }
+  }
+  tl.for %i = %c0 to %c16 step %c1 {
+    tl.for %j = %c0 to %c4 step %c1 {
+      tl.block "partial" (%v = spatial %i, %w = spatial %j) reads() writes(%z[%v] : memref<16xf32>) {
+        %one = arith.constant 1.0 : f32
+        affine.store %one, %z[%v] : memref<16xf32>
+      }
+    }
+  }
+  tl.for %i = %c0 to %c16 step %c1 {
+    %h = arith.constant 0.5 : f32
+    tl.for %j = %c0 to %c4 step %c1 {
+      tl.block "uses_inside" (%v = spatial %i, %w = spatial %j) reads() writes(%q[%v, %w] : memref<16x16xf32>) {
+        affine.store %h, %q[%v, %w] : memref<16x16xf32>
+      }
+    }
+  }
+  tl.for %i = %c0 to %c16 step %c1 {
+    tl.block "prod" (%v = spatial %i) reads() writes(%x[%v] : memref<16xf32>) {
+      %one = arith.constant 1.0 : f32
+      affine.store %one, %x[%v] : memref<16xf32>
+    }
+  }
+  tl.for %o = %c0 to %n step %c1 {
+    %sq = arith.muli %o, %o : index
+    tl.for %t = %c0 to %c4 step %c1 {
+      tl.block "nonaffine" (%v = spatial %sq) reads(%x[%v] : memref<16xf32>) writes(%y[%v] : memref<16xf32>) {
+        %a = affine.load %x[%v] : memref<16xf32>
+        affine.store %a, %y[%v] : memref<16xf32>
+      }
+    }
+    tl.for %t = %c1 to %c4 step %c1 {
+      tl.block "offset" (%v = spatial %t) reads(%x[%v] : memref<16xf32>) writes(%z[%v] : memref<16xf32>) {
+        %a = affine.load %x[%v] : memref<16xf32>
+        affine.store %a, %z[%v] : memref<16xf32>
+      }
+    }
+    %e = arith.addi %o, %c3 : index
+    tl.for %t = %c0 to %e step %c1 {
+      tl.block "varying" (%v = spatial %t) reads(%x[%v] : memref<16xf32>) writes(%z[%v] : memref<16xf32>) {
+        %a = affine.load %x[%v] : memref<16xf32>
+        affine.store %a, %z[%v] : memref<16xf32>
+      }
+    }
+  }
+  return
+}
+"""
+
+
+def test_compute_at_preconditions(llmc):
+    m = llmc.parse(COMPUTE_AT_CASES)
+    before = str(m)
+    sch = llmc.Schedule(m)
+    last = sch.get_loops(sch.get_block("varying"))[0]
+    fails(llmc, lambda: sch.compute_at(sch.get_block("top"), last), "has no loop nest")
+    fails(llmc, lambda: sch.compute_at(sch.get_block("pair1"), last),
+          "must be the only block of its loop nest")
+    fails(llmc, lambda: sch.compute_at(sch.get_block("inner_bound"), last),
+          "loop bounds depend on each other")
+    fails(llmc, lambda: sch.compute_at(sch.get_block("inner_const"), last),
+          "loop bounds are computed inside its nest")
+    fails(llmc, lambda: sch.compute_at(sch.get_block("diag"), last),
+          "one spatial variable per dimension")
+    fails(llmc, lambda: sch.compute_at(sch.get_block("partial"), last),
+          "spatial variable 1 does not index the output")
+    fails(llmc, lambda: sch.compute_at(sch.get_block("uses_inside"), last),
+          "uses values computed inside its loop nest")
+    # The producer "prod" is read under the last loop nest by three blocks:
+    # through a non-affine index, under a loop that does not start at 0, and
+    # under a loop whose extent changes with the target loop.
+    fails(llmc, lambda: sch.compute_at(sch.get_block("prod"), last),
+          "consumer tl.block 'nonaffine' is not affine")
+    assert str(m) == before
+
+    def without(text, name):
+        # Drops the loop around block `name` (a 5-line tl.for) from the IR.
+        lines = text.splitlines()
+        at = next(i for i, l in enumerate(lines) if '"%s"' % name in l) - 1
+        return "\n".join(lines[:at] + lines[at + 6:])
+    no_nonaffine = without(COMPUTE_AT_CASES, "nonaffine")
+    m2 = llmc.parse(no_nonaffine)
+    s2 = llmc.Schedule(m2)
+    fails(llmc, lambda: s2.compute_at(s2.get_block("prod"),
+                                      s2.get_loops(s2.get_block("varying"))[0]),
+          "must start at 0 with step 1")
+    m3 = llmc.parse(without(no_nonaffine, "offset"))
+    s3 = llmc.Schedule(m3)
+    fails(llmc, lambda: s3.compute_at(s3.get_block("prod"),
+                                      s3.get_loops(s3.get_block("varying"))[0]),
+          "extent of a loop under the target loop varies within it")
