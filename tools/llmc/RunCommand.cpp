@@ -214,8 +214,11 @@ int run(const RunOptions &opts) {
     auto rate = [](int64_t n, double s) { return s > 0 ? n / s : 0.0; };
     static const char *reasons[] = {"max tokens", "EOS", "max_seq_len",
                                     "callback"};
+    // The summary starts on a line of its own even when the text did not
+    // end with one (stdout and stderr often share a terminal).
+    std::fflush(stdout);
     std::fprintf(stderr,
-                 "prefill: %lld tokens in %.3f ms (%.1f tok/s)\n"
+                 "\nprefill: %lld tokens in %.3f ms (%.1f tok/s)\n"
                  "decode: %lld tokens in %.3f ms (%.1f tok/s)\n"
                  "generated %lld tokens, stopped at %s\n",
                  static_cast<long long>(stats.prompt_tokens),
