@@ -75,6 +75,16 @@ llvm::Error readLlama2C(llvm::StringRef path, DecoderConfig &config,
 llvm::Error readHuggingFace(llvm::StringRef dir, DecoderConfig &config,
                             WeightTable &weights);
 
+/// True when `path` starts with the GGUF magic number.
+bool isGGUF(llvm::StringRef path);
+
+/// Reads a GGUF file (architectures llama, qwen2, qwen3).
+llvm::Error readGGUF(llvm::StringRef path, DecoderConfig &config,
+                     WeightTable &weights);
+
+/// Reads the tensor table of one safetensors file into `weights`.
+llvm::Error readSafetensors(llvm::StringRef path, WeightTable &weights);
+
 /// Builds the graph module of a decoder from its config and weights, after
 /// checking that every tensor it needs is present with the right shape.
 /// `modelFile` names the model in diagnostics.

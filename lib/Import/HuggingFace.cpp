@@ -16,8 +16,7 @@ namespace json = llvm::json;
 /// cannot make us allocate gigabytes.
 static constexpr uint64_t kMaxHeaderBytes = 100u << 20;
 
-/// Reads the tensor table of one safetensors file into `weights`.
-static llvm::Error readSafetensors(llvm::StringRef path, WeightTable &weights) {
+llvm::Error llmc::readSafetensors(llvm::StringRef path, WeightTable &weights) {
   uint64_t fileSize = 0;
   if (std::error_code ec = llvm::sys::fs::file_size(path, fileSize))
     return fileError(path, "cannot read: " + ec.message());

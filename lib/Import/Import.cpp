@@ -2,9 +2,15 @@
 #include "Import/Import.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 using namespace llmc;
+
+bool llmc::isGGUF(llvm::StringRef path) {
+  auto head = llvm::MemoryBuffer::getFileSlice(path, 4, 0);
+  return head && (*head)->getBuffer() == "GGUF";
+}
 
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 llmc::importModel(mlir::MLIRContext *ctx, llvm::StringRef relPath,
@@ -26,10 +32,12 @@ llmc::importModel(mlir::MLIRContext *ctx, llvm::StringRef relPath,
     if (!options.maxSeqLen && config.maxSeq > 4096)
       config.maxSeq = 4096;
   } else {
-    if (path.ends_with(".gguf"))
-      return fileError(path, "GGUF import is not supported yet");
-    if (auto e = readLlama2C(path, config, weights))
+    if (isGGUF(path)) {
+      if (auto e = readGGUF(path, config, weights))
+        return std::move(e);
+    } else if (auto e = readLlama2C(path, config, weights)) {
       return std::move(e);
+    }
   }
   if (options.maxSeqLen > 0)
     config.maxSeq = options.maxSeqLen;

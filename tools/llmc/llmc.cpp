@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
 
+#include "Import/GGUF.h"
 #include "Import/Import.h"
 #include "Transforms/Pipelines.h"
 #include "Target/Artifact.h"
@@ -20,6 +21,7 @@
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -41,7 +43,9 @@ static void usage(raw_ostream &os) {
         "(config.json + safetensors) or a graph-dialect .mlir file\n"
         "  llmc run DIR --prompt TEXT --max-tokens N [--temperature T] "
         "[--top-k K] [--top-p P] [--seed S] [--dump-logits FILE.npy]\n"
-        "  llmc bench DIR [--prompt-len N] [--gen N] [--repeat R]\n";
+        "  llmc bench DIR [--prompt-len N] [--gen N] [--repeat R]\n"
+        "  llmc inspect FILE   (GGUF, safetensors, Hugging Face dir, "
+        "llama2.c)\n";
 }
 
 static int compileMain(int argc, char **argv) {
@@ -110,6 +114,85 @@ static int compileMain(int argc, char **argv) {
   return 0;
 }
 
+static const char *dtypeName(llmc::DType t) {
+  return t == llmc::DType::F32 ? "F32" : t == llmc::DType::F16 ? "F16" : "BF16";
+}
+
+/// Prints a tensor table sorted by name: name, type, shape, bytes.
+static void printTensors(const llmc::WeightTable &weights) {
+  std::vector<std::string> names;
+  for (const auto &entry : weights)
+    names.push_back(entry.first().str());
+  llvm::sort(names);
+  outs() << "tensors: " << names.size() << "\n";
+  for (const std::string &n : names) {
+    const llmc::TensorSource &t = weights.lookup(n);
+    int64_t elements = 1;
+    std::string shape;
+    for (int64_t d : t.shape) {
+      shape += (shape.empty() ? "" : "x") + std::to_string(d);
+      elements *= d;
+    }
+    outs() << "  " << n << "  " << dtypeName(t.dtype) << "  [" << shape
+           << "]  " << elements * (t.dtype == llmc::DType::F32 ? 4 : 2)
+           << " bytes\n";
+  }
+}
+
+/// `llmc inspect FILE`: the metadata and tensors of a GGUF, safetensors,
+/// Hugging Face directory or llama2.c file.
+static int inspectMain(int argc, char **argv) {
+  if (argc != 2)
+    return fail("usage: llmc inspect FILE");
+  StringRef path(argv[1]);
+  if (!llvm::sys::fs::exists(path))
+    return fail(path + ": no such file or directory");
+  if (llmc::isGGUF(path)) {
+    auto file = llmc::gguf::read(path);
+    if (!file)
+      return fail(toString(file.takeError()));
+    outs() << "format: GGUF v" << file->version << " (alignment "
+           << file->alignment << ")\nmetadata: " << file->metadata.size()
+           << "\n";
+    for (const auto &[key, value] : file->metadata)
+      outs() << "  " << key << " = " << value.str() << "\n";
+    outs() << "tensors: " << file->tensors.size() << "\n";
+    for (const llmc::gguf::TensorInfo &t : file->tensors) {
+      std::string shape;
+      for (auto it = t.ne.rbegin(); it != t.ne.rend(); ++it)
+        shape += (shape.empty() ? "" : "x") + std::to_string(*it);
+      outs() << "  " << t.name << "  " << *llmc::gguf::typeName(t.type)
+             << "  [" << shape << "]  " << t.bytes << " bytes\n";
+    }
+    return 0;
+  }
+  llmc::WeightTable weights;
+  if (llvm::sys::fs::is_directory(path)) {
+    llmc::DecoderConfig config;
+    if (Error e = llmc::readHuggingFace(path, config, weights))
+      return fail(toString(std::move(e)));
+    outs() << "format: Hugging Face " << config.arch << " (dim " << config.dim
+           << ", " << config.layers << " layers, vocab " << config.vocab
+           << ")\n";
+  } else if (path.ends_with(".safetensors")) {
+    if (Error e = llmc::readSafetensors(path, weights))
+      return fail(toString(std::move(e)));
+    outs() << "format: safetensors\n";
+  } else {
+    llmc::DecoderConfig config;
+    if (Error e = llmc::readLlama2C(path, config, weights))
+      return fail(toString(std::move(e)));
+    outs() << "format: llama2.c (dim " << config.dim << ", hidden "
+           << config.hiddenDim << ", " << config.layers << " layers, "
+           << config.heads << " heads, " << config.kvHeads
+           << " kv heads, vocab " << config.vocab << ", seq_len "
+           << config.maxSeq << (config.tiedEmbeddings ? ", tied" : ", untied")
+           << ")\n";
+  }
+  printTensors(weights);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   if (argc < 2) {
@@ -123,6 +206,8 @@ int main(int argc, char **argv) {
     return llmcRunMain(argc - 1, argv + 1);
   if (cmd == "bench")
     return llmcBenchMain(argc - 1, argv + 1);
+  if (cmd == "inspect")
+    return inspectMain(argc - 1, argv + 1);
   if (cmd == "-h" || cmd == "--help" || cmd == "help") {
     usage(outs());
     return 0;
