@@ -12,7 +12,9 @@
 #include "Import/Import.h"
 
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace llmc;
 
@@ -141,4 +143,61 @@ llvm::Error llmc::readGGUF(llvm::StringRef path, DecoderConfig &c,
     return fileError(path, "missing tensor 'token_embd.weight'");
   c.vocab = vocabIt->second.shape[0];
   return llvm::Error::success();
+}
+
+llvm::Expected<bool> llmc::extractTokenizer(llvm::StringRef path,
+                                            llvm::StringRef out) {
+  if (!isGGUF(path))
+    return false;
+  auto file = gguf::read(path);
+  if (!file)
+    return file.takeError();
+  const gguf::Value *model = file->get("tokenizer.ggml.model");
+  if (!model || !model->asString() || *model->asString() != "llama")
+    return false;
+  const gguf::Value *tokens = file->get("tokenizer.ggml.tokens");
+  const gguf::Value *scores = file->get("tokenizer.ggml.scores");
+  if (!tokens || !tokens->asArray())
+    return fileError(path, "missing metadata key 'tokenizer.ggml.tokens'");
+  const gguf::Value::Array &pieces = *tokens->asArray();
+  const gguf::Value::Array *scoreArray = scores ? scores->asArray() : nullptr;
+  if (scoreArray && scoreArray->size() != pieces.size())
+    return fileError(path, "tokenizer.ggml.scores and tokenizer.ggml.tokens "
+                           "differ in length");
+  // llama2.c's format: max piece length, then (score, length, bytes) per
+  // token; SentencePiece's word marker U+2581 becomes a plain space.
+  std::vector<std::string> texts;
+  uint32_t maxLen = 0;
+  for (const gguf::Value &piece : pieces) {
+    const std::string *str = piece.asString();
+    if (!str)
+      return fileError(path, "tokenizer.ggml.tokens holds a non-string");
+    std::string text;
+    for (size_t i = 0; i < str->size(); ++i) {
+      if (str->compare(i, 3, "\xE2\x96\x81") == 0) {
+        text += ' ';
+        i += 2;
+      } else {
+        text += (*str)[i];
+      }
+    }
+    maxLen = std::max<uint32_t>(maxLen, text.size());
+    texts.push_back(std::move(text));
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream os(out, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return fileError(out, "cannot write: " + ec.message());
+  auto write32 = [&](auto v) { os.write(reinterpret_cast<const char *>(&v), 4); };
+  write32(maxLen);
+  for (size_t i = 0; i < texts.size(); ++i) {
+    float score = 0.0f;
+    if (scoreArray)
+      if (auto f = (*scoreArray)[i].asFloat())
+        score = static_cast<float>(*f);
+    write32(score);
+    write32(static_cast<int32_t>(texts[i].size()));
+    os << texts[i];
+  }
+  return true;
 }

@@ -109,7 +109,25 @@ static int compileMain(int argc, char **argv) {
       return fail(toString(imported.takeError()));
     module = std::move(*imported);
   }
-  if (Error e = llmc::compileArtifact(*module, options))
+  // A tokenizer embedded in the model (GGUF) goes into the artifact unless
+  // one was given.
+  llvm::SmallString<128> embedded;
+  if (options.tokenizer.empty() && !StringRef(model).ends_with(".mlir")) {
+    if (auto ec = llvm::sys::fs::createTemporaryFile("llmc-tokenizer", "bin",
+                                                     embedded))
+      return fail("cannot create a temporary file: " + ec.message());
+    auto found = llmc::extractTokenizer(model, embedded);
+    if (!found) {
+      llvm::sys::fs::remove(embedded);
+      return fail(toString(found.takeError()));
+    }
+    if (*found)
+      options.tokenizer = embedded.str().str();
+  }
+  Error e = llmc::compileArtifact(*module, options);
+  if (!embedded.empty())
+    llvm::sys::fs::remove(embedded);
+  if (e)
     return fail(toString(std::move(e)));
   return 0;
 }
