@@ -560,7 +560,9 @@ def test_nonlinear_and_reduction_writes(llmc):
     # itself (a single iteration) it is fine, but a loop over o inside would
     # not be. Split o to get one.
     oo, oi = sch.split(o, [-1, 4])
+    split = str(m)
     fails(llmc, lambda: sch.compute_at(sch.get_block("p"), oo), "is not linear in the loops")
+    assert str(m) == split
     r = sch.get_block("r")
     fails(llmc, lambda: sch.decompose_reduction(r, sch.get_loops(r)[0]),
           "is bound inside the loop")
@@ -701,6 +703,8 @@ def test_compute_at_preconditions(llmc):
           "must start at 0 with step 1")
     m3 = llmc.parse(without(no_nonaffine, "offset"))
     s3 = llmc.Schedule(m3)
+    before3 = str(m3)
     fails(llmc, lambda: s3.compute_at(s3.get_block("prod"),
                                       s3.get_loops(s3.get_block("varying"))[0]),
           "extent of a loop under the target loop varies within it")
+    assert str(m3) == before3

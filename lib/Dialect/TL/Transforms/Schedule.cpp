@@ -848,11 +848,16 @@ FailureOr<BlockOp> llmc::tl::computeAt(RewriterBase &rw, BlockOp block,
   if (reads.empty())
     return error("no block under the loop reads the output");
 
-  // --- The region each iteration of `loop` needs, per output dimension.
+  // --- The region each iteration of `loop` needs, per output dimension:
+  // first analysed for every read (so that a failure changes nothing), then
+  // materialised.
   unsigned rank = writeMap.getNumResults();
-  SmallVector<Value> lo(rank), hi(rank);
-  Location loc = loop.getLoc();
-  rw.setInsertionPointToStart(loop.getBody());
+  struct Bound {
+    AffineMap low, high; // one result each, over `values`
+    SmallVector<Value> values;
+    unsigned dim;
+  };
+  SmallVector<Bound> bounds;
   for (auto [consumer, map] : reads) {
     AffineBuilder ab;
     ab.scope = loop;
@@ -932,19 +937,24 @@ FailureOr<BlockOp> llmc::tl::computeAt(RewriterBase &rw, BlockOp block,
           highSub[i] = atMax[i];
         }
       }
-      AffineMap lowMap = AffineMap::get(numDims, 0, e.replaceDims(lowSub));
-      AffineMap highMap =
-          AffineMap::get(numDims, 0, e.replaceDims(highSub) + 1);
-      auto low = affine::expandAffineMap(rw, loc, lowMap, dimValues);
-      auto high = affine::expandAffineMap(rw, loc, highMap, dimValues);
-      if (!low || !high)
-        return error("cannot materialise the needed region");
-      Value l0 = (*low)[0], h0 = (*high)[0];
-      lo[d] = lo[d] ? arith::MinSIOp::create(rw, loc, lo[d], l0).getResult()
-                    : l0;
-      hi[d] = hi[d] ? arith::MaxSIOp::create(rw, loc, hi[d], h0).getResult()
-                    : h0;
+      bounds.push_back(
+          {AffineMap::get(numDims, 0, e.replaceDims(lowSub)),
+           AffineMap::get(numDims, 0, e.replaceDims(highSub) + 1), dimValues,
+           d});
     }
+  }
+  SmallVector<Value> lo(rank), hi(rank);
+  Location loc = loop.getLoc();
+  rw.setInsertionPointToStart(loop.getBody());
+  for (Bound &b : bounds) {
+    Value l0 = (*affine::expandAffineMap(rw, loc, b.low, b.values))[0];
+    Value h0 = (*affine::expandAffineMap(rw, loc, b.high, b.values))[0];
+    lo[b.dim] = lo[b.dim]
+                    ? arith::MinSIOp::create(rw, loc, lo[b.dim], l0).getResult()
+                    : l0;
+    hi[b.dim] = hi[b.dim]
+                    ? arith::MaxSIOp::create(rw, loc, hi[b.dim], h0).getResult()
+                    : h0;
   }
 
   // --- The new nest: one loop per output dimension over [lo, hi), then the
