@@ -112,11 +112,23 @@ llvm::Error llmc::readGGUF(llvm::StringRef path, DecoderConfig &c,
   if (eos && eos->asInt())
     c.eos.push_back(*eos->asInt());
 
+  // RoPE scaling (Llama 3's rope_freqs, YaRN, linear) is not implemented:
+  // refuse rather than compute the wrong positions.
+  if (const gguf::Value *scaling =
+          file->get((c.arch + ".rope.scaling.type")))
+    if (!scaling->asString() || *scaling->asString() != "none")
+      return fileError(path, "unsupported RoPE scaling '" +
+                                 (scaling->asString() ? *scaling->asString()
+                                                      : std::string("?")) +
+                                 "' (only unscaled RoPE is implemented)");
   bool hasOutput = false;
   for (const gguf::TensorInfo &t : file->tensors) {
+    if (t.name == "rope_freqs.weight")
+      return fileError(path, "tensor 'rope_freqs.weight': RoPE frequency "
+                             "factors (Llama 3 scaling) are not supported");
     auto name = canonicalName(t.name);
     if (!name)
-      continue; // e.g. rope_freqs: recomputed by llmc
+      continue; // not part of the decoder llmc builds
     TensorSource src;
     src.file = path.str();
     src.offset = t.offset;
