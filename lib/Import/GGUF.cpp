@@ -2,7 +2,9 @@
 #include "Import/GGUF.h"
 #include "Import/Import.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -60,12 +62,19 @@ std::string Value::str() const {
     return std::to_string(*u);
   if (auto *i = std::get_if<int64_t>(&v))
     return std::to_string(*i);
-  if (auto *d = std::get_if<double>(&v))
-    return llvm::formatv("{0}", *d).str();
+  if (auto *d = std::get_if<double>(&v)) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%g", *d);
+    return buf;
+  }
   if (auto *b = std::get_if<bool>(&v))
     return *b ? "true" : "false";
-  if (auto *s = std::get_if<std::string>(&v))
-    return "\"" + (s->size() > 60 ? s->substr(0, 60) + "..." : *s) + "\"";
+  if (auto *s = std::get_if<std::string>(&v)) {
+    std::string escaped;
+    llvm::raw_string_ostream os(escaped);
+    llvm::printEscapedString(s->size() > 60 ? s->substr(0, 60) : *s, os);
+    return "\"" + escaped + (s->size() > 60 ? "...\"" : "\"");
+  }
   const Array &a = std::get<Array>(v);
   std::string out = "[";
   for (size_t i = 0; i < a.size() && i < 8; ++i)

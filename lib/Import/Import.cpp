@@ -32,7 +32,7 @@ llmc::importModel(mlir::MLIRContext *ctx, llvm::StringRef relPath,
     if (!options.maxSeqLen && config.maxSeq > 4096)
       config.maxSeq = 4096;
   } else {
-    if (isGGUF(path)) {
+    if (isGGUF(path) || path.ends_with(".gguf")) {
       if (auto e = readGGUF(path, config, weights))
         return std::move(e);
     } else if (auto e = readLlama2C(path, config, weights)) {

@@ -165,7 +165,7 @@ static int inspectMain(int argc, char **argv) {
   StringRef path(argv[1]);
   if (!llvm::sys::fs::exists(path))
     return fail(path + ": no such file or directory");
-  if (llmc::isGGUF(path)) {
+  if (llmc::isGGUF(path) || path.ends_with(".gguf")) {
     auto file = llmc::gguf::read(path);
     if (!file)
       return fail(toString(file.takeError()));

@@ -1,0 +1,165 @@
+"""GGUF import (F32/F16 tensors, llama and qwen3 metadata, the embedded
+SentencePiece tokenizer), `llmc inspect`, and malformed GGUF files."""
+import os
+import struct
+
+import numpy as np
+import pytest
+
+import e2e_util
+import gguf_writer
+import hf_torch_ref
+import make_hf_model
+
+
+def _run_ids(llmc, art, *args):
+    p = e2e_util.run([llmc, "run", art] + list(args) + ["--print-ids"], check=True)
+    return e2e_util.parse_ids(p.stdout)
+
+
+def test_stories260k_as_gguf_matches_llama2c(llmc, tmp_path, stories_paths):
+    ckpt, tok = stories_paths
+    gguf = tmp_path / "stories.gguf"
+    gguf_writer.llama2c_to_gguf(ckpt, tok, str(gguf))
+    e2e_util.run([llmc, "compile", gguf, "-o", tmp_path / "g"], check=True)
+    e2e_util.run([llmc, "compile", ckpt, "--tokenizer", tok, "-o", tmp_path / "c"], check=True)
+    # Same weights, same interleaved RoPE, and the tokenizer converted from
+    # the GGUF metadata: the same tokens for a text prompt.
+    a = _run_ids(llmc, tmp_path / "g", "--prompt", "Once upon a time", "--max-tokens", "60")
+    b = _run_ids(llmc, tmp_path / "c", "--prompt", "Once upon a time", "--max-tokens", "60")
+    assert a == b and len(a) == 60
+    text = e2e_util.run([llmc, "run", tmp_path / "g", "--prompt", "", "--max-tokens", "20"],
+                        check=True).stdout
+    assert text.startswith("Once upon a time")
+
+
+@pytest.mark.parametrize("arch,tied,dtype", [("llama", False, "f32"), ("llama", True, "f16"),
+                                             ("qwen3", True, "f32"), ("qwen3", False, "f16")])
+def test_gguf_matches_torch(llmc, tmp_path, arch, tied, dtype):
+    hf = tmp_path / "hf"
+    make_hf_model.make_model(str(hf), arch=arch, tied=tied, dtype=dtype, seed=5)
+    gguf = tmp_path / "model.gguf"
+    gguf_writer.hf_to_gguf(str(hf), str(gguf),
+                           gguf_writer.GGML_F16 if dtype == "f16" else gguf_writer.GGML_F32)
+    art = tmp_path / "art"
+    e2e_util.run([llmc, "compile", gguf, "-o", art], check=True)
+    ids = e2e_util.deterministic_prompt_ids(32, 300)
+    prompt, steps = tmp_path / "p.npy", tmp_path / "s.npy"
+    got = _run_ids(llmc, art, "--prompt-ids", ",".join(map(str, ids)), "--max-tokens", "16",
+                   "--dump-prompt-logits", prompt, "--dump-logits", steps)
+    ref_prompt, ref_steps, ref_ids = hf_torch_ref.reference(str(hf), ids, 16)
+    assert np.abs(np.load(prompt) - ref_prompt).max() <= 1e-4
+    assert np.abs(np.load(steps) - ref_steps).max() <= 1e-4
+    assert got == list(ref_ids)
+
+
+def test_inspect(llmc, tmp_path, stories_paths):
+    gguf = tmp_path / "stories.gguf"
+    gguf_writer.llama2c_to_gguf(*stories_paths, str(gguf))
+    out = e2e_util.run([llmc, "inspect", gguf], check=True).stdout
+    assert "format: GGUF v3 (alignment 32)" in out
+    assert "llama.embedding_length = 64" in out
+    assert "blk.0.attn_k.weight  F32  [32x64]  8192 bytes" in out
+    out = e2e_util.run([llmc, "inspect", stories_paths[0]], check=True).stdout
+    assert "format: llama2.c (dim 64" in out and "tensors: 47" in out
+
+
+# ---- malformed GGUF files ---------------------------------------------------------
+
+def _tiny_gguf(path, meta_extra=(), drop=(), tensors_extra=(), **kw):
+    rng = np.random.default_rng(0)
+    meta = [m for m in gguf_writer._llama_meta("llama", 32, 64, 1, 4, 4, 64, 1e4, 1e-5)
+            if m[0] not in drop] + list(meta_extra)
+    names = ["attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm",
+             "ffn_gate", "ffn_up", "ffn_down"]
+    shapes = {"attn_norm": (32,), "ffn_norm": (32,), "ffn_gate": (64, 32), "ffn_up": (64, 32),
+              "ffn_down": (32, 64)}
+    tensors = [("token_embd.weight", rng.standard_normal((40, 32)).astype(np.float32), 0)]
+    for n in names:
+        tensors.append(("blk.0.%s.weight" % n,
+                        rng.standard_normal(shapes.get(n, (32, 32))).astype(np.float32), 0))
+    tensors.append(("output_norm.weight", np.ones(32, np.float32), 0))
+    tensors += list(tensors_extra)
+    gguf_writer.write(str(path), meta, tensors, **kw)
+    return path
+
+
+def _must_fail(llmc, tmp_path, model, *needles):
+    art = tmp_path / "ART"
+    p = e2e_util.run([llmc, "compile", model, "-o", art])
+    assert 0 < p.returncode < 128, e2e_util.describe(p, "llmc accepted a bad GGUF")
+    for n in needles:
+        assert n in p.stderr, e2e_util.describe(p, "stderr lacks %r" % n)
+    assert not e2e_util.no_artifact_left(tmp_path)
+    return p
+
+
+def test_valid_tiny_gguf_compiles(llmc, tmp_path):
+    model = _tiny_gguf(tmp_path / "ok.gguf")
+    e2e_util.run([llmc, "compile", model, "-o", tmp_path / "out"], check=True)
+
+
+def test_bad_magic_and_version(llmc, tmp_path):
+    _must_fail(llmc, tmp_path, _tiny_gguf(tmp_path / "magic.gguf", magic=b"GGUX"),
+               "magic.gguf", "not a GGUF file")
+    _must_fail(llmc, tmp_path, _tiny_gguf(tmp_path / "v1.gguf", version=1),
+               "v1.gguf", "unsupported GGUF version 1")
+
+
+def test_truncated(llmc, tmp_path):
+    good = _tiny_gguf(tmp_path / "full.gguf").read_bytes()
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(good[: len(good) - 100])
+    _must_fail(llmc, tmp_path, cut, "cut.gguf", "output_norm.weight", "runs past the end")
+    head = tmp_path / "head.gguf"
+    head.write_bytes(good[:30])
+    _must_fail(llmc, tmp_path, head, "head.gguf", "truncated")
+
+
+def _patch_tensor_info(data, name, field, value):
+    """Rewrites the type (field 'type') or offset (field 'offset') of tensor
+    `name` in a GGUF image."""
+    key = struct.pack("<Q", len(name)) + name.encode()
+    at = data.index(key) + len(key)
+    ndims, = struct.unpack_from("<I", data, at)
+    at += 4 + 8 * ndims
+    if field == "offset":
+        at += 4
+        return data[:at] + struct.pack("<Q", value) + data[at + 8:]
+    return data[:at] + struct.pack("<I", value) + data[at + 4:]
+
+
+def test_offsets_and_types(llmc, tmp_path):
+    good = _tiny_gguf(tmp_path / "base.gguf").read_bytes()
+    cases = [("far.gguf", "offset", 1 << 40, "runs past the end"),
+             ("misaligned.gguf", "offset", 4, "is not aligned to 32"),
+             ("unknown.gguf", "type", 99, "unknown ggml type 99"),
+             ("quant.gguf", "type", 8, "quantized GGUF tensors are not supported yet")]
+    for fname, field, value, msg in cases:
+        f = tmp_path / fname
+        f.write_bytes(_patch_tensor_info(good, "blk.0.attn_q.weight", field, value))
+        _must_fail(llmc, tmp_path, f, fname, "blk.0.attn_q.weight", msg)
+
+
+def test_absurd_counts_and_lengths(llmc, tmp_path):
+    good = _tiny_gguf(tmp_path / "base.gguf").read_bytes()
+    huge_kv = tmp_path / "kv.gguf"
+    huge_kv.write_bytes(good[:16] + struct.pack("<Q", 1 << 60) + good[24:])
+    _must_fail(llmc, tmp_path, huge_kv, "kv.gguf", "cannot fit")
+    # The first key's length field, just after the header.
+    long_key = tmp_path / "key.gguf"
+    long_key.write_bytes(good[:24] + struct.pack("<Q", 1 << 50) + good[32:])
+    _must_fail(llmc, tmp_path, long_key, "key.gguf", "string length")
+
+
+def test_missing_metadata_and_rope_scaling(llmc, tmp_path):
+    _must_fail(llmc, tmp_path, _tiny_gguf(tmp_path / "nodim.gguf", drop=("llama.embedding_length",)),
+               "nodim.gguf", "llama.embedding_length")
+    _must_fail(llmc, tmp_path, _tiny_gguf(tmp_path / "noarch.gguf", drop=("general.architecture",)),
+               "noarch.gguf", "general.architecture")
+    _must_fail(llmc, tmp_path, _tiny_gguf(
+        tmp_path / "yarn.gguf", meta_extra=[("llama.rope.scaling.type", gguf_writer.STRING, "yarn")]),
+        "yarn.gguf", "unsupported RoPE scaling 'yarn'")
+    _must_fail(llmc, tmp_path, _tiny_gguf(
+        tmp_path / "freqs.gguf", tensors_extra=[("rope_freqs.weight", np.ones(4, np.float32), 0)]),
+        "freqs.gguf", "rope_freqs.weight")
