@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up and builds like demo.sh, then runs every test suite: lit (FileCheck),
 # the runtime's C++ unit tests (ctest), the Python API tests and the Python
-# end-to-end tests (pytest, against PyTorch and numpy oracles). Ends with
-# "N passed, N failed".
+# end-to-end tests (pytest, against PyTorch and numpy oracles), then a short
+# fuzzing run of the model-file readers. Ends with "N passed, N failed".
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$ROOT/scripts/setup.sh" || { echo "0 passed, 1 failed"; exit 1; }
@@ -25,6 +25,27 @@ echo "== pytest (Python API)"
 echo "== pytest (end-to-end)"
 (cd "$ROOT/test/e2e" && LLMC_REQUIRE_BIN=1 /usr/bin/python3 -m pytest -q \
   --junitxml="$REPORTS/pytest-e2e.xml" .) || status=1
+
+echo "== fuzzers (GGUF and safetensors readers, ${LLMC_FUZZ_SECONDS:-20} s each)"
+CORPUS="$ROOT/build/fuzz-corpus"
+rm -rf "$CORPUS" && /usr/bin/python3 "$ROOT/fuzz/make_corpus.py" "$CORPUS"
+{
+  echo '<testsuite name="fuzz">'
+  for f in gguf safetensors; do
+    if [ ! -x "$ROOT/build/bin/$f-fuzzer" ]; then
+      echo "  <testcase name=\"$f-fuzzer\"><skipped/></testcase>"
+    elif "$ROOT/build/bin/$f-fuzzer" -max_total_time="${LLMC_FUZZ_SECONDS:-20}" \
+        -rss_limit_mb=2048 -artifact_prefix="$REPORTS/$f-" "$CORPUS/$f" \
+        >"$REPORTS/$f-fuzz.log" 2>&1; then
+      echo "  <testcase name=\"$f-fuzzer\"/>"
+    else
+      echo "  <testcase name=\"$f-fuzzer\"><failure>see $f-fuzz.log</failure></testcase>"
+      tail -30 "$REPORTS/$f-fuzz.log" >&2
+      status=1
+    fi
+  done
+  echo '</testsuite>'
+} >"$REPORTS/fuzz.xml"
 
 /usr/bin/python3 - "$REPORTS" <<'PY'
 import sys, glob, xml.etree.ElementTree as ET

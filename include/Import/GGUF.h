@@ -66,6 +66,8 @@ struct File {
 /// Reads the header, metadata and tensor table of `path`; errors name the
 /// file, the byte offset and the key or tensor involved.
 llvm::Expected<File> read(llvm::StringRef path);
+/// The same, from the file's bytes (`path` names it in errors).
+llvm::Expected<File> parse(llvm::StringRef path, llvm::StringRef data);
 
 } // namespace llmc::gguf
 

@@ -91,6 +91,9 @@ llvm::Error readGGUF(llvm::StringRef path, DecoderConfig &config,
 
 /// Reads the tensor table of one safetensors file into `weights`.
 llvm::Error readSafetensors(llvm::StringRef path, WeightTable &weights);
+/// The same, from the file's bytes (`path` names it in errors).
+llvm::Error parseSafetensors(llvm::StringRef path, llvm::StringRef data,
+                             WeightTable &weights);
 
 /// Builds the graph module of a decoder from its config and weights, after
 /// checking that every tensor it needs is present with the right shape.

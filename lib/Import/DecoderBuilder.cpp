@@ -14,11 +14,6 @@
 using namespace mlir;
 using namespace llmc;
 
-llvm::Error llmc::fileError(llvm::StringRef file, const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 (file + ": " + message).str());
-}
-
 static std::string shapeStr(llvm::ArrayRef<int64_t> shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i)

@@ -198,11 +198,15 @@ private:
 } // namespace
 
 llvm::Expected<File> gguf::read(llvm::StringRef path) {
+  // Mapped, not read: only the header and tables are touched.
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
     return fileError(path, "cannot read: " + buffer.getError().message());
-  llvm::StringRef data = (*buffer)->getBuffer();
+  return parse(path, (*buffer)->getBuffer());
+}
+
+llvm::Expected<File> gguf::parse(llvm::StringRef path, llvm::StringRef data) {
   Reader r(path, data);
   File file;
   file.path = path.str();

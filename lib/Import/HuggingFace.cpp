@@ -17,24 +17,26 @@ namespace json = llvm::json;
 static constexpr uint64_t kMaxHeaderBytes = 100u << 20;
 
 llvm::Error llmc::readSafetensors(llvm::StringRef path, WeightTable &weights) {
-  uint64_t fileSize = 0;
-  if (std::error_code ec = llvm::sys::fs::file_size(path, fileSize))
-    return fileError(path, "cannot read: " + ec.message());
+  // Mapped, not read: only the header is touched.
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return fileError(path, "cannot read: " + buffer.getError().message());
+  return parseSafetensors(path, (*buffer)->getBuffer(), weights);
+}
+
+llvm::Error llmc::parseSafetensors(llvm::StringRef path, llvm::StringRef data,
+                                   WeightTable &weights) {
+  uint64_t fileSize = data.size();
   if (fileSize < 8)
     return fileError(path, "truncated safetensors file (no header length)");
-  auto lenBuf = llvm::MemoryBuffer::getFileSlice(path, 8, 0);
-  if (!lenBuf)
-    return fileError(path, "cannot read: " + lenBuf.getError().message());
   uint64_t headerLen = 0;
-  std::memcpy(&headerLen, (*lenBuf)->getBufferStart(), 8);
+  std::memcpy(&headerLen, data.data(), 8);
   if (headerLen > fileSize - 8 || headerLen > kMaxHeaderBytes)
     return fileError(path, llvm::formatv("safetensors header length {0} "
                                          "exceeds the file size {1}",
                                          headerLen, fileSize));
-  auto headerBuf = llvm::MemoryBuffer::getFileSlice(path, headerLen, 8);
-  if (!headerBuf)
-    return fileError(path, "cannot read: " + headerBuf.getError().message());
-  auto header = json::parse((*headerBuf)->getBuffer());
+  auto header = json::parse(data.substr(8, headerLen));
   if (!header)
     return fileError(path, "safetensors header is not valid JSON: " +
                                llvm::toString(header.takeError()));
