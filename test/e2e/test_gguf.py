@@ -163,3 +163,29 @@ def test_missing_metadata_and_rope_scaling(llmc, tmp_path):
     _must_fail(llmc, tmp_path, _tiny_gguf(
         tmp_path / "freqs.gguf", tensors_extra=[("rope_freqs.weight", np.ones(4, np.float32), 0)]),
         "freqs.gguf", "rope_freqs.weight")
+
+
+def test_run_compiles_into_a_cache(llmc, tmp_path, stories_paths):
+    gguf = tmp_path / "stories.gguf"
+    gguf_writer.llama2c_to_gguf(*stories_paths, str(gguf))
+    cache = tmp_path / "cache"
+    env = dict(os.environ, LLMC_CACHE_DIR=str(cache))
+    import subprocess
+
+    def run():
+        p = subprocess.run([llmc, "run", str(gguf), "--prompt", "Once upon a time",
+                            "--max-tokens", "12", "--print-ids"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=True)
+        return e2e_util.parse_ids(p.stdout), p.stderr
+    first, log1 = run()
+    second, log2 = run()
+    assert "compiling" in log1 and "compiling" not in log2   # the second run hits the cache
+    assert first == second and len(first) == 12
+    entries = os.listdir(cache)
+    assert len(entries) == 1 and entries[0].endswith("-cpu")
+    # A changed model is a different entry.
+    data = bytearray(gguf.read_bytes())
+    data[-1] ^= 1
+    gguf.write_bytes(bytes(data))
+    run()
+    assert len(os.listdir(cache)) == 2

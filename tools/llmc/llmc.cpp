@@ -19,10 +19,15 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -41,7 +46,7 @@ static void usage(raw_ostream &os) {
         "[--max-seq-len N] [--keep-ir] -o DIR\n"
         "      MODEL: a llama2.c checkpoint, a Hugging Face directory "
         "(config.json + safetensors) or a graph-dialect .mlir file\n"
-        "  llmc run DIR --prompt TEXT --max-tokens N [--temperature T] "
+        "  llmc run DIR|MODEL --prompt TEXT --max-tokens N [--temperature T] "
         "[--top-k K] [--top-p P] [--seed S] [--dump-logits FILE.npy]\n"
         "  llmc bench DIR [--prompt-len N] [--gen N] [--repeat R]\n"
         "  llmc inspect FILE   (GGUF, safetensors, Hugging Face dir, "
@@ -211,6 +216,74 @@ static int inspectMain(int argc, char **argv) {
   return 0;
 }
 
+/// The artifact cache: $LLMC_CACHE_DIR, else $XDG_CACHE_HOME/llmc, else
+/// ~/.cache/llmc.
+static std::string cacheRoot() {
+  if (const char *dir = std::getenv("LLMC_CACHE_DIR"))
+    return dir;
+  llvm::SmallString<256> path;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"))
+    path = xdg;
+  else if (const char *home = std::getenv("HOME"))
+    llvm::sys::path::append(path, home, ".cache");
+  else
+    path = "/tmp";
+  llvm::sys::path::append(path, "llmc");
+  return path.str().str();
+}
+
+/// Hashes a model: a file's bytes, or every file of a directory (sorted by
+/// name) with its name.
+static llvm::Expected<uint64_t> hashModel(StringRef path) {
+  std::vector<std::string> files;
+  if (llvm::sys::fs::is_directory(path)) {
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(path, ec), end; it != end && !ec;
+         it.increment(ec))
+      if (llvm::sys::fs::is_regular_file(it->path()))
+        files.push_back(it->path());
+    llvm::sort(files);
+  } else {
+    files.push_back(path.str());
+  }
+  uint64_t hash = 0x6c6c6d63; // "llmc"
+  for (const std::string &f : files) {
+    auto buffer = llvm::MemoryBuffer::getFile(f, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false);
+    if (!buffer)
+      return llvm::createStringError(f + ": cannot read: " +
+                                     buffer.getError().message());
+    hash = llvm::hash_combine(hash, llvm::sys::path::filename(f),
+                              llvm::xxh3_64bits((*buffer)->getBuffer()));
+  }
+  return hash;
+}
+
+/// `llmc run MODEL ...` where MODEL is a model rather than an artifact:
+/// compiles it (once) into the cache, keyed by the model's contents, and
+/// returns the artifact directory.
+static llvm::Expected<std::string> cachedArtifact(StringRef model) {
+  auto hash = hashModel(model);
+  if (!hash)
+    return hash.takeError();
+  llvm::SmallString<256> dir(cacheRoot());
+  llvm::sys::path::append(dir, llvm::formatv("{0:x-16}-cpu", *hash).str());
+  llvm::SmallString<256> meta(dir);
+  llvm::sys::path::append(meta, "metadata.json");
+  if (llvm::sys::fs::exists(meta))
+    return dir.str().str();
+  if (auto ec = llvm::sys::fs::create_directories(cacheRoot()))
+    return llvm::createStringError(cacheRoot() + ": cannot create: " +
+                                   ec.message());
+  // Compile in this process, as `llmc compile MODEL -o DIR` would.
+  std::string modelStr = model.str(), dirStr = dir.str().str();
+  const char *args[] = {"compile", modelStr.c_str(), "-o", dirStr.c_str()};
+  errs() << "llmc: compiling " << model << " into " << dir << "\n";
+  if (compileMain(4, const_cast<char **>(args)) != 0)
+    return llvm::createStringError("compilation of " + modelStr + " failed");
+  return dirStr;
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   if (argc < 2) {
@@ -220,8 +293,22 @@ int main(int argc, char **argv) {
   StringRef cmd(argv[1]);
   if (cmd == "compile")
     return compileMain(argc - 1, argv + 1);
-  if (cmd == "run")
+  if (cmd == "run") {
+    // A model instead of an artifact: compile it into the cache first.
+    if (argc > 2 && argv[2][0] != '-' && llvm::sys::fs::exists(argv[2])) {
+      llvm::SmallString<256> meta(argv[2]);
+      llvm::sys::path::append(meta, "metadata.json");
+      if (!llvm::sys::fs::exists(meta)) {
+        auto dir = cachedArtifact(argv[2]);
+        if (!dir)
+          return fail(toString(dir.takeError()));
+        std::vector<char *> args(argv + 1, argv + argc);
+        args[1] = dir->data();
+        return llmcRunMain(static_cast<int>(args.size()), args.data());
+      }
+    }
     return llmcRunMain(argc - 1, argv + 1);
+  }
   if (cmd == "bench")
     return llmcBenchMain(argc - 1, argv + 1);
   if (cmd == "inspect")
