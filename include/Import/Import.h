@@ -39,8 +39,8 @@ struct DecoderConfig {
   std::vector<int64_t> eos;
 };
 
-/// Stored element types of parameters.
-enum class DType { F32, F16, BF16 };
+/// Stored element types of parameters. Q8_0 stays quantized (ggml blocks).
+enum class DType { F32, F16, BF16, Q8_0 };
 
 /// Where a tensor's data lives.
 struct TensorSource {

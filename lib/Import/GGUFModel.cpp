@@ -136,6 +136,14 @@ llvm::Error llmc::readGGUF(llvm::StringRef path, DecoderConfig &c,
     case gguf::TensorType::F32: src.dtype = DType::F32; break;
     case gguf::TensorType::F16: src.dtype = DType::F16; break;
     case gguf::TensorType::BF16: src.dtype = DType::BF16; break;
+    case gguf::TensorType::Q8_0:
+      // Only matrices that feed a matmul may stay quantized; the embedding
+      // table is gathered, which has no quantized lowering yet.
+      if (t.name != "token_embd.weight" && t.ne.size() == 2) {
+        src.dtype = DType::Q8_0;
+        break;
+      }
+      [[fallthrough]];
     default:
       return fileError(path, "tensor '" + t.name + "' is " +
                                  gguf::typeName(t.type)->str() +

@@ -174,18 +174,21 @@ static llvm::Error writeWeights(llvm::ArrayRef<PlacedParam> params,
     out.write_zeros(p.offset - pos);
     int64_t n = p.type.getNumElements();
     Type dtype = p.source.getDtype();
-    uint64_t eltBytes = dtype.isF32() ? 4 : 2;
+    bool quantized = llvm::isa<graph::Q8_0Type>(dtype);
+    // Quantized blocks are copied as they are; floats become f32.
+    uint64_t sourceBytes = quantized ? graph::storageBytes(p.type)
+                                     : n * (dtype.isF32() ? 4 : 2);
     llvm::StringRef file = p.source.getFile();
-    auto buf = llvm::MemoryBuffer::getFileSlice(file, n * eltBytes,
+    auto buf = llvm::MemoryBuffer::getFileSlice(file, sourceBytes,
                                                 p.source.getOffset());
     if (!buf)
       return fileError(file, "cannot read tensor '" + p.name +
                                  "': " + buf.getError().message());
-    if ((*buf)->getBufferSize() != n * eltBytes)
+    if ((*buf)->getBufferSize() != sourceBytes)
       return fileError(file, "tensor '" + p.name + "' is truncated");
     const char *data = (*buf)->getBufferStart();
-    if (dtype.isF32()) {
-      out.write(data, n * 4);
+    if (dtype.isF32() || quantized) {
+      out.write(data, sourceBytes);
     } else {
       converted.resize(n);
       for (int64_t i = 0; i < n; ++i) {
@@ -195,7 +198,7 @@ static llvm::Error writeWeights(llvm::ArrayRef<PlacedParam> params,
       }
       out.write(reinterpret_cast<const char *>(converted.data()), n * 4);
     }
-    pos = p.offset + n * 4;
+    pos = p.offset + graph::storageBytes(p.type);
   }
   out.write_zeros(totalBytes - pos);
   out.close();
@@ -260,13 +263,14 @@ static llvm::Error writeMetadata(llvm::StringRef path, ModuleOp module,
       for (const PlacedParam &p : params)
         j.object([&] {
           j.attribute("name", p.name);
-          j.attribute("dtype", "f32");
+          bool q8 = llvm::isa<graph::Q8_0Type>(p.type.getElementType());
+          j.attribute("dtype", q8 ? "q8_0" : "f32");
           j.attributeArray("shape", [&] {
             for (int64_t d : p.type.getShape())
               j.value(d);
           });
           j.attribute("offset", p.offset);
-          j.attribute("bytes", p.type.getNumElements() * 4);
+          j.attribute("bytes", graph::storageBytes(p.type));
         });
     });
     if (hasTokenizer)

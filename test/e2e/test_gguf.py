@@ -189,3 +189,31 @@ def test_run_compiles_into_a_cache(llmc, tmp_path, stories_paths):
     gguf.write_bytes(bytes(data))
     run()
     assert len(os.listdir(cache)) == 2
+
+
+@pytest.mark.parametrize("arch,tied", [("llama", False), ("qwen3", True)])
+def test_q8_0_stays_quantized_and_matches_exact_dequantization(llmc, tmp_path, arch, tied):
+    """Q8_0 matrices are compiled as they are (the artifact holds the blocks,
+    not floats) and dequantized inside the matmul: the logits equal PyTorch
+    on the exactly dequantized weights."""
+    hf, deq = tmp_path / "hf", tmp_path / "deq"
+    make_hf_model.make_model(str(hf), arch=arch, tied=tied, dtype="f32", seed=9)
+    gguf = tmp_path / "model.gguf"
+    gguf_writer.hf_to_gguf(str(hf), str(gguf), gguf_writer.GGML_Q8_0, dequantized_dir=str(deq))
+    art = tmp_path / "art"
+    e2e_util.run([llmc, "compile", gguf, "-o", art], check=True)
+    import json
+    meta = json.loads((art / "metadata.json").read_text())
+    q8 = [p for p in meta["params"] if p["dtype"] == "q8_0"]
+    assert q8 and all(p["bytes"] == np.prod(p["shape"]) // 32 * 34 for p in q8)
+    # The weight blob is about the size of the quantized file, not 4x it.
+    assert os.path.getsize(art / "weights.bin") <= 1.1 * os.path.getsize(gguf)
+    ids = e2e_util.deterministic_prompt_ids(32, 300)
+    prompt, steps = tmp_path / "p.npy", tmp_path / "s.npy"
+    got = _run_ids(llmc, art, "--prompt-ids", ",".join(map(str, ids)), "--max-tokens", "16",
+                   "--dump-prompt-logits", prompt, "--dump-logits", steps)
+    ref_prompt, ref_steps, ref_ids = hf_torch_ref.reference(str(deq), ids, 16)
+    scale = np.abs(ref_prompt).max()
+    assert np.abs(np.load(prompt) - ref_prompt).max() <= 1e-4 * max(scale, 1.0)
+    assert np.abs(np.load(steps) - ref_steps).max() <= 1e-4 * max(scale, 1.0)
+    assert got == list(ref_ids)

@@ -138,7 +138,13 @@ static int compileMain(int argc, char **argv) {
 }
 
 static const char *dtypeName(llmc::DType t) {
-  return t == llmc::DType::F32 ? "F32" : t == llmc::DType::F16 ? "F16" : "BF16";
+  switch (t) {
+  case llmc::DType::F32: return "F32";
+  case llmc::DType::F16: return "F16";
+  case llmc::DType::BF16: return "BF16";
+  case llmc::DType::Q8_0: return "Q8_0";
+  }
+  return "?";
 }
 
 /// Prints a tensor table sorted by name: name, type, shape, bytes.
@@ -157,7 +163,10 @@ static void printTensors(const llmc::WeightTable &weights) {
       elements *= d;
     }
     outs() << "  " << n << "  " << dtypeName(t.dtype) << "  [" << shape
-           << "]  " << elements * (t.dtype == llmc::DType::F32 ? 4 : 2)
+           << "]  "
+           << (t.dtype == llmc::DType::Q8_0
+                   ? elements / 32 * 34
+                   : elements * (t.dtype == llmc::DType::F32 ? 4 : 2))
            << " bytes\n";
   }
 }

@@ -340,9 +340,48 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     AffineMap wMap = nb.map(n, {nb.d(lead), nb.d(lead + 1)});
     SmallVector<IterKind> kinds(lead + 1, IterKind::spatial);
     kinds.push_back(IterKind::reduce);
+    bool q8 = llvm::isa<Q8_0Type>(op.getWeight().getType().getElementType());
+    int64_t inner = op.getWeight().getType().getShape().back();
     SmallVector<Value> ubs(xSizes.begin(), xSizes.end() - 1);
     ubs.push_back(wSizes[0]);
-    ubs.push_back(wSizes[1]);
+    ubs.push_back(q8 ? nb.index(inner) : wSizes[1]);
+    if (q8) {
+      // Q8_0: element (n, k) is d * q, with the f16 scale d in the first two
+      // bytes of the 34-byte block holding k and the int8 q after them
+      // (ggml's dequantize_row_q8_0), read straight from the weight bytes.
+      AffineExpr nIdx = nb.d(lead), kIdx = nb.d(lead + 1);
+      AffineExpr blockStart = kIdx.floorDiv(32) * 34;
+      AffineMap loMap = nb.map(n, {nIdx, blockStart});
+      AffineMap hiMap = nb.map(n, {nIdx, blockStart + 1});
+      AffineMap qMap = nb.map(n, {nIdx, blockStart + 2 + kIdx % 32});
+      nb.nest(ubs, LoopKind::parallel, [&](ValueRange ivs) {
+        nb.block(
+            "matmul", ivs, kinds,
+            {{x, xMap}, {w, loMap}, {w, hiMap}, {w, qMap}}, {{out, outMap}},
+            [&](ImplicitLocOpBuilder &b, ValueRange it) {
+              Type i16 = b.getI16Type();
+              Value lo = arith::ExtUIOp::create(b, i16, nb.load(w, loMap, it));
+              Value hi = arith::ExtUIOp::create(b, i16, nb.load(w, hiMap, it));
+              Value bits = arith::OrIOp::create(
+                  b, lo,
+                  arith::ShLIOp::create(
+                      b, hi, arith::ConstantOp::create(b, b.getI16IntegerAttr(8))));
+              Value half = arith::BitcastOp::create(b, b.getF16Type(), bits);
+              Value d = arith::ExtFOp::create(b, b.getF32Type(), half);
+              Value q = arith::SIToFPOp::create(b, b.getF32Type(),
+                                                nb.load(w, qMap, it));
+              Value wv = arith::MulFOp::create(b, q, d);
+              Value p = arith::MulFOp::create(b, nb.load(x, xMap, it), wv);
+              Value acc = nb.load(out, outMap, it);
+              nb.store(arith::AddFOp::create(b, acc, p), out, outMap, it);
+            },
+            [&](ImplicitLocOpBuilder &b, ValueRange it) {
+              nb.store(nb.f32(0.0), out, outMap, it);
+            });
+      });
+      rewriter.replaceOp(op, out);
+      return success();
+    }
     nb.nest(ubs, LoopKind::parallel, [&](ValueRange ivs) {
       nb.block(
           "matmul", ivs, kinds, {{x, xMap}, {w, wMap}}, {{out, outMap}},
@@ -769,6 +808,12 @@ struct ConvertGraphToTLPass
 void llmc::populateGraphToTLTypeConversions(TypeConverter &converter) {
   converter.addConversion([](Type t) { return t; });
   converter.addConversion([](RankedTensorType t) -> Type {
+    // Quantized rows become their raw blocks: [rows, row bytes] of i8.
+    if (llvm::isa<Q8_0Type>(t.getElementType())) {
+      SmallVector<int64_t> shape(t.getShape());
+      shape.back() = shape.back() / 32 * 34;
+      return MemRefType::get(shape, IntegerType::get(t.getContext(), 8));
+    }
     return MemRefType::get(t.getShape(), t.getElementType());
   });
   converter.addConversion([](WeightsType t) -> Type {

@@ -105,3 +105,20 @@ func.func @reshape(%x: tensor<?x16xf32>) -> tensor<?x16xf32> {
   %1 = graph.reshape %0 : tensor<?x4x4xf32> -> tensor<?x16xf32>
   return %1 : tensor<?x16xf32>
 }
+
+// -----
+
+// A Q8_0 weight stays as its blocks (34 bytes per 32 elements) and is
+// dequantized inside the matmul: scale bytes, then the int8 value.
+// CHECK-LABEL: func.func @matmul_q8_0
+// CHECK-SAME: %[[W:[a-z0-9_]+]]: memref<4x68xi8>
+// CHECK: tl.block "matmul" (%[[S:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[N:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[K:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}})
+// CHECK-SAME: %[[W]][%[[N]], (%[[K]] floordiv 32) * 34] : memref<4x68xi8>
+// CHECK-SAME: %[[W]][%[[N]], (%[[K]] floordiv 32) * 34 + 1] : memref<4x68xi8>
+// CHECK-SAME: %[[W]][%[[N]], (%[[K]] floordiv 32) * 34 + %[[K]] mod 32 + 2] : memref<4x68xi8>
+// CHECK: arith.bitcast %{{[a-z0-9_]+}} : i16 to f16
+// CHECK: arith.sitofp %{{[a-z0-9_]+}} : i8 to f32
+func.func @matmul_q8_0(%x: tensor<?x64xf32>, %w: tensor<4x64x!graph.q8_0>) -> tensor<?x4xf32> {
+  %0 = graph.matmul %x, %w : tensor<?x64xf32>, tensor<4x64x!graph.q8_0> -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}

@@ -127,3 +127,19 @@ func.func @reshape_elements(%x: tensor<?x16xf32>) {
   %0 = graph.reshape %x : tensor<?x16xf32> -> tensor<?x3x4xf32>
   return
 }
+
+// -----
+
+func.func @q8_0_rows(%w: !graph.weights) {
+  // expected-error @+1 {{q8_0 rows must be a multiple of 32 long, got 48}}
+  %0 = graph.param %w["p"] : tensor<4x48x!graph.q8_0>
+  return
+}
+
+// -----
+
+func.func @q8_0_source(%w: !graph.weights) {
+  // expected-error @+1 {{a q8_0 parameter is stored as q8_0}}
+  %0 = graph.param %w["p"] {source = #graph.extern<file = "f", offset = 0, dtype = f16>} : tensor<4x64x!graph.q8_0>
+  return
+}

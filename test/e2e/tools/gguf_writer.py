@@ -17,7 +17,25 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safetensors_io  # noqa: E402
 
 U32, I32, F32, BOOL, STRING, ARRAY, U64 = 4, 5, 6, 7, 8, 9, 10
-GGML_F32, GGML_F16 = 0, 1
+GGML_F32, GGML_F16, GGML_Q8_0 = 0, 1, 8
+
+
+def quantize_q8_0(a):
+    """ggml's quantize_row_q8_0_ref over the rows of `a` ([rows, k], k a
+    multiple of 32) -> (block bytes, the dequantized float32 array)."""
+    rows, k = a.shape
+    x = a.astype(np.float32).reshape(rows, k // 32, 32)
+    amax = np.abs(x).max(axis=2, keepdims=True)
+    d = (amax / np.float32(127)).astype(np.float32)
+    inv = np.where(d > 0, np.float32(1) / np.where(d > 0, d, 1), 0).astype(np.float32)
+    v = x * inv
+    q = (np.sign(v) * np.floor(np.abs(v) + np.float32(0.5))).astype(np.int8)  # roundf
+    d16 = d.astype(np.float16)
+    blocks = np.zeros((rows, k // 32, 34), np.uint8)
+    blocks[:, :, 0:2] = d16.view(np.uint8).reshape(rows, k // 32, 2)
+    blocks[:, :, 2:] = q.view(np.uint8)
+    deq = (q.astype(np.float32) * d16.astype(np.float32)).reshape(rows, k)
+    return blocks.tobytes(), deq
 
 
 def _str(s):
@@ -56,7 +74,10 @@ def write(path, metadata, tensors, alignment=32, version=3, magic=b"GGUF"):
     blobs, offset = [], 0
     infos = b""
     for name, array, gtype in tensors:
-        data = np.ascontiguousarray(array, "<f4" if gtype == GGML_F32 else "<f2").tobytes()
+        if gtype == GGML_Q8_0:
+            data = quantize_q8_0(np.asarray(array))[0]
+        else:
+            data = np.ascontiguousarray(array, "<f4" if gtype == GGML_F32 else "<f2").tobytes()
         ne = list(reversed(array.shape))
         infos += _str(name) + struct.pack("<I", len(ne)) + b"".join(struct.pack("<Q", n) for n in ne)
         infos += struct.pack("<IQ", gtype, offset)
@@ -150,9 +171,12 @@ def _permute(w, n_head):
              .swapaxes(1, 2).reshape(w.shape))
 
 
-def hf_to_gguf(hf_dir, out, gtype=GGML_F32):
+def hf_to_gguf(hf_dir, out, gtype=GGML_F32, dequantized_dir=None):
     """A make_hf_model checkpoint (llama or qwen3) as GGUF; llama q/k rows
-    are permuted as llama.cpp's converter does."""
+    are permuted as llama.cpp's converter does. With Q8_0, matrices other
+    than the embedding are quantized, and `dequantized_dir` receives an HF
+    checkpoint of the exactly dequantized weights (the exact-mode oracle's
+    input; quantization is per row, so it commutes with the permutation)."""
     cfg = json.load(open(os.path.join(hf_dir, "config.json")))
     arch = {"LlamaForCausalLM": "llama", "Qwen3ForCausalLM": "qwen3"}[cfg["architectures"][0]]
     w = {k: np.asarray(v, np.float32)
@@ -179,6 +203,19 @@ def hf_to_gguf(hf_dir, out, gtype=GGML_F32):
     tensors.append(("output_norm.weight", w["model.norm.weight"], GGML_F32))
     if "lm_head.weight" in w and not cfg.get("tie_word_embeddings"):
         tensors.append(("output.weight", w["lm_head.weight"], gtype))
+    if gtype == GGML_Q8_0:
+        # The embedding stays F32 (gathered, not multiplied).
+        tensors[0] = (tensors[0][0], tensors[0][1], GGML_F32)
+        if dequantized_dir:
+            import shutil
+            os.makedirs(dequantized_dir, exist_ok=True)
+            shutil.copy(os.path.join(hf_dir, "config.json"), dequantized_dir)
+            deq = {}
+            for k, v in w.items():
+                quantize = v.ndim == 2 and k != "model.embed_tokens.weight"
+                deq[k] = quantize_q8_0(v)[1] if quantize else v
+            safetensors_io.save_file({k: np.ascontiguousarray(v, np.float32) for k, v in deq.items()},
+                                     os.path.join(dequantized_dir, "model.safetensors"))
     meta = _llama_meta(arch, cfg["hidden_size"], cfg["intermediate_size"], cfg["num_hidden_layers"],
                        heads, kvh, cfg["max_position_embeddings"], float(cfg.get("rope_theta", 1e4)),
                        float(cfg["rms_norm_eps"]), hd if arch == "qwen3" else None)

@@ -22,4 +22,10 @@
 #define GET_OP_CLASSES
 #include "Dialect/Graph/IR/GraphOps.h.inc"
 
+namespace llmc::graph {
+/// Bytes a tensor of this type occupies in the weight blob (f32 elements, or
+/// whole quantized blocks).
+int64_t storageBytes(mlir::RankedTensorType type);
+} // namespace llmc::graph
+
 #endif // LLMC_DIALECT_GRAPH_IR_GRAPH_H

@@ -9,6 +9,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
 def Graph_F32Tensor : RankedTensorOf<[F32]>;
+def Graph_WeightTensor : RankedTensorOf<[F32, Graph_Q8_0Type]>;
 
 def Graph_ParamOp : Graph_Op<"param", [Pure]> {
   let summary = "a named external parameter";
@@ -28,7 +29,7 @@ def Graph_ParamOp : Graph_Op<"param", [Pure]> {
   let arguments = (ins Graph_WeightsType:$weights, StrAttr:$name,
                        OptionalAttr<Graph_ExternalTensorAttr>:$source,
                        OptionalAttr<I64Attr>:$blob_offset);
-  let results = (outs Graph_F32Tensor:$result);
+  let results = (outs Graph_WeightTensor:$result);
   let assemblyFormat = "$weights `[` $name `]` attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
@@ -75,13 +76,15 @@ def Graph_MatmulOp : Graph_Op<"matmul", [Pure]> {
   let description = [{
     `result[..., n] = sum_k x[..., k] * w[n, k]`: the weight is stored
     `[out, in]` as in PyTorch's `nn.Linear` and llama2.c, so each output is a
-    dot product of two contiguous rows.
+    dot product of two contiguous rows. The weight may be quantized
+    (`!graph.q8_0` elements): it is dequantized element by element inside
+    the product, never copied to floats.
 
     ```mlir
     %y = graph.matmul %x, %w : tensor<?x64xf32>, tensor<172x64xf32> -> tensor<?x172xf32>
     ```
   }];
-  let arguments = (ins Graph_F32Tensor:$input, Graph_F32Tensor:$weight);
+  let arguments = (ins Graph_F32Tensor:$input, Graph_WeightTensor:$weight);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = [{
     $input `,` $weight attr-dict `:` type($input) `,` type($weight) `->` type($result)

@@ -48,6 +48,22 @@ def Graph_KVCacheType : TypeDef<Graph_Dialect, "KVCache"> {
   let genVerifyDecl = 1;
 }
 
+def Graph_Q8_0Type : TypeDef<Graph_Dialect, "Q8_0"> {
+  let mnemonic = "q8_0";
+  let summary = "ggml's Q8_0 quantized element";
+  let description = [{
+    The element type of weights stored as llama.cpp's Q8_0 blocks: each run
+    of 32 consecutive elements of a row is one 34-byte block, an f16 scale
+    `d` followed by 32 int8 values `q`; element i is `d * q[i]`. Rows must be
+    a multiple of 32 long. Tensors of this type stay quantized in memory;
+    `graph.matmul` dequantizes inside its loop nest.
+
+    ```mlir
+    %w = graph.param %weights["w"] : tensor<64x256x!graph.q8_0>
+    ```
+  }];
+}
+
 def Graph_AnyKVCache : Type<CPred<"::llvm::isa<::llmc::graph::KVCacheType>($_self)">,
                             "KV cache", "::llmc::graph::KVCacheType">;
 def Graph_AnyWeights : Type<CPred<"::llvm::isa<::llmc::graph::WeightsType>($_self)">,

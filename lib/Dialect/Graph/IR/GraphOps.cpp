@@ -24,17 +24,31 @@ LogicalResult ParamOp::verify() {
     return emitOpError("parameter '") << getName()
                                       << "' must have a static shape, got "
                                       << type;
+  bool quantized = llvm::isa<Q8_0Type>(type.getElementType());
+  if (quantized && type.getShape().back() % 32)
+    return emitOpError("parameter '")
+           << getName() << "': q8_0 rows must be a multiple of 32 long, got "
+           << type.getShape().back();
   if (auto source = getSourceAttr()) {
     Type dtype = source.getDtype();
-    if (!dtype.isF32() && !dtype.isF16() && !dtype.isBF16())
+    bool ok = quantized ? llvm::isa<Q8_0Type>(dtype)
+                        : (dtype.isF32() || dtype.isF16() || dtype.isBF16());
+    if (!ok)
       return emitOpError("parameter '")
              << getName() << "' is stored as " << dtype
-             << "; supported stored types are f32, f16 and bf16";
+             << (quantized ? "; a q8_0 parameter is stored as q8_0"
+                           : "; supported stored types are f32, f16 and bf16");
   }
   if (auto offset = getBlobOffset())
     if (*offset < 0)
       return emitOpError("blob_offset must be non-negative");
   return success();
+}
+
+int64_t llmc::graph::storageBytes(RankedTensorType type) {
+  if (llvm::isa<Q8_0Type>(type.getElementType()))
+    return type.getNumElements() / 32 * 34;
+  return type.getNumElements() * type.getElementTypeBitWidth() / 8;
 }
 
 //===----------------------------------------------------------------------===//

@@ -36,8 +36,7 @@ struct GraphLayoutWeightsPass
         return WalkResult::interrupt();
       }
       if (inserted) {
-        int64_t bytes = type.getNumElements() *
-                        type.getElementType().getIntOrFloatBitWidth() / 8;
+        int64_t bytes = storageBytes(type);
         it->second.first = end;
         end = llvm::alignTo(end + bytes, alignment);
       }
