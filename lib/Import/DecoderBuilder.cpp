@@ -74,12 +74,13 @@ Value DecoderEmitter::param(StringRef name, ArrayRef<int64_t> shape) {
   Type dtype = src.dtype == DType::F32    ? Type(b.getF32Type())
                : src.dtype == DType::F16  ? Type(b.getF16Type())
                : src.dtype == DType::BF16 ? Type(b.getBF16Type())
-                                          : Type(graph::Q8_0Type::get(ctx));
+               : src.dtype == DType::Q8_0 ? Type(graph::Q8_0Type::get(ctx))
+                                          : Type(graph::Q4_0Type::get(ctx));
   auto source =
       graph::ExternalTensorAttr::get(ctx, src.file, src.offset, dtype);
   // Quantized weights keep their element type: they stay quantized.
   auto type = RankedTensorType::get(
-      shape, src.dtype == DType::Q8_0 ? dtype : Type(b.getF32Type()));
+      shape, graph::quantBlockBytes(dtype) ? dtype : Type(b.getF32Type()));
   return graph::ParamOp::create(b, loc(name), type, weightsArg,
                                 b.getStringAttr(name), source,
                                 /*blob_offset=*/IntegerAttr());

@@ -137,10 +137,12 @@ llvm::Error llmc::readGGUF(llvm::StringRef path, DecoderConfig &c,
     case gguf::TensorType::F16: src.dtype = DType::F16; break;
     case gguf::TensorType::BF16: src.dtype = DType::BF16; break;
     case gguf::TensorType::Q8_0:
+    case gguf::TensorType::Q4_0:
       // Only matrices that feed a matmul may stay quantized; the embedding
       // table is gathered, which has no quantized lowering yet.
       if (t.name != "token_embd.weight" && t.ne.size() == 2) {
-        src.dtype = DType::Q8_0;
+        src.dtype = t.type == uint32_t(gguf::TensorType::Q8_0) ? DType::Q8_0
+                                                               : DType::Q4_0;
         break;
       }
       [[fallthrough]];

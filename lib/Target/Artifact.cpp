@@ -174,7 +174,7 @@ static llvm::Error writeWeights(llvm::ArrayRef<PlacedParam> params,
     out.write_zeros(p.offset - pos);
     int64_t n = p.type.getNumElements();
     Type dtype = p.source.getDtype();
-    bool quantized = llvm::isa<graph::Q8_0Type>(dtype);
+    bool quantized = graph::quantBlockBytes(dtype) != 0;
     // Quantized blocks are copied as they are; floats become f32.
     uint64_t sourceBytes = quantized ? graph::storageBytes(p.type)
                                      : n * (dtype.isF32() ? 4 : 2);
@@ -263,8 +263,10 @@ static llvm::Error writeMetadata(llvm::StringRef path, ModuleOp module,
       for (const PlacedParam &p : params)
         j.object([&] {
           j.attribute("name", p.name);
-          bool q8 = llvm::isa<graph::Q8_0Type>(p.type.getElementType());
-          j.attribute("dtype", q8 ? "q8_0" : "f32");
+          Type element = p.type.getElementType();
+          j.attribute("dtype", llvm::isa<graph::Q8_0Type>(element)   ? "q8_0"
+                               : llvm::isa<graph::Q4_0Type>(element) ? "q4_0"
+                                                                     : "f32");
           j.attributeArray("shape", [&] {
             for (int64_t d : p.type.getShape())
               j.value(d);

@@ -191,21 +191,25 @@ def test_run_compiles_into_a_cache(llmc, tmp_path, stories_paths):
     assert len(os.listdir(cache)) == 2
 
 
-@pytest.mark.parametrize("arch,tied", [("llama", False), ("qwen3", True)])
-def test_q8_0_stays_quantized_and_matches_exact_dequantization(llmc, tmp_path, arch, tied):
-    """Q8_0 matrices are compiled as they are (the artifact holds the blocks,
-    not floats) and dequantized inside the matmul: the logits equal PyTorch
-    on the exactly dequantized weights."""
+@pytest.mark.parametrize("arch,tied,qtype", [("llama", False, "q8_0"), ("qwen3", True, "q8_0"),
+                                              ("llama", True, "q4_0"), ("qwen3", False, "q4_0")])
+def test_quantized_stays_quantized_and_matches_exact_dequantization(llmc, tmp_path, arch, tied,
+                                                                     qtype):
+    """Q8_0/Q4_0 matrices are compiled as they are (the artifact holds the
+    blocks, not floats) and dequantized inside the matmul: the logits equal
+    PyTorch on the exactly dequantized weights."""
     hf, deq = tmp_path / "hf", tmp_path / "deq"
     make_hf_model.make_model(str(hf), arch=arch, tied=tied, dtype="f32", seed=9)
     gguf = tmp_path / "model.gguf"
-    gguf_writer.hf_to_gguf(str(hf), str(gguf), gguf_writer.GGML_Q8_0, dequantized_dir=str(deq))
+    gtype = gguf_writer.GGML_Q8_0 if qtype == "q8_0" else gguf_writer.GGML_Q4_0
+    gguf_writer.hf_to_gguf(str(hf), str(gguf), gtype, dequantized_dir=str(deq))
     art = tmp_path / "art"
     e2e_util.run([llmc, "compile", gguf, "-o", art], check=True)
     import json
     meta = json.loads((art / "metadata.json").read_text())
-    q8 = [p for p in meta["params"] if p["dtype"] == "q8_0"]
-    assert q8 and all(p["bytes"] == np.prod(p["shape"]) // 32 * 34 for p in q8)
+    block = 34 if qtype == "q8_0" else 18
+    quant = [p for p in meta["params"] if p["dtype"] == qtype]
+    assert quant and all(p["bytes"] == np.prod(p["shape"]) // 32 * block for p in quant)
     # The weight blob is about the size of the quantized file, not 4x it.
     assert os.path.getsize(art / "weights.bin") <= 1.1 * os.path.getsize(gguf)
     ids = e2e_util.deterministic_prompt_ids(32, 300)

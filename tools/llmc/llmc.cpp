@@ -143,6 +143,7 @@ static const char *dtypeName(llmc::DType t) {
   case llmc::DType::F16: return "F16";
   case llmc::DType::BF16: return "BF16";
   case llmc::DType::Q8_0: return "Q8_0";
+  case llmc::DType::Q4_0: return "Q4_0";
   }
   return "?";
 }
@@ -164,9 +165,9 @@ static void printTensors(const llmc::WeightTable &weights) {
     }
     outs() << "  " << n << "  " << dtypeName(t.dtype) << "  [" << shape
            << "]  "
-           << (t.dtype == llmc::DType::Q8_0
-                   ? elements / 32 * 34
-                   : elements * (t.dtype == llmc::DType::F32 ? 4 : 2))
+           << (t.dtype == llmc::DType::Q8_0   ? elements / 32 * 34
+               : t.dtype == llmc::DType::Q4_0 ? elements / 32 * 18
+               : elements * (t.dtype == llmc::DType::F32 ? 4 : 2))
            << " bytes\n";
   }
 }

@@ -340,26 +340,32 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     AffineMap wMap = nb.map(n, {nb.d(lead), nb.d(lead + 1)});
     SmallVector<IterKind> kinds(lead + 1, IterKind::spatial);
     kinds.push_back(IterKind::reduce);
-    bool q8 = llvm::isa<Q8_0Type>(op.getWeight().getType().getElementType());
+    Type wElement = op.getWeight().getType().getElementType();
+    int64_t blockBytes = quantBlockBytes(wElement);
     int64_t inner = op.getWeight().getType().getShape().back();
     SmallVector<Value> ubs(xSizes.begin(), xSizes.end() - 1);
     ubs.push_back(wSizes[0]);
-    ubs.push_back(q8 ? nb.index(inner) : wSizes[1]);
-    if (q8) {
-      // Q8_0: element (n, k) is d * q, with the f16 scale d in the first two
-      // bytes of the 34-byte block holding k and the int8 q after them
-      // (ggml's dequantize_row_q8_0), read straight from the weight bytes.
+    ubs.push_back(blockBytes ? nb.index(inner) : wSizes[1]);
+    if (blockBytes) {
+      // Quantized weights are read as their blocks (ggml's layouts): the
+      // f16 scale d in the first two bytes of the block holding k, then the
+      // quantized value, decoded and scaled element by element (ggml's
+      // dequantize_row_*), never materialised as floats.
+      bool q4 = llvm::isa<Q4_0Type>(wElement);
       AffineExpr nIdx = nb.d(lead), kIdx = nb.d(lead + 1);
-      AffineExpr blockStart = kIdx.floorDiv(32) * 34;
+      AffineExpr blockStart = kIdx.floorDiv(32) * blockBytes;
       AffineMap loMap = nb.map(n, {nIdx, blockStart});
       AffineMap hiMap = nb.map(n, {nIdx, blockStart + 1});
-      AffineMap qMap = nb.map(n, {nIdx, blockStart + 2 + kIdx % 32});
+      // Q8_0: one int8 per element. Q4_0: byte k%16 holds element k%32 < 16
+      // in its low nibble and the one 16 later in its high nibble.
+      AffineMap qMap = nb.map(
+          n, {nIdx, blockStart + 2 + (q4 ? kIdx % 16 : kIdx % 32)});
       nb.nest(ubs, LoopKind::parallel, [&](ValueRange ivs) {
         nb.block(
             "matmul", ivs, kinds,
             {{x, xMap}, {w, loMap}, {w, hiMap}, {w, qMap}}, {{out, outMap}},
             [&](ImplicitLocOpBuilder &b, ValueRange it) {
-              Type i16 = b.getI16Type();
+              Type i8 = b.getI8Type(), i16 = b.getI16Type();
               Value lo = arith::ExtUIOp::create(b, i16, nb.load(w, loMap, it));
               Value hi = arith::ExtUIOp::create(b, i16, nb.load(w, hiMap, it));
               Value bits = arith::OrIOp::create(
@@ -368,8 +374,25 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                       b, hi, arith::ConstantOp::create(b, b.getI16IntegerAttr(8))));
               Value half = arith::BitcastOp::create(b, b.getF16Type(), bits);
               Value d = arith::ExtFOp::create(b, b.getF32Type(), half);
-              Value q = arith::SIToFPOp::create(b, b.getF32Type(),
-                                                nb.load(w, qMap, it));
+              Value byte = nb.load(w, qMap, it);
+              Value qi = byte;
+              if (q4) {
+                // shift = ((k mod 32) floordiv 16) * 4, then (byte >> shift)
+                // & 15, minus 8.
+                Value k = it[lead + 1];
+                Value c16 = nb.index(16), c32 = nb.index(32), c4 = nb.index(4);
+                Value shift = arith::MulIOp::create(
+                    b, arith::DivUIOp::create(
+                           b, arith::RemUIOp::create(b, k, c32), c16),
+                    c4);
+                Value shift8 = arith::IndexCastUIOp::create(b, i8, shift);
+                Value nib = arith::AndIOp::create(
+                    b, arith::ShRUIOp::create(b, byte, shift8),
+                    arith::ConstantOp::create(b, b.getI8IntegerAttr(15)));
+                qi = arith::SubIOp::create(
+                    b, nib, arith::ConstantOp::create(b, b.getI8IntegerAttr(8)));
+              }
+              Value q = arith::SIToFPOp::create(b, b.getF32Type(), qi);
               Value wv = arith::MulFOp::create(b, q, d);
               Value p = arith::MulFOp::create(b, nb.load(x, xMap, it), wv);
               Value acc = nb.load(out, outMap, it);
@@ -809,9 +832,9 @@ void llmc::populateGraphToTLTypeConversions(TypeConverter &converter) {
   converter.addConversion([](Type t) { return t; });
   converter.addConversion([](RankedTensorType t) -> Type {
     // Quantized rows become their raw blocks: [rows, row bytes] of i8.
-    if (llvm::isa<Q8_0Type>(t.getElementType())) {
+    if (int64_t block = quantBlockBytes(t.getElementType())) {
       SmallVector<int64_t> shape(t.getShape());
-      shape.back() = shape.back() / 32 * 34;
+      shape.back() = shape.back() / 32 * block;
       return MemRefType::get(shape, IntegerType::get(t.getContext(), 8));
     }
     return MemRefType::get(t.getShape(), t.getElementType());

@@ -122,3 +122,20 @@ func.func @matmul_q8_0(%x: tensor<?x64xf32>, %w: tensor<4x64x!graph.q8_0>) -> te
   %0 = graph.matmul %x, %w : tensor<?x64xf32>, tensor<4x64x!graph.q8_0> -> tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
 }
+
+// -----
+
+// Q4_0: 18-byte blocks; byte k mod 16 after the scale holds two elements,
+// selected by a shift of ((k mod 32) floordiv 16) * 4.
+// CHECK-LABEL: func.func @matmul_q4_0
+// CHECK-SAME: %[[W:[a-z0-9_]+]]: memref<4x36xi8>
+// CHECK: tl.block "matmul" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[N:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[K:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}})
+// CHECK-SAME: %[[W]][%[[N]], (%[[K]] floordiv 32) * 18 + %[[K]] mod 16 + 2] : memref<4x36xi8>
+// CHECK: arith.shrui
+// CHECK: arith.andi
+// CHECK: arith.subi
+// CHECK: arith.sitofp %{{[a-z0-9_]+}} : i8 to f32
+func.func @matmul_q4_0(%x: tensor<?x64xf32>, %w: tensor<4x64x!graph.q4_0>) -> tensor<?x4xf32> {
+  %0 = graph.matmul %x, %w : tensor<?x64xf32>, tensor<4x64x!graph.q4_0> -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}

@@ -131,7 +131,7 @@ func.func @reshape_elements(%x: tensor<?x16xf32>) {
 // -----
 
 func.func @q8_0_rows(%w: !graph.weights) {
-  // expected-error @+1 {{q8_0 rows must be a multiple of 32 long, got 48}}
+  // expected-error @+1 {{'!graph.q8_0' rows must be a multiple of 32 long, got 48}}
   %0 = graph.param %w["p"] : tensor<4x48x!graph.q8_0>
   return
 }
@@ -139,7 +139,7 @@ func.func @q8_0_rows(%w: !graph.weights) {
 // -----
 
 func.func @q8_0_source(%w: !graph.weights) {
-  // expected-error @+1 {{a q8_0 parameter is stored as q8_0}}
+  // expected-error @+1 {{a quantized parameter is stored as its own element type}}
   %0 = graph.param %w["p"] {source = #graph.extern<file = "f", offset = 0, dtype = f16>} : tensor<4x64x!graph.q8_0>
   return
 }

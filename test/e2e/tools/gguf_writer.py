@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safetensors_io  # noqa: E402
 
 U32, I32, F32, BOOL, STRING, ARRAY, U64 = 4, 5, 6, 7, 8, 9, 10
-GGML_F32, GGML_F16, GGML_Q8_0 = 0, 1, 8
+GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0 = 0, 1, 2, 8
 
 
 def quantize_q8_0(a):
@@ -36,6 +36,29 @@ def quantize_q8_0(a):
     blocks[:, :, 2:] = q.view(np.uint8)
     deq = (q.astype(np.float32) * d16.astype(np.float32)).reshape(rows, k)
     return blocks.tobytes(), deq
+
+
+def quantize_q4_0(a):
+    """ggml's quantize_row_q4_0_ref: 18-byte blocks (f16 d, 16 bytes of
+    nibbles: element j low, element j+16 high) -> (bytes, dequantized)."""
+    rows, k = a.shape
+    x = a.astype(np.float32).reshape(rows, k // 32, 32)
+    idx = np.abs(x).argmax(axis=2)[..., None]
+    mx = np.take_along_axis(x, idx, axis=2)                  # signed value of max |x|
+    d = (mx / np.float32(-8)).astype(np.float32)
+    inv = np.where(d != 0, np.float32(1) / np.where(d != 0, d, 1), 0).astype(np.float32)
+    xi = np.minimum(15, np.trunc(x * inv + np.float32(8.5))).astype(np.uint8)
+    qs = xi[:, :, :16] | (xi[:, :, 16:] << 4)
+    d16 = d.astype(np.float16)
+    blocks = np.zeros((rows, k // 32, 18), np.uint8)
+    blocks[:, :, 0:2] = d16.view(np.uint8).reshape(rows, k // 32, 2)
+    blocks[:, :, 2:] = qs
+    vals = np.concatenate([(qs & 15).astype(np.int32) - 8, (qs >> 4).astype(np.int32) - 8], axis=2)
+    deq = (vals.astype(np.float32) * d16.astype(np.float32)).reshape(rows, k)
+    return blocks.tobytes(), deq
+
+
+QUANTIZERS = {GGML_Q8_0: quantize_q8_0, GGML_Q4_0: quantize_q4_0}
 
 
 def _str(s):
@@ -74,8 +97,8 @@ def write(path, metadata, tensors, alignment=32, version=3, magic=b"GGUF"):
     blobs, offset = [], 0
     infos = b""
     for name, array, gtype in tensors:
-        if gtype == GGML_Q8_0:
-            data = quantize_q8_0(np.asarray(array))[0]
+        if gtype in QUANTIZERS:
+            data = QUANTIZERS[gtype](np.asarray(array))[0]
         else:
             data = np.ascontiguousarray(array, "<f4" if gtype == GGML_F32 else "<f2").tobytes()
         ne = list(reversed(array.shape))
@@ -174,7 +197,8 @@ def _permute(w, n_head):
 def hf_to_gguf(hf_dir, out, gtype=GGML_F32, dequantized_dir=None):
     """A make_hf_model checkpoint (llama or qwen3) as GGUF; llama q/k rows
     are permuted as llama.cpp's converter does. With Q8_0, matrices other
-    than the embedding are quantized, and `dequantized_dir` receives an HF
+    than the embedding are quantized (Q8_0 or Q4_0), and `dequantized_dir`
+    receives an HF
     checkpoint of the exactly dequantized weights (the exact-mode oracle's
     input; quantization is per row, so it commutes with the permutation)."""
     cfg = json.load(open(os.path.join(hf_dir, "config.json")))
@@ -203,7 +227,7 @@ def hf_to_gguf(hf_dir, out, gtype=GGML_F32, dequantized_dir=None):
     tensors.append(("output_norm.weight", w["model.norm.weight"], GGML_F32))
     if "lm_head.weight" in w and not cfg.get("tie_word_embeddings"):
         tensors.append(("output.weight", w["lm_head.weight"], gtype))
-    if gtype == GGML_Q8_0:
+    if gtype in QUANTIZERS:
         # The embedding stays F32 (gathered, not multiplied).
         tensors[0] = (tensors[0][0], tensors[0][1], GGML_F32)
         if dequantized_dir:
@@ -213,7 +237,7 @@ def hf_to_gguf(hf_dir, out, gtype=GGML_F32, dequantized_dir=None):
             deq = {}
             for k, v in w.items():
                 quantize = v.ndim == 2 and k != "model.embed_tokens.weight"
-                deq[k] = quantize_q8_0(v)[1] if quantize else v
+                deq[k] = QUANTIZERS[gtype](v)[1] if quantize else v
             safetensors_io.save_file({k: np.ascontiguousarray(v, np.float32) for k, v in deq.items()},
                                      os.path.join(dequantized_dir, "model.safetensors"))
     meta = _llama_meta(arch, cfg["hidden_size"], cfg["intermediate_size"], cfg["num_hidden_layers"],

@@ -26,6 +26,8 @@ namespace llmc::graph {
 /// Bytes a tensor of this type occupies in the weight blob (f32 elements, or
 /// whole quantized blocks).
 int64_t storageBytes(mlir::RankedTensorType type);
+/// Bytes per 32-element block of a quantized element type, or 0 for others.
+int64_t quantBlockBytes(mlir::Type elementType);
 } // namespace llmc::graph
 
 #endif // LLMC_DIALECT_GRAPH_IR_GRAPH_H

@@ -64,6 +64,21 @@ def Graph_Q8_0Type : TypeDef<Graph_Dialect, "Q8_0"> {
   }];
 }
 
+def Graph_Q4_0Type : TypeDef<Graph_Dialect, "Q4_0"> {
+  let mnemonic = "q4_0";
+  let summary = "ggml's Q4_0 quantized element";
+  let description = [{
+    llama.cpp's Q4_0 blocks: 32 elements in 18 bytes, an f16 scale `d` and
+    16 bytes of 4-bit values; byte j holds element j in its low nibble and
+    element j + 16 in its high nibble; element i is `d * (nibble - 8)`.
+    Stays quantized in memory like `!graph.q8_0`.
+
+    ```mlir
+    %w = graph.param %weights["w"] : tensor<64x256x!graph.q4_0>
+    ```
+  }];
+}
+
 def Graph_AnyKVCache : Type<CPred<"::llvm::isa<::llmc::graph::KVCacheType>($_self)">,
                             "KV cache", "::llmc::graph::KVCacheType">;
 def Graph_AnyWeights : Type<CPred<"::llvm::isa<::llmc::graph::WeightsType>($_self)">,

@@ -24,19 +24,22 @@ LogicalResult ParamOp::verify() {
     return emitOpError("parameter '") << getName()
                                       << "' must have a static shape, got "
                                       << type;
-  bool quantized = llvm::isa<Q8_0Type>(type.getElementType());
+  Type element = type.getElementType();
+  bool quantized = quantBlockBytes(element) != 0;
   if (quantized && type.getShape().back() % 32)
     return emitOpError("parameter '")
-           << getName() << "': q8_0 rows must be a multiple of 32 long, got "
+           << getName() << "': " << element
+           << " rows must be a multiple of 32 long, got "
            << type.getShape().back();
   if (auto source = getSourceAttr()) {
     Type dtype = source.getDtype();
-    bool ok = quantized ? llvm::isa<Q8_0Type>(dtype)
+    bool ok = quantized ? dtype == element
                         : (dtype.isF32() || dtype.isF16() || dtype.isBF16());
     if (!ok)
       return emitOpError("parameter '")
              << getName() << "' is stored as " << dtype
-             << (quantized ? "; a q8_0 parameter is stored as q8_0"
+             << (quantized ? "; a quantized parameter is stored as its own "
+                             "element type"
                            : "; supported stored types are f32, f16 and bf16");
   }
   if (auto offset = getBlobOffset())
@@ -45,9 +48,17 @@ LogicalResult ParamOp::verify() {
   return success();
 }
 
+int64_t llmc::graph::quantBlockBytes(Type elementType) {
+  if (llvm::isa<Q8_0Type>(elementType))
+    return 34;
+  if (llvm::isa<Q4_0Type>(elementType))
+    return 18;
+  return 0;
+}
+
 int64_t llmc::graph::storageBytes(RankedTensorType type) {
-  if (llvm::isa<Q8_0Type>(type.getElementType()))
-    return type.getNumElements() / 32 * 34;
+  if (int64_t block = quantBlockBytes(type.getElementType()))
+    return type.getNumElements() / 32 * block;
   return type.getNumElements() * type.getElementTypeBitWidth() / 8;
 }
 
