@@ -131,14 +131,18 @@ def _patch_tensor_info(data, name, field, value):
 
 def test_offsets_and_types(llmc, tmp_path):
     good = _tiny_gguf(tmp_path / "base.gguf").read_bytes()
-    cases = [("far.gguf", "offset", 1 << 40, "runs past the end"),
-             ("misaligned.gguf", "offset", 4, "is not aligned to 32"),
-             ("unknown.gguf", "type", 99, "unknown ggml type 99"),
-             ("quant.gguf", "type", 8, "quantized GGUF tensors are not supported yet")]
-    for fname, field, value, msg in cases:
+    cases = [("far.gguf", "blk.0.attn_q.weight", "offset", 1 << 40, "runs past the end"),
+             ("misaligned.gguf", "blk.0.attn_q.weight", "offset", 4, "is not aligned to 32"),
+             ("unknown.gguf", "blk.0.attn_q.weight", "type", 99, "unknown ggml type 99"),
+             ("kblocks.gguf", "blk.0.attn_q.weight", "type", 12,
+              "row of 32 elements is not a whole number of Q4_K blocks"),
+             # A quantized embedding table has no lowering yet (it is gathered).
+             ("qembd.gguf", "token_embd.weight", "type", 8,
+              "quantized GGUF tensors are not supported yet")]
+    for fname, tensor, field, value, msg in cases:
         f = tmp_path / fname
-        f.write_bytes(_patch_tensor_info(good, "blk.0.attn_q.weight", field, value))
-        _must_fail(llmc, tmp_path, f, fname, "blk.0.attn_q.weight", msg)
+        f.write_bytes(_patch_tensor_info(good, tensor, field, value))
+        _must_fail(llmc, tmp_path, f, fname, tensor, msg)
 
 
 def test_absurd_counts_and_lengths(llmc, tmp_path):
