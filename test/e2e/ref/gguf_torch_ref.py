@@ -144,17 +144,7 @@ def main(argv=None):
     if not prompt:
         ap.error("empty --prompt-ids")
     pl, sl, ids = reference(args.model, prompt, args.steps, args.save_hf)
-    if args.out_prompt_logits:
-        np.save(args.out_prompt_logits, pl)
-    if args.out_step_logits:
-        np.save(args.out_step_logits, sl)
-    line = " ".join(str(i) for i in ids)
-    if args.out_ids:
-        with open(args.out_ids, "w") as f:
-            f.write(line + "\n")
-    else:
-        print(line)
-    return 0
+    return hf_torch_ref.write_outputs(args, pl, sl, ids)
 
 
 if __name__ == "__main__":

@@ -186,6 +186,22 @@ def reference(model_dir, prompt_ids, steps):
     return prompt_logits.astype(np.float32), step_logits, ids
 
 
+def write_outputs(args, prompt_logits, step_logits, ids):
+    """Saves what the CLI flags ask for (--out-prompt-logits, --out-step-logits,
+    --out-ids; ids go to stdout without the last). Returns the exit code."""
+    if args.out_prompt_logits:
+        np.save(args.out_prompt_logits, prompt_logits)
+    if args.out_step_logits:
+        np.save(args.out_step_logits, step_logits)
+    line = " ".join(str(i) for i in ids)
+    if args.out_ids:
+        with open(args.out_ids, "w") as f:
+            f.write(line + "\n")
+    else:
+        print(line)
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True)
@@ -199,17 +215,7 @@ def main(argv=None):
     if not prompt:
         ap.error("empty --prompt-ids")
     pl, sl, ids = reference(args.model, prompt, args.steps)
-    if args.out_prompt_logits:
-        np.save(args.out_prompt_logits, pl)
-    if args.out_step_logits:
-        np.save(args.out_step_logits, sl)
-    line = " ".join(str(i) for i in ids)
-    if args.out_ids:
-        with open(args.out_ids, "w") as f:
-            f.write(line + "\n")
-    else:
-        print(line)
-    return 0
+    return write_outputs(args, pl, sl, ids)
 
 
 if __name__ == "__main__":

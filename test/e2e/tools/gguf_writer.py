@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""A small GGUF v3 writer for the importer tests: typed metadata, F32/F16
-tensors, alignment padding. Byte-level knobs (version, magic, offsets) are
-exposed so that the bad-input tests can corrupt files precisely.
+"""Model converters for the importer tests, on top of gguf_io's writer
+(typed metadata, ggml tensor types, alignment, byte-level knobs for the
+bad-input tests):
 
   llama2c_to_gguf(ckpt, tokenizer, out)   stories260K-style checkpoint -> GGUF
   hf_to_gguf(hf_dir, out, dtype)          make_hf_model output -> GGUF
@@ -16,106 +16,18 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safetensors_io  # noqa: E402
 
-U32, I32, F32, BOOL, STRING, ARRAY, U64 = 4, 5, 6, 7, 8, 9, 10
-GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0 = 0, 1, 2, 8
+import gguf_io  # noqa: E402
 
+# Metadata value types and ggml tensor types, as gguf_io defines them.
+U32, I32, F32, BOOL, STRING, ARRAY, U64 = (gguf_io.UINT32, gguf_io.INT32, gguf_io.FLOAT32,
+                                           gguf_io.BOOL, gguf_io.STRING, gguf_io.ARRAY,
+                                           gguf_io.UINT64)
+GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0 = gguf_io.F32, gguf_io.F16, gguf_io.Q4_0, gguf_io.Q8_0
+QUANTIZED = (GGML_Q8_0, GGML_Q4_0)
 
-def quantize_q8_0(a):
-    """ggml's quantize_row_q8_0_ref over the rows of `a` ([rows, k], k a
-    multiple of 32) -> (block bytes, the dequantized float32 array)."""
-    rows, k = a.shape
-    x = a.astype(np.float32).reshape(rows, k // 32, 32)
-    amax = np.abs(x).max(axis=2, keepdims=True)
-    d = (amax / np.float32(127)).astype(np.float32)
-    inv = np.where(d > 0, np.float32(1) / np.where(d > 0, d, 1), 0).astype(np.float32)
-    v = x * inv
-    q = (np.sign(v) * np.floor(np.abs(v) + np.float32(0.5))).astype(np.int8)  # roundf
-    d16 = d.astype(np.float16)
-    blocks = np.zeros((rows, k // 32, 34), np.uint8)
-    blocks[:, :, 0:2] = d16.view(np.uint8).reshape(rows, k // 32, 2)
-    blocks[:, :, 2:] = q.view(np.uint8)
-    deq = (q.astype(np.float32) * d16.astype(np.float32)).reshape(rows, k)
-    return blocks.tobytes(), deq
-
-
-def quantize_q4_0(a):
-    """ggml's quantize_row_q4_0_ref: 18-byte blocks (f16 d, 16 bytes of
-    nibbles: element j low, element j+16 high) -> (bytes, dequantized)."""
-    rows, k = a.shape
-    x = a.astype(np.float32).reshape(rows, k // 32, 32)
-    idx = np.abs(x).argmax(axis=2)[..., None]
-    mx = np.take_along_axis(x, idx, axis=2)                  # signed value of max |x|
-    d = (mx / np.float32(-8)).astype(np.float32)
-    inv = np.where(d != 0, np.float32(1) / np.where(d != 0, d, 1), 0).astype(np.float32)
-    xi = np.minimum(15, np.trunc(x * inv + np.float32(8.5))).astype(np.uint8)
-    qs = xi[:, :, :16] | (xi[:, :, 16:] << 4)
-    d16 = d.astype(np.float16)
-    blocks = np.zeros((rows, k // 32, 18), np.uint8)
-    blocks[:, :, 0:2] = d16.view(np.uint8).reshape(rows, k // 32, 2)
-    blocks[:, :, 2:] = qs
-    vals = np.concatenate([(qs & 15).astype(np.int32) - 8, (qs >> 4).astype(np.int32) - 8], axis=2)
-    deq = (vals.astype(np.float32) * d16.astype(np.float32)).reshape(rows, k)
-    return blocks.tobytes(), deq
-
-
-QUANTIZERS = {GGML_Q8_0: quantize_q8_0, GGML_Q4_0: quantize_q4_0}
-
-
-def _str(s):
-    b = s.encode("utf-8") if isinstance(s, str) else s
-    return struct.pack("<Q", len(b)) + b
-
-
-def _value(vtype, v):
-    if vtype == U32:
-        return struct.pack("<I", v)
-    if vtype == I32:
-        return struct.pack("<i", v)
-    if vtype == F32:
-        return struct.pack("<f", v)
-    if vtype == BOOL:
-        return struct.pack("<B", 1 if v else 0)
-    if vtype == STRING:
-        return _str(v)
-    if vtype == U64:
-        return struct.pack("<Q", v)
-    if vtype == ARRAY:
-        etype, items = v
-        return struct.pack("<IQ", etype, len(items)) + b"".join(_value(etype, x) for x in items)
-    raise ValueError(vtype)
-
-
-def write(path, metadata, tensors, alignment=32, version=3, magic=b"GGUF"):
-    """metadata: list of (key, type, value); tensors: list of (name, array,
-    ggml_type) with arrays in PyTorch order ([out, in])."""
-    meta = list(metadata)
-    if not any(k == "general.alignment" for k, _, _ in meta):
-        meta.append(("general.alignment", U32, alignment))
-    head = magic + struct.pack("<IQQ", version, len(tensors), len(meta))
-    for key, vtype, v in meta:
-        head += _str(key) + struct.pack("<I", vtype) + _value(vtype, v)
-    blobs, offset = [], 0
-    infos = b""
-    for name, array, gtype in tensors:
-        if gtype in QUANTIZERS:
-            data = QUANTIZERS[gtype](np.asarray(array))[0]
-        else:
-            data = np.ascontiguousarray(array, "<f4" if gtype == GGML_F32 else "<f2").tobytes()
-        ne = list(reversed(array.shape))
-        infos += _str(name) + struct.pack("<I", len(ne)) + b"".join(struct.pack("<Q", n) for n in ne)
-        infos += struct.pack("<IQ", gtype, offset)
-        blobs.append((offset, data))
-        offset += len(data)
-        offset += -offset % alignment
-    body = head + infos
-    body += b"\0" * (-len(body) % alignment)
-    data_start = len(body)
-    out = bytearray(body)
-    for off, data in blobs:
-        out += b"\0" * (data_start + off - len(out))
-        out += data
-    with open(path, "wb") as f:
-        f.write(bytes(out))
+# write(path, metadata, [(name, array [out, in], ggml_type)], alignment=,
+# version=, magic=): gguf_io's writer, with its byte-level knobs.
+write = gguf_io.write
 
 
 def _llama_meta(arch, dim, hidden, layers, heads, kv_heads, ctx, theta, eps, head_dim=None):
@@ -227,7 +139,7 @@ def hf_to_gguf(hf_dir, out, gtype=GGML_F32, dequantized_dir=None):
     tensors.append(("output_norm.weight", w["model.norm.weight"], GGML_F32))
     if "lm_head.weight" in w and not cfg.get("tie_word_embeddings"):
         tensors.append(("output.weight", w["lm_head.weight"], gtype))
-    if gtype in QUANTIZERS:
+    if gtype in QUANTIZED:
         # The embedding stays F32 (gathered, not multiplied).
         tensors[0] = (tensors[0][0], tensors[0][1], GGML_F32)
         if dequantized_dir:
@@ -237,7 +149,7 @@ def hf_to_gguf(hf_dir, out, gtype=GGML_F32, dequantized_dir=None):
             deq = {}
             for k, v in w.items():
                 quantize = v.ndim == 2 and k != "model.embed_tokens.weight"
-                deq[k] = QUANTIZERS[gtype](v)[1] if quantize else v
+                deq[k] = gguf_io.round_trip(gtype, v) if quantize else v
             safetensors_io.save_file({k: np.ascontiguousarray(v, np.float32) for k, v in deq.items()},
                                      os.path.join(dequantized_dir, "model.safetensors"))
     meta = _llama_meta(arch, cfg["hidden_size"], cfg["intermediate_size"], cfg["num_hidden_layers"],
