@@ -196,24 +196,36 @@ def test_run_compiles_into_a_cache(llmc, tmp_path, stories_paths):
 
 
 @pytest.mark.parametrize("arch,tied,qtype", [("llama", False, "q8_0"), ("qwen3", True, "q8_0"),
-                                              ("llama", True, "q4_0"), ("qwen3", False, "q4_0")])
+                                              ("llama", True, "q4_0"), ("qwen3", False, "q4_0"),
+                                              ("llama", False, "q6_k"), ("qwen3", True, "q6_k")])
 def test_quantized_stays_quantized_and_matches_exact_dequantization(llmc, tmp_path, arch, tied,
                                                                      qtype):
-    """Q8_0/Q4_0 matrices are compiled as they are (the artifact holds the
-    blocks, not floats) and dequantized inside the matmul: the logits equal
-    PyTorch on the exactly dequantized weights."""
+    """Q8_0/Q4_0/Q6_K matrices are compiled as they are (the artifact holds
+    the blocks, not floats) and dequantized inside the matmul: the logits
+    equal PyTorch on the exactly dequantized weights."""
     hf, deq = tmp_path / "hf", tmp_path / "deq"
-    make_hf_model.make_model(str(hf), arch=arch, tied=tied, dtype="f32", seed=9)
+    if qtype == "q6_k":
+        # K-quant rows are 256 long: the 256-wide model of make_gguf_model.
+        import subprocess
+        import sys
+        subprocess.check_call([sys.executable, os.path.join(e2e_util.E2E_DIR, "tools",
+                                                            "make_gguf_model.py"),
+                               "--arch", arch, "--type", "f32", "--tied" if tied else "--untied",
+                               "--seed", "9", "--out", str(tmp_path / "f32.gguf"),
+                               "--hf-out", str(hf)], stdout=subprocess.DEVNULL)
+    else:
+        make_hf_model.make_model(str(hf), arch=arch, tied=tied, dtype="f32", seed=9)
     gguf = tmp_path / "model.gguf"
-    gtype = gguf_writer.GGML_Q8_0 if qtype == "q8_0" else gguf_writer.GGML_Q4_0
+    gtype = {"q8_0": gguf_writer.GGML_Q8_0, "q4_0": gguf_writer.GGML_Q4_0,
+             "q6_k": gguf_writer.GGML_Q6_K}[qtype]
     gguf_writer.hf_to_gguf(str(hf), str(gguf), gtype, dequantized_dir=str(deq))
     art = tmp_path / "art"
     e2e_util.run([llmc, "compile", gguf, "-o", art], check=True)
     import json
     meta = json.loads((art / "metadata.json").read_text())
-    block = 34 if qtype == "q8_0" else 18
+    elems, block = {"q8_0": (32, 34), "q4_0": (32, 18), "q6_k": (256, 210)}[qtype]
     quant = [p for p in meta["params"] if p["dtype"] == qtype]
-    assert quant and all(p["bytes"] == np.prod(p["shape"]) // 32 * block for p in quant)
+    assert quant and all(p["bytes"] == np.prod(p["shape"]) // elems * block for p in quant)
     # The weight blob is about the size of the quantized file, not 4x it.
     assert os.path.getsize(art / "weights.bin") <= 1.1 * os.path.getsize(gguf)
     ids = e2e_util.deterministic_prompt_ids(32, 300)
@@ -222,6 +234,8 @@ def test_quantized_stays_quantized_and_matches_exact_dequantization(llmc, tmp_pa
                    "--dump-prompt-logits", prompt, "--dump-logits", steps)
     ref_prompt, ref_steps, ref_ids = hf_torch_ref.reference(str(deq), ids, 16)
     scale = np.abs(ref_prompt).max()
+    if qtype == "q6_k":
+        assert scale > 0.1   # a model whose logits are not all ~0
     assert np.abs(np.load(prompt) - ref_prompt).max() <= 1e-4 * max(scale, 1.0)
     assert np.abs(np.load(steps) - ref_steps).max() <= 1e-4 * max(scale, 1.0)
     assert got == list(ref_ids)

@@ -352,48 +352,93 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
       // quantized value, decoded and scaled element by element (ggml's
       // dequantize_row_*), never materialised as floats.
       bool q4 = llvm::isa<Q4_0Type>(wElement);
+      bool q6k = llvm::isa<Q6_KType>(wElement);
       AffineExpr nIdx = nb.d(lead), kIdx = nb.d(lead + 1);
-      AffineExpr blockStart = kIdx.floorDiv(32) * blockBytes;
-      AffineMap loMap = nb.map(n, {nIdx, blockStart});
-      AffineMap hiMap = nb.map(n, {nIdx, blockStart + 1});
-      // Q8_0: one int8 per element. Q4_0: byte k%16 holds element k%32 < 16
-      // in its low nibble and the one 16 later in its high nibble.
+      int64_t blockElems = quantBlockElements(wElement);
+      AffineExpr blockStart = kIdx.floorDiv(blockElems) * blockBytes;
+      // Where the f16 scale d sits in the block.
+      int64_t dAt = q6k ? 208 : 0;
+      AffineMap loMap = nb.map(n, {nIdx, blockStart + dAt});
+      AffineMap hiMap = nb.map(n, {nIdx, blockStart + dAt + 1});
+      // Q8_0: one int8 per element after d. Q4_0: byte k%16 holds element
+      // k%32 < 16 in its low nibble and the one 16 later in its high nibble.
+      // Q6_K (ggml's dequantize_row_q6_K): in half h = (k%256)/128, quarter
+      // g = (k%128)/32 and lane l = k%32, the low 4 bits come from
+      // ql[64h + 32(g%2) + l] (nibble g/2), the high 2 bits from
+      // qh[32h + l] (bits 2g), the int8 sub-scale from
+      // scales[8h + l/16 + 2g].
+      AffineExpr half = (kIdx % 256).floorDiv(128);
+      AffineExpr quarter = (kIdx % 128).floorDiv(32);
+      AffineExpr lane = kIdx % 32;
       AffineMap qMap = nb.map(
-          n, {nIdx, blockStart + 2 + (q4 ? kIdx % 16 : kIdx % 32)});
+          n, {nIdx, q6k  ? blockStart + half * 64 + (quarter % 2) * 32 + lane
+                    : q4 ? blockStart + 2 + kIdx % 16
+                         : blockStart + 2 + kIdx % 32});
+      AffineMap qhMap = nb.map(n, {nIdx, blockStart + 128 + half * 32 + lane});
+      AffineMap scMap = nb.map(
+          n, {nIdx, blockStart + 192 + half * 8 + lane.floorDiv(16) + quarter * 2});
+      SmallVector<Access> reads = {{x, xMap}, {w, loMap}, {w, hiMap}, {w, qMap}};
+      if (q6k) {
+        reads.push_back({w, qhMap});
+        reads.push_back({w, scMap});
+      }
       nb.nest(ubs, LoopKind::parallel, [&](ValueRange ivs) {
         nb.block(
-            "matmul", ivs, kinds,
-            {{x, xMap}, {w, loMap}, {w, hiMap}, {w, qMap}}, {{out, outMap}},
+            "matmul", ivs, kinds, reads, {{out, outMap}},
             [&](ImplicitLocOpBuilder &b, ValueRange it) {
-              Type i8 = b.getI8Type(), i16 = b.getI16Type();
+              Type i8 = b.getI8Type(), i16 = b.getI16Type(), f32 = b.getF32Type();
+              auto c8 = [&](int64_t v) {
+                return arith::ConstantOp::create(b, b.getI8IntegerAttr(v))
+                    .getResult();
+              };
               Value lo = arith::ExtUIOp::create(b, i16, nb.load(w, loMap, it));
               Value hi = arith::ExtUIOp::create(b, i16, nb.load(w, hiMap, it));
               Value bits = arith::OrIOp::create(
                   b, lo,
                   arith::ShLIOp::create(
                       b, hi, arith::ConstantOp::create(b, b.getI16IntegerAttr(8))));
-              Value half = arith::BitcastOp::create(b, b.getF16Type(), bits);
-              Value d = arith::ExtFOp::create(b, b.getF32Type(), half);
+              Value halfBits = arith::BitcastOp::create(b, b.getF16Type(), bits);
+              Value d = arith::ExtFOp::create(b, f32, halfBits);
               Value byte = nb.load(w, qMap, it);
-              Value qi = byte;
-              if (q4) {
-                // shift = ((k mod 32) floordiv 16) * 4, then (byte >> shift)
-                // & 15, minus 8.
-                Value k = it[lead + 1];
-                Value c16 = nb.index(16), c32 = nb.index(32), c4 = nb.index(4);
-                Value shift = arith::MulIOp::create(
-                    b, arith::DivUIOp::create(
-                           b, arith::RemUIOp::create(b, k, c32), c16),
-                    c4);
-                Value shift8 = arith::IndexCastUIOp::create(b, i8, shift);
-                Value nib = arith::AndIOp::create(
-                    b, arith::ShRUIOp::create(b, byte, shift8),
-                    arith::ConstantOp::create(b, b.getI8IntegerAttr(15)));
-                qi = arith::SubIOp::create(
-                    b, nib, arith::ConstantOp::create(b, b.getI8IntegerAttr(8)));
+              Value k = it[lead + 1];
+              // An i8 shift amount computed from k: ((k % m) / dv) * mul.
+              auto shiftOf = [&](int64_t m, int64_t dv, int64_t mul) -> Value {
+                Value v = arith::DivUIOp::create(
+                    b, arith::RemUIOp::create(b, k, nb.index(m)), nb.index(dv));
+                v = arith::MulIOp::create(b, v, nb.index(mul));
+                return arith::IndexCastUIOp::create(b, i8, v);
+              };
+              Value wv;
+              if (q6k) {
+                // q = (low nibble g/2 of ql) | (bits 2g of qh) << 4, minus 32.
+                Value low = arith::AndIOp::create(
+                    b, arith::ShRUIOp::create(b, byte, shiftOf(128, 64, 4)),
+                    c8(15));
+                Value qh = nb.load(w, qhMap, it);
+                Value high = arith::AndIOp::create(
+                    b, arith::ShRUIOp::create(b, qh, shiftOf(128, 32, 2)),
+                    c8(3));
+                Value q = arith::SubIOp::create(
+                    b,
+                    arith::OrIOp::create(
+                        b, low, arith::ShLIOp::create(b, high, c8(4))),
+                    c8(32));
+                Value sc = arith::SIToFPOp::create(b, f32, nb.load(w, scMap, it));
+                Value dsc = arith::MulFOp::create(b, d, sc);
+                wv = arith::MulFOp::create(
+                    b, dsc, arith::SIToFPOp::create(b, f32, q));
+              } else {
+                Value qi = byte;
+                if (q4) {
+                  // (byte >> ((k % 32) / 16 * 4)) & 15, minus 8.
+                  Value nib = arith::AndIOp::create(
+                      b, arith::ShRUIOp::create(b, byte, shiftOf(32, 16, 4)),
+                      c8(15));
+                  qi = arith::SubIOp::create(b, nib, c8(8));
+                }
+                wv = arith::MulFOp::create(
+                    b, arith::SIToFPOp::create(b, f32, qi), d);
               }
-              Value q = arith::SIToFPOp::create(b, b.getF32Type(), qi);
-              Value wv = arith::MulFOp::create(b, q, d);
               Value p = arith::MulFOp::create(b, nb.load(x, xMap, it), wv);
               Value acc = nb.load(out, outMap, it);
               nb.store(arith::AddFOp::create(b, acc, p), out, outMap, it);
@@ -834,7 +879,7 @@ void llmc::populateGraphToTLTypeConversions(TypeConverter &converter) {
     // Quantized rows become their raw blocks: [rows, row bytes] of i8.
     if (int64_t block = quantBlockBytes(t.getElementType())) {
       SmallVector<int64_t> shape(t.getShape());
-      shape.back() = shape.back() / 32 * block;
+      shape.back() = shape.back() / quantBlockElements(t.getElementType()) * block;
       return MemRefType::get(shape, IntegerType::get(t.getContext(), 8));
     }
     return MemRefType::get(t.getShape(), t.getElementType());

@@ -139,3 +139,19 @@ func.func @matmul_q4_0(%x: tensor<?x64xf32>, %w: tensor<4x64x!graph.q4_0>) -> te
   %0 = graph.matmul %x, %w : tensor<?x64xf32>, tensor<4x64x!graph.q4_0> -> tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
 }
+
+// -----
+
+// Q6_K: 210-byte super-blocks of 256; d at byte 208, low bits in ql, high
+// bits in qh (from byte 128), int8 sub-scales from byte 192.
+// CHECK-LABEL: func.func @matmul_q6_k
+// CHECK-SAME: %[[W:[a-z0-9_]+]]: memref<2x210xi8>
+// CHECK: tl.block "matmul" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[N:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[K:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}})
+// CHECK-SAME: %[[W]][%[[N]], (%[[K]] floordiv 256) * 210 + 208] : memref<2x210xi8>
+// CHECK-SAME: %[[W]][%[[N]], (%[[K]] floordiv 256) * 210 + 209] : memref<2x210xi8>
+// CHECK: arith.shli
+// CHECK: arith.subi
+func.func @matmul_q6_k(%x: tensor<?x256xf32>, %w: tensor<2x256x!graph.q6_k>) -> tensor<?x2xf32> {
+  %0 = graph.matmul %x, %w : tensor<?x256xf32>, tensor<2x256x!graph.q6_k> -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}

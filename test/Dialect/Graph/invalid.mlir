@@ -143,3 +143,11 @@ func.func @q8_0_source(%w: !graph.weights) {
   %0 = graph.param %w["p"] {source = #graph.extern<file = "f", offset = 0, dtype = f16>} : tensor<4x64x!graph.q8_0>
   return
 }
+
+// -----
+
+func.func @q6_k_rows(%w: !graph.weights) {
+  // expected-error @+1 {{'!graph.q6_k' rows must be a multiple of 256 long, got 64}}
+  %0 = graph.param %w["p"] : tensor<4x64x!graph.q6_k>
+  return
+}

@@ -26,8 +26,10 @@ namespace llmc::graph {
 /// Bytes a tensor of this type occupies in the weight blob (f32 elements, or
 /// whole quantized blocks).
 int64_t storageBytes(mlir::RankedTensorType type);
-/// Bytes per 32-element block of a quantized element type, or 0 for others.
+/// Bytes per block of a quantized element type, or 0 for others.
 int64_t quantBlockBytes(mlir::Type elementType);
+/// Elements per block of a quantized element type (32, or 256 for K-quants).
+int64_t quantBlockElements(mlir::Type elementType);
 } // namespace llmc::graph
 
 #endif // LLMC_DIALECT_GRAPH_IR_GRAPH_H

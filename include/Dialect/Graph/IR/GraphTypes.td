@@ -79,6 +79,21 @@ def Graph_Q4_0Type : TypeDef<Graph_Dialect, "Q4_0"> {
   }];
 }
 
+def Graph_Q6_KType : TypeDef<Graph_Dialect, "Q6_K"> {
+  let mnemonic = "q6_k";
+  let summary = "ggml's Q6_K quantized element";
+  let description = [{
+    llama.cpp's Q6_K super-blocks: 256 elements in 210 bytes: `ql[128]`
+    (low 4 bits), `qh[64]` (high 2 bits), 16 int8 sub-block scales and an
+    f16 scale `d`; element value `d * scale * (q - 32)` (ggml's
+    dequantize_row_q6_K). Rows must be a multiple of 256 long.
+
+    ```mlir
+    %w = graph.param %weights["w"] : tensor<64x256x!graph.q6_k>
+    ```
+  }];
+}
+
 def Graph_AnyKVCache : Type<CPred<"::llvm::isa<::llmc::graph::KVCacheType>($_self)">,
                             "KV cache", "::llmc::graph::KVCacheType">;
 def Graph_AnyWeights : Type<CPred<"::llvm::isa<::llmc::graph::WeightsType>($_self)">,

@@ -26,10 +26,10 @@ LogicalResult ParamOp::verify() {
                                       << type;
   Type element = type.getElementType();
   bool quantized = quantBlockBytes(element) != 0;
-  if (quantized && type.getShape().back() % 32)
+  if (quantized && type.getShape().back() % quantBlockElements(element))
     return emitOpError("parameter '")
-           << getName() << "': " << element
-           << " rows must be a multiple of 32 long, got "
+           << getName() << "': " << element << " rows must be a multiple of "
+           << quantBlockElements(element) << " long, got "
            << type.getShape().back();
   if (auto source = getSourceAttr()) {
     Type dtype = source.getDtype();
@@ -53,12 +53,19 @@ int64_t llmc::graph::quantBlockBytes(Type elementType) {
     return 34;
   if (llvm::isa<Q4_0Type>(elementType))
     return 18;
+  if (llvm::isa<Q6_KType>(elementType))
+    return 210;
   return 0;
+}
+
+int64_t llmc::graph::quantBlockElements(Type elementType) {
+  return llvm::isa<Q6_KType>(elementType) ? 256 : 32;
 }
 
 int64_t llmc::graph::storageBytes(RankedTensorType type) {
   if (int64_t block = quantBlockBytes(type.getElementType()))
-    return type.getNumElements() / 32 * block;
+    return type.getNumElements() / quantBlockElements(type.getElementType()) *
+           block;
   return type.getNumElements() * type.getElementTypeBitWidth() / 8;
 }
 
