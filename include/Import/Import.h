@@ -40,7 +40,7 @@ struct DecoderConfig {
 };
 
 /// Stored element types of parameters. Q8_0 stays quantized (ggml blocks).
-enum class DType { F32, F16, BF16, Q8_0, Q4_0, Q6_K };
+enum class DType { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K };
 
 /// Where a tensor's data lives.
 struct TensorSource {

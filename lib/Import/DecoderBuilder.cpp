@@ -76,6 +76,7 @@ Value DecoderEmitter::param(StringRef name, ArrayRef<int64_t> shape) {
                : src.dtype == DType::BF16 ? Type(b.getBF16Type())
                : src.dtype == DType::Q8_0 ? Type(graph::Q8_0Type::get(ctx))
                : src.dtype == DType::Q4_0 ? Type(graph::Q4_0Type::get(ctx))
+               : src.dtype == DType::Q4_K ? Type(graph::Q4_KType::get(ctx))
                                           : Type(graph::Q6_KType::get(ctx));
   auto source =
       graph::ExternalTensorAttr::get(ctx, src.file, src.offset, dtype);

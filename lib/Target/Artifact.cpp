@@ -267,6 +267,7 @@ static llvm::Error writeMetadata(llvm::StringRef path, ModuleOp module,
           j.attribute("dtype", llvm::isa<graph::Q8_0Type>(element)   ? "q8_0"
                                : llvm::isa<graph::Q4_0Type>(element) ? "q4_0"
                                : llvm::isa<graph::Q6_KType>(element) ? "q6_k"
+                               : llvm::isa<graph::Q4_KType>(element) ? "q4_k"
                                                                      : "f32");
           j.attributeArray("shape", [&] {
             for (int64_t d : p.type.getShape())

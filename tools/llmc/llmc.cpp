@@ -145,6 +145,7 @@ static const char *dtypeName(llmc::DType t) {
   case llmc::DType::Q8_0: return "Q8_0";
   case llmc::DType::Q4_0: return "Q4_0";
   case llmc::DType::Q6_K: return "Q6_K";
+  case llmc::DType::Q4_K: return "Q4_K";
   }
   return "?";
 }
@@ -169,6 +170,7 @@ static void printTensors(const llmc::WeightTable &weights) {
            << (t.dtype == llmc::DType::Q8_0   ? elements / 32 * 34
                : t.dtype == llmc::DType::Q4_0 ? elements / 32 * 18
                : t.dtype == llmc::DType::Q6_K ? elements / 256 * 210
+               : t.dtype == llmc::DType::Q4_K ? elements / 256 * 144
                : elements * (t.dtype == llmc::DType::F32 ? 4 : 2))
            << " bytes\n";
   }

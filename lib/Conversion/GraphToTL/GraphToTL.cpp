@@ -353,6 +353,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
       // dequantize_row_*), never materialised as floats.
       bool q4 = llvm::isa<Q4_0Type>(wElement);
       bool q6k = llvm::isa<Q6_KType>(wElement);
+      bool q4k = llvm::isa<Q4_KType>(wElement);
       AffineExpr nIdx = nb.d(lead), kIdx = nb.d(lead + 1);
       int64_t blockElems = quantBlockElements(wElement);
       AffineExpr blockStart = kIdx.floorDiv(blockElems) * blockBytes;
@@ -370,10 +371,20 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
       AffineExpr half = (kIdx % 256).floorDiv(128);
       AffineExpr quarter = (kIdx % 128).floorDiv(32);
       AffineExpr lane = kIdx % 32;
+      // Q4_K (ggml's dequantize_row_q4_K): sub-block j = (k%256)/32 uses
+      // byte qs[32(j/2) + l] (low nibble for even j), with the 6-bit scale
+      // and min of j packed in scales[j%4], scales[j%4+4], scales[j%4+8].
+      AffineExpr sub = (kIdx % 256).floorDiv(32);
       AffineMap qMap = nb.map(
-          n, {nIdx, q6k  ? blockStart + half * 64 + (quarter % 2) * 32 + lane
-                    : q4 ? blockStart + 2 + kIdx % 16
-                         : blockStart + 2 + kIdx % 32});
+          n, {nIdx, q6k   ? blockStart + half * 64 + (quarter % 2) * 32 + lane
+                    : q4k ? blockStart + 16 + sub.floorDiv(2) * 32 + lane
+                    : q4  ? blockStart + 2 + kIdx % 16
+                          : blockStart + 2 + kIdx % 32});
+      AffineMap minLoMap = nb.map(n, {nIdx, blockStart + 2});
+      AffineMap minHiMap = nb.map(n, {nIdx, blockStart + 3});
+      AffineMap sAMap = nb.map(n, {nIdx, blockStart + 4 + sub % 4});
+      AffineMap sBMap = nb.map(n, {nIdx, blockStart + 8 + sub % 4});
+      AffineMap sCMap = nb.map(n, {nIdx, blockStart + 12 + sub % 4});
       AffineMap qhMap = nb.map(n, {nIdx, blockStart + 128 + half * 32 + lane});
       AffineMap scMap = nb.map(
           n, {nIdx, blockStart + 192 + half * 8 + lane.floorDiv(16) + quarter * 2});
@@ -382,6 +393,9 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
         reads.push_back({w, qhMap});
         reads.push_back({w, scMap});
       }
+      if (q4k)
+        for (AffineMap m : {minLoMap, minHiMap, sAMap, sBMap, sCMap})
+          reads.push_back({w, m});
       nb.nest(ubs, LoopKind::parallel, [&](ValueRange ivs) {
         nb.block(
             "matmul", ivs, kinds, reads, {{out, outMap}},
@@ -391,14 +405,19 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                 return arith::ConstantOp::create(b, b.getI8IntegerAttr(v))
                     .getResult();
               };
-              Value lo = arith::ExtUIOp::create(b, i16, nb.load(w, loMap, it));
-              Value hi = arith::ExtUIOp::create(b, i16, nb.load(w, hiMap, it));
-              Value bits = arith::OrIOp::create(
-                  b, lo,
-                  arith::ShLIOp::create(
-                      b, hi, arith::ConstantOp::create(b, b.getI16IntegerAttr(8))));
-              Value halfBits = arith::BitcastOp::create(b, b.getF16Type(), bits);
-              Value d = arith::ExtFOp::create(b, f32, halfBits);
+              // An f16 stored little-endian at two byte positions, as f32.
+              auto loadHalf = [&](AffineMap loM, AffineMap hiM) -> Value {
+                Value lo = arith::ExtUIOp::create(b, i16, nb.load(w, loM, it));
+                Value hi = arith::ExtUIOp::create(b, i16, nb.load(w, hiM, it));
+                Value bits = arith::OrIOp::create(
+                    b, lo,
+                    arith::ShLIOp::create(
+                        b, hi,
+                        arith::ConstantOp::create(b, b.getI16IntegerAttr(8))));
+                Value h = arith::BitcastOp::create(b, b.getF16Type(), bits);
+                return arith::ExtFOp::create(b, f32, h);
+              };
+              Value d = loadHalf(loMap, hiMap);
               Value byte = nb.load(w, qMap, it);
               Value k = it[lead + 1];
               // An i8 shift amount computed from k: ((k % m) / dv) * mul.
@@ -409,7 +428,43 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                 return arith::IndexCastUIOp::create(b, i8, v);
               };
               Value wv;
-              if (q6k) {
+              if (q4k) {
+                // The 6-bit scale and min of sub-block j (get_scale_min_k4).
+                Value a = nb.load(w, sAMap, it), bb = nb.load(w, sBMap, it);
+                Value c = nb.load(w, sCMap, it);
+                Value c63 = c8(63), c15 = c8(15), c4 = c8(4), c6 = c8(6);
+                Value scLow = arith::AndIOp::create(b, a, c63);
+                Value mLow = arith::AndIOp::create(b, bb, c63);
+                Value scHigh = arith::OrIOp::create(
+                    b, arith::AndIOp::create(b, c, c15),
+                    arith::ShLIOp::create(
+                        b, arith::ShRUIOp::create(b, a, c6), c4));
+                Value mHigh = arith::OrIOp::create(
+                    b, arith::ShRUIOp::create(b, c, c4),
+                    arith::ShLIOp::create(
+                        b, arith::ShRUIOp::create(b, bb, c6), c4));
+                Value j = arith::DivUIOp::create(
+                    b, arith::RemUIOp::create(b, k, nb.index(256)),
+                    nb.index(32));
+                Value upper = arith::CmpIOp::create(
+                    b, arith::CmpIPredicate::uge, j, nb.index(4));
+                Value sc = arith::SelectOp::create(b, upper, scHigh, scLow);
+                Value m = arith::SelectOp::create(b, upper, mHigh, mLow);
+                Value dmin = loadHalf(minLoMap, minHiMap);
+                Value d1 = arith::MulFOp::create(
+                    b, d, arith::UIToFPOp::create(b, f32, sc));
+                Value m1 = arith::MulFOp::create(
+                    b, dmin, arith::UIToFPOp::create(b, f32, m));
+                // Low nibble for even j, high for odd: shift ((k%64)/32)*4.
+                Value q = arith::AndIOp::create(
+                    b, arith::ShRUIOp::create(b, byte, shiftOf(64, 32, 4)),
+                    c15);
+                wv = arith::SubFOp::create(
+                    b,
+                    arith::MulFOp::create(b, d1,
+                                          arith::UIToFPOp::create(b, f32, q)),
+                    m1);
+              } else if (q6k) {
                 // q = (low nibble g/2 of ql) | (bits 2g of qh) << 4, minus 32.
                 Value low = arith::AndIOp::create(
                     b, arith::ShRUIOp::create(b, byte, shiftOf(128, 64, 4)),

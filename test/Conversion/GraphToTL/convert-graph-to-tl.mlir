@@ -155,3 +155,18 @@ func.func @matmul_q6_k(%x: tensor<?x256xf32>, %w: tensor<2x256x!graph.q6_k>) -> 
   %0 = graph.matmul %x, %w : tensor<?x256xf32>, tensor<2x256x!graph.q6_k> -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
+
+// -----
+
+// Q4_K: 144-byte super-blocks of 256: d, dmin, packed 6-bit scales and mins
+// selected per 32-wide sub-block, 4-bit values from byte 16.
+// CHECK-LABEL: func.func @matmul_q4_k
+// CHECK-SAME: %[[W:[a-z0-9_]+]]: memref<2x144xi8>
+// CHECK: tl.block "matmul" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[N:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[K:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}})
+// CHECK-SAME: %[[W]][%[[N]], (%[[K]] floordiv 256) * 144 + 2] : memref<2x144xi8>
+// CHECK: arith.select
+// CHECK: arith.subf
+func.func @matmul_q4_k(%x: tensor<?x256xf32>, %w: tensor<2x256x!graph.q4_k>) -> tensor<?x2xf32> {
+  %0 = graph.matmul %x, %w : tensor<?x256xf32>, tensor<2x256x!graph.q4_k> -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}

@@ -22,9 +22,9 @@ import gguf_io  # noqa: E402
 U32, I32, F32, BOOL, STRING, ARRAY, U64 = (gguf_io.UINT32, gguf_io.INT32, gguf_io.FLOAT32,
                                            gguf_io.BOOL, gguf_io.STRING, gguf_io.ARRAY,
                                            gguf_io.UINT64)
-GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0, GGML_Q6_K = (gguf_io.F32, gguf_io.F16, gguf_io.Q4_0,
-                                                     gguf_io.Q8_0, gguf_io.Q6_K)
-QUANTIZED = (GGML_Q8_0, GGML_Q4_0, GGML_Q6_K)
+GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0, GGML_Q4_K, GGML_Q6_K = (
+    gguf_io.F32, gguf_io.F16, gguf_io.Q4_0, gguf_io.Q8_0, gguf_io.Q4_K, gguf_io.Q6_K)
+QUANTIZED = (GGML_Q8_0, GGML_Q4_0, GGML_Q4_K, GGML_Q6_K)
 
 # write(path, metadata, [(name, array [out, in], ggml_type)], alignment=,
 # version=, magic=): gguf_io's writer, with its byte-level knobs.

@@ -9,7 +9,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
 def Graph_F32Tensor : RankedTensorOf<[F32]>;
-def Graph_WeightTensor : RankedTensorOf<[F32, Graph_Q8_0Type, Graph_Q4_0Type, Graph_Q6_KType]>;
+def Graph_WeightTensor : RankedTensorOf<[F32, Graph_Q8_0Type, Graph_Q4_0Type, Graph_Q6_KType, Graph_Q4_KType]>;
 
 def Graph_ParamOp : Graph_Op<"param", [Pure]> {
   let summary = "a named external parameter";
@@ -77,7 +77,7 @@ def Graph_MatmulOp : Graph_Op<"matmul", [Pure]> {
     `result[..., n] = sum_k x[..., k] * w[n, k]`: the weight is stored
     `[out, in]` as in PyTorch's `nn.Linear` and llama2.c, so each output is a
     dot product of two contiguous rows. The weight may be quantized
-    (`!graph.q8_0`, `!graph.q4_0`, `!graph.q6_k` elements): it is dequantized element by
+    (`!graph.q8_0`, `!graph.q4_0`, `!graph.q4_k`, `!graph.q6_k` elements): it is dequantized element by
     element inside
     the product, never copied to floats.
 

@@ -94,6 +94,21 @@ def Graph_Q6_KType : TypeDef<Graph_Dialect, "Q6_K"> {
   }];
 }
 
+def Graph_Q4_KType : TypeDef<Graph_Dialect, "Q4_K"> {
+  let mnemonic = "q4_k";
+  let summary = "ggml's Q4_K quantized element";
+  let description = [{
+    llama.cpp's Q4_K super-blocks: 256 elements in 144 bytes: f16 `d` and
+    `dmin`, 12 bytes of packed 6-bit sub-block scales and mins, and 128
+    bytes of 4-bit values; element value `d*sc * q - dmin*m` for its 32-wide
+    sub-block (ggml's dequantize_row_q4_K). Rows must be a multiple of 256.
+
+    ```mlir
+    %w = graph.param %weights["w"] : tensor<64x256x!graph.q4_k>
+    ```
+  }];
+}
+
 def Graph_AnyKVCache : Type<CPred<"::llvm::isa<::llmc::graph::KVCacheType>($_self)">,
                             "KV cache", "::llmc::graph::KVCacheType">;
 def Graph_AnyWeights : Type<CPred<"::llvm::isa<::llmc::graph::WeightsType>($_self)">,

@@ -55,11 +55,13 @@ int64_t llmc::graph::quantBlockBytes(Type elementType) {
     return 18;
   if (llvm::isa<Q6_KType>(elementType))
     return 210;
+  if (llvm::isa<Q4_KType>(elementType))
+    return 144;
   return 0;
 }
 
 int64_t llmc::graph::quantBlockElements(Type elementType) {
-  return llvm::isa<Q6_KType>(elementType) ? 256 : 32;
+  return llvm::isa<Q6_KType, Q4_KType>(elementType) ? 256 : 32;
 }
 
 int64_t llmc::graph::storageBytes(RankedTensorType type) {
