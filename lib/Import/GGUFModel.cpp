@@ -140,9 +140,9 @@ llvm::Error llmc::readGGUF(llvm::StringRef path, DecoderConfig &c,
     case gguf::TensorType::Q4_0:
     case gguf::TensorType::Q6_K:
     case gguf::TensorType::Q4_K:
-      // Only matrices that feed a matmul may stay quantized; the embedding
-      // table is gathered, which has no quantized lowering yet.
-      if (t.name != "token_embd.weight" && t.ne.size() == 2) {
+      // Matrices stay quantized (matmuls and the embedding gather decode
+      // their blocks); a quantized vector has no use in a decoder.
+      if (t.ne.size() == 2) {
         auto type = static_cast<gguf::TensorType>(t.type);
         src.dtype = type == gguf::TensorType::Q8_0   ? DType::Q8_0
                     : type == gguf::TensorType::Q4_0 ? DType::Q4_0

@@ -146,8 +146,8 @@ def test_offsets_and_types(llmc, tmp_path):
              ("unknown.gguf", "blk.0.attn_q.weight", "type", 99, "unknown ggml type 99"),
              ("kblocks.gguf", "blk.0.attn_q.weight", "type", 12,
               "row of 32 elements is not a whole number of Q4_K blocks"),
-             # A quantized embedding table has no lowering yet (it is gathered).
-             ("qembd.gguf", "token_embd.weight", "type", 8,
+             # A quantized norm vector has no use (only matrices are quantized).
+             ("qnorm.gguf", "blk.0.attn_norm.weight", "type", 8,
               "quantized GGUF tensors are not supported yet")]
     for fname, tensor, field, value, msg in cases:
         f = tmp_path / fname
@@ -252,3 +252,32 @@ def test_quantized_stays_quantized_and_matches_exact_dequantization(llmc, tmp_pa
     # llmc stops at the model's EOS (id 2); the reference does not.
     n = _generated_prefix(got, ref_ids)
     assert np.abs(np.load(steps) - ref_steps[:n]).max() <= 1e-4 * max(scale, 1.0)
+
+
+@pytest.mark.parametrize("arch,tied", [("llama", True), ("qwen3", False)])
+def test_q4_k_m_mix_matches_ggml_dequantization(llmc, tmp_path, arch, tied):
+    """A Q4_K_M-style file (Q4_K matrices, Q6_K output/embedding and some
+    v/down layers, a quantized embedding table that is gathered) equals the
+    independent GGUF reference, which dequantizes as ggml does."""
+    import subprocess
+    import sys
+    gguf = tmp_path / "m.gguf"
+    subprocess.check_call([sys.executable, os.path.join(e2e_util.E2E_DIR, "tools",
+                                                        "make_gguf_model.py"),
+                           "--arch", arch, "--type", "q4_k_m", "--tied" if tied else "--untied",
+                           "--seed", "4", "--out", str(gguf)], stdout=subprocess.DEVNULL)
+    out = e2e_util.run([llmc, "inspect", gguf], check=True).stdout
+    assert "token_embd.weight  Q" in out          # the embedding itself is quantized
+    art = tmp_path / "art"
+    e2e_util.run([llmc, "compile", gguf, "-o", art], check=True)
+    assert os.path.getsize(art / "weights.bin") <= 1.1 * os.path.getsize(gguf)
+    ids = [(i * 13 + 7) % 500 for i in range(24)]
+    prompt, steps = tmp_path / "p.npy", tmp_path / "s.npy"
+    got = _run_ids(llmc, art, "--prompt-ids", ",".join(map(str, ids)), "--max-tokens", "12",
+                   "--dump-prompt-logits", prompt, "--dump-logits", steps)
+    import gguf_torch_ref
+    ref_prompt, ref_steps, ref_ids = gguf_torch_ref.reference(str(gguf), ids, 12)
+    scale = max(np.abs(ref_prompt).max(), 1.0)
+    assert np.abs(np.load(prompt) - ref_prompt).max() <= 1e-4 * scale
+    n = _generated_prefix(got, ref_ids)
+    assert np.abs(np.load(steps) - ref_steps[:n]).max() <= 1e-4 * scale

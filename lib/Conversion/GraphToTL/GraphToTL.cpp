@@ -207,6 +207,181 @@ struct ParamLowering : GraphLowering<ParamOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// Quantized weights
+//===----------------------------------------------------------------------===//
+
+/// Reads element (row, col) of a quantized weight straight from its ggml
+/// blocks (Q8_0, Q4_0, Q4_K, Q6_K) and decodes it to f32 exactly as ggml's
+/// dequantize_row_* does: the f16 scale d (and dmin), the packed value and,
+/// for K-quants, the sub-block scale. Row and column are the iteration
+/// variables at `rowPos` and `colPos` of a block with `numIters` variables.
+class QuantReader {
+public:
+  QuantReader(NestBuilder &nb, Type element, Value w, unsigned numIters,
+              unsigned rowPos, unsigned colPos)
+      : nb(nb), w(w), colPos(colPos) {
+      int64_t blockBytes = quantBlockBytes(element);
+      Type wElement = element;
+      q4 = llvm::isa<Q4_0Type>(wElement);
+      q6k = llvm::isa<Q6_KType>(wElement);
+      q4k = llvm::isa<Q4_KType>(wElement);
+      AffineExpr nIdx = nb.d(rowPos), kIdx = nb.d(colPos);
+      int64_t blockElems = quantBlockElements(wElement);
+      AffineExpr blockStart = kIdx.floorDiv(blockElems) * blockBytes;
+      // Where the f16 scale d sits in the block.
+      int64_t dAt = q6k ? 208 : 0;
+      loMap = nb.map(numIters, {nIdx, blockStart + dAt});
+      hiMap = nb.map(numIters, {nIdx, blockStart + dAt + 1});
+      // Q8_0: one int8 per element after d. Q4_0: byte k%16 holds element
+      // k%32 < 16 in its low nibble and the one 16 later in its high nibble.
+      // Q6_K (ggml's dequantize_row_q6_K): in half h = (k%256)/128, quarter
+      // g = (k%128)/32 and lane l = k%32, the low 4 bits come from
+      // ql[64h + 32(g%2) + l] (nibble g/2), the high 2 bits from
+      // qh[32h + l] (bits 2g), the int8 sub-scale from
+      // scales[8h + l/16 + 2g].
+      AffineExpr half = (kIdx % 256).floorDiv(128);
+      AffineExpr quarter = (kIdx % 128).floorDiv(32);
+      AffineExpr lane = kIdx % 32;
+      // Q4_K (ggml's dequantize_row_q4_K): sub-block j = (k%256)/32 uses
+      // byte qs[32(j/2) + l] (low nibble for even j), with the 6-bit scale
+      // and min of j packed in scales[j%4], scales[j%4+4], scales[j%4+8].
+      AffineExpr sub = (kIdx % 256).floorDiv(32);
+      qMap = nb.map(
+          numIters, {nIdx, q6k   ? blockStart + half * 64 + (quarter % 2) * 32 + lane
+                    : q4k ? blockStart + 16 + sub.floorDiv(2) * 32 + lane
+                    : q4  ? blockStart + 2 + kIdx % 16
+                          : blockStart + 2 + kIdx % 32});
+      minLoMap = nb.map(numIters, {nIdx, blockStart + 2});
+      minHiMap = nb.map(numIters, {nIdx, blockStart + 3});
+      sAMap = nb.map(numIters, {nIdx, blockStart + 4 + sub % 4});
+      sBMap = nb.map(numIters, {nIdx, blockStart + 8 + sub % 4});
+      sCMap = nb.map(numIters, {nIdx, blockStart + 12 + sub % 4});
+      qhMap = nb.map(numIters, {nIdx, blockStart + 128 + half * 32 + lane});
+      scMap = nb.map(
+          numIters, {nIdx, blockStart + 192 + half * 8 + lane.floorDiv(16) + quarter * 2});
+      for (AffineMap m : {loMap, hiMap, qMap})
+        list.push_back({w, m});
+      if (q6k)
+        for (AffineMap m : {qhMap, scMap})
+          list.push_back({w, m});
+      if (q4k)
+        for (AffineMap m : {minLoMap, minHiMap, sAMap, sBMap, sCMap})
+          list.push_back({w, m});
+  }
+
+  /// The regions a block reading this weight declares.
+  ArrayRef<Access> accesses() const { return list; }
+
+  /// The element at the block instance `it`, as f32.
+  Value value(ImplicitLocOpBuilder &b, ValueRange it) {
+              Type i8 = b.getI8Type(), i16 = b.getI16Type(), f32 = b.getF32Type();
+              auto c8 = [&](int64_t v) {
+                return arith::ConstantOp::create(b, b.getI8IntegerAttr(v))
+                    .getResult();
+              };
+              // An f16 stored little-endian at two byte positions, as f32.
+              auto loadHalf = [&](AffineMap loM, AffineMap hiM) -> Value {
+                Value lo = arith::ExtUIOp::create(b, i16, nb.load(w, loM, it));
+                Value hi = arith::ExtUIOp::create(b, i16, nb.load(w, hiM, it));
+                Value bits = arith::OrIOp::create(
+                    b, lo,
+                    arith::ShLIOp::create(
+                        b, hi,
+                        arith::ConstantOp::create(b, b.getI16IntegerAttr(8))));
+                Value h = arith::BitcastOp::create(b, b.getF16Type(), bits);
+                return arith::ExtFOp::create(b, f32, h);
+              };
+              Value d = loadHalf(loMap, hiMap);
+              Value byte = nb.load(w, qMap, it);
+              Value k = it[colPos];
+              // An i8 shift amount computed from k: ((k % m) / dv) * mul.
+              auto shiftOf = [&](int64_t m, int64_t dv, int64_t mul) -> Value {
+                Value v = arith::DivUIOp::create(
+                    b, arith::RemUIOp::create(b, k, nb.index(m)), nb.index(dv));
+                v = arith::MulIOp::create(b, v, nb.index(mul));
+                return arith::IndexCastUIOp::create(b, i8, v);
+              };
+              Value wv;
+              if (q4k) {
+                // The 6-bit scale and min of sub-block j (get_scale_min_k4).
+                Value a = nb.load(w, sAMap, it), bb = nb.load(w, sBMap, it);
+                Value c = nb.load(w, sCMap, it);
+                Value c63 = c8(63), c15 = c8(15), c4 = c8(4), c6 = c8(6);
+                Value scLow = arith::AndIOp::create(b, a, c63);
+                Value mLow = arith::AndIOp::create(b, bb, c63);
+                Value scHigh = arith::OrIOp::create(
+                    b, arith::AndIOp::create(b, c, c15),
+                    arith::ShLIOp::create(
+                        b, arith::ShRUIOp::create(b, a, c6), c4));
+                Value mHigh = arith::OrIOp::create(
+                    b, arith::ShRUIOp::create(b, c, c4),
+                    arith::ShLIOp::create(
+                        b, arith::ShRUIOp::create(b, bb, c6), c4));
+                Value j = arith::DivUIOp::create(
+                    b, arith::RemUIOp::create(b, k, nb.index(256)),
+                    nb.index(32));
+                Value upper = arith::CmpIOp::create(
+                    b, arith::CmpIPredicate::uge, j, nb.index(4));
+                Value sc = arith::SelectOp::create(b, upper, scHigh, scLow);
+                Value m = arith::SelectOp::create(b, upper, mHigh, mLow);
+                Value dmin = loadHalf(minLoMap, minHiMap);
+                Value d1 = arith::MulFOp::create(
+                    b, d, arith::UIToFPOp::create(b, f32, sc));
+                Value m1 = arith::MulFOp::create(
+                    b, dmin, arith::UIToFPOp::create(b, f32, m));
+                // Low nibble for even j, high for odd: shift ((k%64)/32)*4.
+                Value q = arith::AndIOp::create(
+                    b, arith::ShRUIOp::create(b, byte, shiftOf(64, 32, 4)),
+                    c15);
+                wv = arith::SubFOp::create(
+                    b,
+                    arith::MulFOp::create(b, d1,
+                                          arith::UIToFPOp::create(b, f32, q)),
+                    m1);
+              } else if (q6k) {
+                // q = (low nibble g/2 of ql) | (bits 2g of qh) << 4, minus 32.
+                Value low = arith::AndIOp::create(
+                    b, arith::ShRUIOp::create(b, byte, shiftOf(128, 64, 4)),
+                    c8(15));
+                Value qh = nb.load(w, qhMap, it);
+                Value high = arith::AndIOp::create(
+                    b, arith::ShRUIOp::create(b, qh, shiftOf(128, 32, 2)),
+                    c8(3));
+                Value q = arith::SubIOp::create(
+                    b,
+                    arith::OrIOp::create(
+                        b, low, arith::ShLIOp::create(b, high, c8(4))),
+                    c8(32));
+                Value sc = arith::SIToFPOp::create(b, f32, nb.load(w, scMap, it));
+                Value dsc = arith::MulFOp::create(b, d, sc);
+                wv = arith::MulFOp::create(
+                    b, dsc, arith::SIToFPOp::create(b, f32, q));
+              } else {
+                Value qi = byte;
+                if (q4) {
+                  // (byte >> ((k % 32) / 16 * 4)) & 15, minus 8.
+                  Value nib = arith::AndIOp::create(
+                      b, arith::ShRUIOp::create(b, byte, shiftOf(32, 16, 4)),
+                      c8(15));
+                  qi = arith::SubIOp::create(b, nib, c8(8));
+                }
+                wv = arith::MulFOp::create(
+                    b, arith::SIToFPOp::create(b, f32, qi), d);
+              }
+    return wv;
+  }
+
+private:
+  NestBuilder &nb;
+  Value w;
+  unsigned colPos;
+  bool q4 = false, q6k = false, q4k = false;
+  AffineMap loMap, hiMap, qMap, qhMap, scMap, minLoMap, minHiMap, sAMap, sBMap,
+      sCMap;
+  SmallVector<Access> list;
+};
+
+//===----------------------------------------------------------------------===//
 // graph.embedding
 //===----------------------------------------------------------------------===//
 
@@ -222,7 +397,14 @@ struct EmbeddingLowering : GraphLowering<EmbeddingOp> {
     Value ids = adaptor.getIds(), table = adaptor.getTable();
     SmallVector<Value> idSizes = nb.sizes(ids);
     Value out = nb.alloc(resultType(op), nb.dynamicSizes(ids));
-    Value dim = nb.sizes(table)[1];
+    Type element = op.getTable().getType().getElementType();
+    Value dim = nb.index(op.getTable().getType().getDimSize(1));
+    std::optional<QuantReader> reader;
+    SmallVector<Access> reads = {{table, nb.map(3, {nb.d(1), nb.d(2)})}};
+    if (quantBlockBytes(element)) {
+      reader.emplace(nb, element, table, 3, 1, 2);
+      reads.assign(reader->accesses().begin(), reader->accesses().end());
+    }
     // The gathered row is data dependent: load the id in the loop and bind
     // an iteration variable to it, so the block's regions stay affine.
     nb.loop(idSizes[0], LoopKind::parallel, [&](Value s) {
@@ -231,10 +413,12 @@ struct EmbeddingLowering : GraphLowering<EmbeddingOp> {
       nb.loop(dim, LoopKind::serial, [&](Value j) {
         nb.block("embedding", {s, row, j},
                  {IterKind::spatial, IterKind::spatial, IterKind::spatial},
-                 {{table, nb.map(3, {nb.d(1), nb.d(2)})}},
-                 {{out, nb.map(3, {nb.d(0), nb.d(2)})}},
-                 [&](ImplicitLocOpBuilder &, ValueRange it) {
-                   Value v = nb.load(table, nb.map(3, {nb.d(1), nb.d(2)}), it);
+                 reads, {{out, nb.map(3, {nb.d(0), nb.d(2)})}},
+                 [&](ImplicitLocOpBuilder &b, ValueRange it) {
+                   Value v =
+                       reader ? reader->value(b, it)
+                              : nb.load(table, nb.map(3, {nb.d(1), nb.d(2)}),
+                                        it);
                    nb.store(v, out, nb.map(3, {nb.d(0), nb.d(2)}), it);
                  });
       });
@@ -347,153 +531,16 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     ubs.push_back(wSizes[0]);
     ubs.push_back(blockBytes ? nb.index(inner) : wSizes[1]);
     if (blockBytes) {
-      // Quantized weights are read as their blocks (ggml's layouts): the
-      // f16 scale d in the first two bytes of the block holding k, then the
-      // quantized value, decoded and scaled element by element (ggml's
-      // dequantize_row_*), never materialised as floats.
-      bool q4 = llvm::isa<Q4_0Type>(wElement);
-      bool q6k = llvm::isa<Q6_KType>(wElement);
-      bool q4k = llvm::isa<Q4_KType>(wElement);
-      AffineExpr nIdx = nb.d(lead), kIdx = nb.d(lead + 1);
-      int64_t blockElems = quantBlockElements(wElement);
-      AffineExpr blockStart = kIdx.floorDiv(blockElems) * blockBytes;
-      // Where the f16 scale d sits in the block.
-      int64_t dAt = q6k ? 208 : 0;
-      AffineMap loMap = nb.map(n, {nIdx, blockStart + dAt});
-      AffineMap hiMap = nb.map(n, {nIdx, blockStart + dAt + 1});
-      // Q8_0: one int8 per element after d. Q4_0: byte k%16 holds element
-      // k%32 < 16 in its low nibble and the one 16 later in its high nibble.
-      // Q6_K (ggml's dequantize_row_q6_K): in half h = (k%256)/128, quarter
-      // g = (k%128)/32 and lane l = k%32, the low 4 bits come from
-      // ql[64h + 32(g%2) + l] (nibble g/2), the high 2 bits from
-      // qh[32h + l] (bits 2g), the int8 sub-scale from
-      // scales[8h + l/16 + 2g].
-      AffineExpr half = (kIdx % 256).floorDiv(128);
-      AffineExpr quarter = (kIdx % 128).floorDiv(32);
-      AffineExpr lane = kIdx % 32;
-      // Q4_K (ggml's dequantize_row_q4_K): sub-block j = (k%256)/32 uses
-      // byte qs[32(j/2) + l] (low nibble for even j), with the 6-bit scale
-      // and min of j packed in scales[j%4], scales[j%4+4], scales[j%4+8].
-      AffineExpr sub = (kIdx % 256).floorDiv(32);
-      AffineMap qMap = nb.map(
-          n, {nIdx, q6k   ? blockStart + half * 64 + (quarter % 2) * 32 + lane
-                    : q4k ? blockStart + 16 + sub.floorDiv(2) * 32 + lane
-                    : q4  ? blockStart + 2 + kIdx % 16
-                          : blockStart + 2 + kIdx % 32});
-      AffineMap minLoMap = nb.map(n, {nIdx, blockStart + 2});
-      AffineMap minHiMap = nb.map(n, {nIdx, blockStart + 3});
-      AffineMap sAMap = nb.map(n, {nIdx, blockStart + 4 + sub % 4});
-      AffineMap sBMap = nb.map(n, {nIdx, blockStart + 8 + sub % 4});
-      AffineMap sCMap = nb.map(n, {nIdx, blockStart + 12 + sub % 4});
-      AffineMap qhMap = nb.map(n, {nIdx, blockStart + 128 + half * 32 + lane});
-      AffineMap scMap = nb.map(
-          n, {nIdx, blockStart + 192 + half * 8 + lane.floorDiv(16) + quarter * 2});
-      SmallVector<Access> reads = {{x, xMap}, {w, loMap}, {w, hiMap}, {w, qMap}};
-      if (q6k) {
-        reads.push_back({w, qhMap});
-        reads.push_back({w, scMap});
-      }
-      if (q4k)
-        for (AffineMap m : {minLoMap, minHiMap, sAMap, sBMap, sCMap})
-          reads.push_back({w, m});
+      // Quantized weights are read as their blocks and decoded element by
+      // element inside the product (QuantReader), never materialised.
+      QuantReader reader(nb, wElement, w, n, lead, lead + 1);
+      SmallVector<Access> reads = {{x, xMap}};
+      llvm::append_range(reads, reader.accesses());
       nb.nest(ubs, LoopKind::parallel, [&](ValueRange ivs) {
         nb.block(
             "matmul", ivs, kinds, reads, {{out, outMap}},
             [&](ImplicitLocOpBuilder &b, ValueRange it) {
-              Type i8 = b.getI8Type(), i16 = b.getI16Type(), f32 = b.getF32Type();
-              auto c8 = [&](int64_t v) {
-                return arith::ConstantOp::create(b, b.getI8IntegerAttr(v))
-                    .getResult();
-              };
-              // An f16 stored little-endian at two byte positions, as f32.
-              auto loadHalf = [&](AffineMap loM, AffineMap hiM) -> Value {
-                Value lo = arith::ExtUIOp::create(b, i16, nb.load(w, loM, it));
-                Value hi = arith::ExtUIOp::create(b, i16, nb.load(w, hiM, it));
-                Value bits = arith::OrIOp::create(
-                    b, lo,
-                    arith::ShLIOp::create(
-                        b, hi,
-                        arith::ConstantOp::create(b, b.getI16IntegerAttr(8))));
-                Value h = arith::BitcastOp::create(b, b.getF16Type(), bits);
-                return arith::ExtFOp::create(b, f32, h);
-              };
-              Value d = loadHalf(loMap, hiMap);
-              Value byte = nb.load(w, qMap, it);
-              Value k = it[lead + 1];
-              // An i8 shift amount computed from k: ((k % m) / dv) * mul.
-              auto shiftOf = [&](int64_t m, int64_t dv, int64_t mul) -> Value {
-                Value v = arith::DivUIOp::create(
-                    b, arith::RemUIOp::create(b, k, nb.index(m)), nb.index(dv));
-                v = arith::MulIOp::create(b, v, nb.index(mul));
-                return arith::IndexCastUIOp::create(b, i8, v);
-              };
-              Value wv;
-              if (q4k) {
-                // The 6-bit scale and min of sub-block j (get_scale_min_k4).
-                Value a = nb.load(w, sAMap, it), bb = nb.load(w, sBMap, it);
-                Value c = nb.load(w, sCMap, it);
-                Value c63 = c8(63), c15 = c8(15), c4 = c8(4), c6 = c8(6);
-                Value scLow = arith::AndIOp::create(b, a, c63);
-                Value mLow = arith::AndIOp::create(b, bb, c63);
-                Value scHigh = arith::OrIOp::create(
-                    b, arith::AndIOp::create(b, c, c15),
-                    arith::ShLIOp::create(
-                        b, arith::ShRUIOp::create(b, a, c6), c4));
-                Value mHigh = arith::OrIOp::create(
-                    b, arith::ShRUIOp::create(b, c, c4),
-                    arith::ShLIOp::create(
-                        b, arith::ShRUIOp::create(b, bb, c6), c4));
-                Value j = arith::DivUIOp::create(
-                    b, arith::RemUIOp::create(b, k, nb.index(256)),
-                    nb.index(32));
-                Value upper = arith::CmpIOp::create(
-                    b, arith::CmpIPredicate::uge, j, nb.index(4));
-                Value sc = arith::SelectOp::create(b, upper, scHigh, scLow);
-                Value m = arith::SelectOp::create(b, upper, mHigh, mLow);
-                Value dmin = loadHalf(minLoMap, minHiMap);
-                Value d1 = arith::MulFOp::create(
-                    b, d, arith::UIToFPOp::create(b, f32, sc));
-                Value m1 = arith::MulFOp::create(
-                    b, dmin, arith::UIToFPOp::create(b, f32, m));
-                // Low nibble for even j, high for odd: shift ((k%64)/32)*4.
-                Value q = arith::AndIOp::create(
-                    b, arith::ShRUIOp::create(b, byte, shiftOf(64, 32, 4)),
-                    c15);
-                wv = arith::SubFOp::create(
-                    b,
-                    arith::MulFOp::create(b, d1,
-                                          arith::UIToFPOp::create(b, f32, q)),
-                    m1);
-              } else if (q6k) {
-                // q = (low nibble g/2 of ql) | (bits 2g of qh) << 4, minus 32.
-                Value low = arith::AndIOp::create(
-                    b, arith::ShRUIOp::create(b, byte, shiftOf(128, 64, 4)),
-                    c8(15));
-                Value qh = nb.load(w, qhMap, it);
-                Value high = arith::AndIOp::create(
-                    b, arith::ShRUIOp::create(b, qh, shiftOf(128, 32, 2)),
-                    c8(3));
-                Value q = arith::SubIOp::create(
-                    b,
-                    arith::OrIOp::create(
-                        b, low, arith::ShLIOp::create(b, high, c8(4))),
-                    c8(32));
-                Value sc = arith::SIToFPOp::create(b, f32, nb.load(w, scMap, it));
-                Value dsc = arith::MulFOp::create(b, d, sc);
-                wv = arith::MulFOp::create(
-                    b, dsc, arith::SIToFPOp::create(b, f32, q));
-              } else {
-                Value qi = byte;
-                if (q4) {
-                  // (byte >> ((k % 32) / 16 * 4)) & 15, minus 8.
-                  Value nib = arith::AndIOp::create(
-                      b, arith::ShRUIOp::create(b, byte, shiftOf(32, 16, 4)),
-                      c8(15));
-                  qi = arith::SubIOp::create(b, nib, c8(8));
-                }
-                wv = arith::MulFOp::create(
-                    b, arith::SIToFPOp::create(b, f32, qi), d);
-              }
+              Value wv = reader.value(b, it);
               Value p = arith::MulFOp::create(b, nb.load(x, xMap, it), wv);
               Value acc = nb.load(out, outMap, it);
               nb.store(arith::AddFOp::create(b, acc, p), out, outMap, it);

@@ -170,3 +170,17 @@ func.func @matmul_q4_k(%x: tensor<?x256xf32>, %w: tensor<2x256x!graph.q4_k>) -> 
   %0 = graph.matmul %x, %w : tensor<?x256xf32>, tensor<2x256x!graph.q4_k> -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
+
+// -----
+
+// A quantized embedding table is gathered from its blocks: the row is the
+// loaded token id, the scale sits at the start of the element's block.
+// CHECK-LABEL: func.func @embedding_q8_0
+// CHECK-SAME: %[[T:[a-z0-9_]+]]: memref<10x68xi8>
+// CHECK: tl.block "embedding" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[R:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[J:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// CHECK-SAME: reads(%[[T]][%[[R]], (%[[J]] floordiv 32) * 34] : memref<10x68xi8>
+// CHECK: arith.sitofp
+func.func @embedding_q8_0(%t: tensor<10x64x!graph.q8_0>, %ids: tensor<?xi32>) -> tensor<?x64xf32> {
+  %0 = graph.embedding %t[%ids] : tensor<10x64x!graph.q8_0>, tensor<?xi32> -> tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}

@@ -38,13 +38,14 @@ def Graph_EmbeddingOp : Graph_Op<"embedding", [Pure]> {
   let summary = "row gather from an embedding table";
   let description = [{
     `result[i, :] = table[ids[i], :]`. Ids outside `[0, vocab)` are undefined
-    behaviour at run time (the runtime checks them before the call).
+    behaviour at run time (the runtime checks them before the call). A
+    quantized table is dequantized row by row as it is gathered.
 
     ```mlir
     %x = graph.embedding %table[%ids] : tensor<512x64xf32>, tensor<?xi32> -> tensor<?x64xf32>
     ```
   }];
-  let arguments = (ins Graph_F32Tensor:$table, RankedTensorOf<[I32]>:$ids);
+  let arguments = (ins Graph_WeightTensor:$table, RankedTensorOf<[I32]>:$ids);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = [{
     $table `[` $ids `]` attr-dict `:` type($table) `,` type($ids) `->` type($result)
