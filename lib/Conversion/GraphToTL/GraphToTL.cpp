@@ -221,12 +221,11 @@ public:
               unsigned rowPos, unsigned colPos)
       : nb(nb), w(w), colPos(colPos) {
       int64_t blockBytes = quantBlockBytes(element);
-      Type wElement = element;
-      q4 = llvm::isa<Q4_0Type>(wElement);
-      q6k = llvm::isa<Q6_KType>(wElement);
-      q4k = llvm::isa<Q4_KType>(wElement);
+      q4 = llvm::isa<Q4_0Type>(element);
+      q6k = llvm::isa<Q6_KType>(element);
+      q4k = llvm::isa<Q4_KType>(element);
       AffineExpr nIdx = nb.d(rowPos), kIdx = nb.d(colPos);
-      int64_t blockElems = quantBlockElements(wElement);
+      int64_t blockElems = quantBlockElements(element);
       AffineExpr blockStart = kIdx.floorDiv(blockElems) * blockBytes;
       // Where the f16 scale d sits in the block.
       int64_t dAt = q6k ? 208 : 0;

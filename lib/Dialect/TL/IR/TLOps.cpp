@@ -330,7 +330,7 @@ static FailureOr<AffineMap> accessOverIters(Operation *op, AffineMap map,
 
 /// Checks that every buffer access in `block` goes through an affine op on
 /// a declared buffer with a declared access map.
-static LogicalResult verifyAccesses(BlockOp op, Block *block, bool isInit) {
+static LogicalResult verifyAccesses(BlockOp op, Block *block) {
   auto check = [&](Operation *access, Value memref, AffineMap map,
                    ValueRange operands, bool isWrite) -> LogicalResult {
     OperandRange buffers = isWrite ? op.getWrites() : op.getReads();
@@ -378,7 +378,6 @@ static LogicalResult verifyAccesses(BlockOp op, Block *block, bool isInit) {
                  : WalkResult::advance();
     return WalkResult::advance();
   });
-  (void)isInit;
   return failure(result.wasInterrupted());
 }
 
@@ -426,10 +425,10 @@ LogicalResult BlockOp::verify() {
       return failure();
     if (!hasReduction())
       return emitOpError("has an init region but no reduction variable");
-    if (failed(verifyAccesses(*this, init, /*isInit=*/true)))
+    if (failed(verifyAccesses(*this, init)))
       return failure();
   }
-  return verifyAccesses(*this, getBodyBlock(), /*isInit=*/false);
+  return verifyAccesses(*this, getBodyBlock());
 }
 
 #define GET_OP_CLASSES
