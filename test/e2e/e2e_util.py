@@ -56,6 +56,21 @@ def parse_ids(stdout):
     return ids
 
 
+def compile_and_run(llmc, model, tmp_path, prompt, steps):
+    """`llmc compile MODEL` into tmp_path/ART, then greedy `llmc run` from the
+    prompt ids for `steps` tokens. -> (CompletedProcess, prompt logits,
+    step logits, generated ids)."""
+    art = tmp_path / "ART"
+    p = run([llmc, "compile", model, "--target", "cpu", "-o", art])
+    assert p.returncode == 0, describe(p, "llmc compile failed")
+    pl, sl = tmp_path / "P.npy", tmp_path / "S.npy"
+    p = run([llmc, "run", art, "--prompt-ids", ",".join(map(str, prompt)),
+             "--max-tokens", steps, "--dump-prompt-logits", pl, "--dump-logits", sl,
+             "--print-ids"])
+    assert p.returncode == 0, describe(p, "llmc run failed")
+    return p, np.load(pl), np.load(sl), parse_ids(p.stdout)
+
+
 def deterministic_prompt_ids(n=32, vocab=300):
     return [(i * 37 + 11) % vocab for i in range(n)]
 

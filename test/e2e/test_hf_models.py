@@ -38,17 +38,6 @@ def _eos_ids(cfg):
     return set(e) if isinstance(e, list) else {e}
 
 
-def _compile_and_run(llmc, model_dir, tmp_path, prompt, steps):
-    art = tmp_path / "ART"
-    p = e2e_util.run([llmc, "compile", model_dir, "--target", "cpu", "-o", art])
-    assert p.returncode == 0, e2e_util.describe(p, "llmc compile failed")
-    pl, sl = tmp_path / "P.npy", tmp_path / "S.npy"
-    p = e2e_util.run([llmc, "run", art, "--prompt-ids", ",".join(map(str, prompt)),
-                      "--max-tokens", steps, "--dump-prompt-logits", pl, "--dump-logits", sl,
-                      "--print-ids"])
-    assert p.returncode == 0, e2e_util.describe(p, "llmc run failed")
-    return p, np.load(pl), np.load(sl), e2e_util.parse_ids(p.stdout)
-
 
 def _compare(p, prompt_logits, step_logits, ids, want_pl, want_sl, want_ids, eos):
     assert prompt_logits.shape == want_pl.shape, "prompt logits shape %s, want %s" % (
@@ -82,7 +71,7 @@ def test_hf_model(llmc, tmp_path, case):
     cfg = make_hf_model.make_model(str(model_dir), arch=arch, tied=tied, dtype=dtype, shards=shards, seed=0)
     prompt = e2e_util.deterministic_prompt_ids(32, cfg["vocab_size"])
     want_pl, want_sl, want_ids = hf_torch_ref.reference(str(model_dir), prompt, STEPS)
-    p, pl, sl, ids = _compile_and_run(llmc, model_dir, tmp_path, prompt, STEPS)
+    p, pl, sl, ids = e2e_util.compile_and_run(llmc, model_dir, tmp_path, prompt, STEPS)
     _compare(p, pl, sl, ids, want_pl, want_sl, want_ids, _eos_ids(cfg))
     meta = json.loads((tmp_path / "ART" / "metadata.json").read_text())
     assert meta["format"] == "llmc-artifact"

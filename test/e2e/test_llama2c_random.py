@@ -33,15 +33,7 @@ def test_random_llama2c(llmc, tmp_path, tied):
     prompt = e2e_util.deterministic_prompt_ids(32, 300)
     # stop ids 1/2 never appear below: the reference generates exactly STEPS tokens
     want_pl, want_sl, want_ids = _reference(ckpt, prompt, STEPS)
-    art = tmp_path / "ART"
-    p = e2e_util.run([llmc, "compile", ckpt, "--target", "cpu", "-o", art])
-    assert p.returncode == 0, e2e_util.describe(p, "llmc compile failed")
-    pl, sl = tmp_path / "P.npy", tmp_path / "S.npy"
-    p = e2e_util.run([llmc, "run", art, "--prompt-ids", ",".join(map(str, prompt)),
-                      "--max-tokens", STEPS, "--dump-prompt-logits", pl, "--dump-logits", sl,
-                      "--print-ids"])
-    assert p.returncode == 0, e2e_util.describe(p, "llmc run failed")
-    got_pl, got_sl = np.load(pl), np.load(sl)
+    p, got_pl, got_sl, _ = e2e_util.compile_and_run(llmc, ckpt, tmp_path, prompt, STEPS)
     assert got_pl.shape == want_pl.shape
     assert np.abs(got_pl - want_pl).max() <= 1e-4
     if any(i in (1, 2) for i in want_ids):
