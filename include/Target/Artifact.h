@@ -47,6 +47,9 @@ struct ArtifactOptions {
   std::string outDir;
   std::string tokenizer; ///< llama2.c tokenizer file to bundle, or empty
   std::string target = "cpu";
+  /// "exact" (f32 activations) or "llama.cpp" (graph-act-quant: activations
+  /// rounded to each weight's kind as llama.cpp's CPU backend does).
+  std::string actQuant = "exact";
   /// Dump the IR after each phase into the artifact (debugging).
   bool keepIR = false;
   /// Called on the module after the tl phase, before target lowering: where

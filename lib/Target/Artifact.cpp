@@ -2,6 +2,7 @@
 #include "Target/Artifact.h"
 
 #include "Dialect/Graph/IR/Graph.h"
+#include "Dialect/Graph/Transforms/Passes.h"
 #include "Import/Import.h"
 #include "Transforms/Pipelines.h"
 
@@ -331,6 +332,11 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
   auto cache = llvm::cast<graph::KVCacheType>(forward.getArgumentTypes()[3]);
 
   PassManager graphPM(ctx);
+  if (options.actQuant != "exact") {
+    graph::GraphActQuantOptions actOptions;
+    actOptions.mode = options.actQuant;
+    graphPM.addPass(graph::createGraphActQuant(actOptions));
+  }
   buildGraphPhase(graphPM);
   if (failed(graphPM.run(module)))
     return llvm::createStringError("the graph phase failed");

@@ -4,6 +4,8 @@ Environment:
   LLMC_BIN_DIR       directory with `llmc` and `llm-opt` (default <repo>/build/bin)
   LLMC_MODELS_DIR    directory with stories260K.bin, tok512.bin (default <repo>/../shared/models)
   LLMC_REQUIRE_BIN=1 fail (instead of skip) when a binary is missing
+  LLMC_REQUIRE_ORACLES=1 fail (instead of skip) when an npm oracle (test/oracles) is
+                     not installed
   LLMC_TEST_TIMEOUT  seconds per subprocess (default 900)
 """
 import os
@@ -79,3 +81,21 @@ def stories_artifact(llmc, stories_paths, tmp_path_factory):
     assert p.returncode == 0, e2e_util.describe(p, "llmc compile stories260K failed")
     assert (out / "metadata.json").is_file(), "no metadata.json in %s" % out
     return out
+
+
+def require_oracle(ok, what):
+    """Skips (or, with LLMC_REQUIRE_ORACLES=1, fails) when an oracle is missing."""
+    if ok:
+        return
+    msg = "%s is not installed (cd test/oracles && npm ci --omit=optional)" % what
+    if os.environ.get("LLMC_REQUIRE_ORACLES") == "1":
+        pytest.fail(msg)
+    pytest.skip(msg)
+
+
+@pytest.fixture(scope="session")
+def llama_cpp():
+    """The llama.cpp oracle (tools/llama_cpp_oracle.py)."""
+    import llama_cpp_oracle
+    require_oracle(llama_cpp_oracle.available(), "llama.cpp (node-llama-cpp)")
+    return llama_cpp_oracle

@@ -43,10 +43,14 @@ static int fail(const Twine &message) {
 static void usage(raw_ostream &os) {
   os << "usage:\n"
         "  llmc compile MODEL [--tokenizer FILE] [--target cpu] "
-        "[--max-seq-len N] [--keep-ir] -o DIR\n"
+        "[--max-seq-len N] [--act-quant exact|llama.cpp] [--keep-ir] -o DIR\n"
         "      MODEL: a llama2.c checkpoint, a Hugging Face directory "
         "(config.json + safetensors) or a graph-dialect .mlir file\n"
-        "  llmc run DIR|MODEL --prompt TEXT --max-tokens N [--temperature T] "
+        "      --act-quant llama.cpp: round matmul activations to the weight's\n"
+        "      kind as llama.cpp's CPU backend does (int8 dot products for\n"
+        "      quantized weights); exact (default): f32 math\n"
+        "  llmc run DIR|MODEL [--act-quant M] --prompt TEXT --max-tokens N "
+        "[--temperature T] "
         "[--top-k K] [--top-p P] [--seed S] [--dump-logits FILE.npy]\n"
         "  llmc bench DIR [--prompt-len N] [--gen N] [--repeat R]\n"
         "  llmc inspect FILE   (GGUF, safetensors, Hugging Face dir, "
@@ -60,12 +64,17 @@ static int compileMain(int argc, char **argv) {
   std::string maxSeq;
   for (int i = 1; i < argc; ++i) {
     StringRef arg(argv[i]);
+    if (arg.consume_front("--act-quant=")) {
+      options.actQuant = arg.str();
+      continue;
+    }
     // Options that take a value, and where the value goes.
     std::string *target = llvm::StringSwitch<std::string *>(arg)
                               .Cases({"-o", "--output"}, &options.outDir)
                               .Case("--tokenizer", &options.tokenizer)
                               .Case("--target", &options.target)
                               .Case("--max-seq-len", &maxSeq)
+                              .Case("--act-quant", &options.actQuant)
                               .Default(nullptr);
     if (target) {
       if (i + 1 >= argc)
@@ -93,6 +102,9 @@ static int compileMain(int argc, char **argv) {
     return fail("llmc compile: no model given");
   if (options.outDir.empty())
     return fail("llmc compile: no output directory (-o DIR)");
+  if (options.actQuant != "exact" && options.actQuant != "llama.cpp")
+    return fail("--act-quant: expected exact or llama.cpp, got '" +
+                options.actQuant + "'");
 
   mlir::DialectRegistry registry;
   llmc::registerLLMCDialects(registry);
@@ -274,14 +286,18 @@ static llvm::Expected<uint64_t> hashModel(StringRef path) {
 }
 
 /// `llmc run MODEL ...` where MODEL is a model rather than an artifact:
-/// compiles it (once) into the cache, keyed by the model's contents, and
-/// returns the artifact directory.
-static llvm::Expected<std::string> cachedArtifact(StringRef model) {
+/// compiles it (once) into the cache, keyed by the model's contents and the
+/// compile options, and returns the artifact directory.
+static llvm::Expected<std::string>
+cachedArtifact(StringRef model, const std::vector<std::string> &compileArgs) {
   auto hash = hashModel(model);
   if (!hash)
     return hash.takeError();
+  uint64_t key = *hash;
+  for (const std::string &a : compileArgs)
+    key = llvm::hash_combine(key, a);
   llvm::SmallString<256> dir(cacheRoot());
-  llvm::sys::path::append(dir, llvm::formatv("{0:x-16}-cpu", *hash).str());
+  llvm::sys::path::append(dir, llvm::formatv("{0:x-16}-cpu", key).str());
   llvm::SmallString<256> meta(dir);
   llvm::sys::path::append(meta, "metadata.json");
   if (llvm::sys::fs::exists(meta))
@@ -291,9 +307,13 @@ static llvm::Expected<std::string> cachedArtifact(StringRef model) {
                                    ec.message());
   // Compile in this process, as `llmc compile MODEL -o DIR` would.
   std::string modelStr = model.str(), dirStr = dir.str().str();
-  const char *args[] = {"compile", modelStr.c_str(), "-o", dirStr.c_str()};
+  std::vector<const char *> args = {"compile", modelStr.c_str(), "-o",
+                                    dirStr.c_str()};
+  for (const std::string &a : compileArgs)
+    args.push_back(a.c_str());
   errs() << "llmc: compiling " << model << " into " << dir << "\n";
-  if (compileMain(4, const_cast<char **>(args)) != 0)
+  if (compileMain(static_cast<int>(args.size()),
+                  const_cast<char **>(args.data())) != 0)
     return llvm::createStringError("compilation of " + modelStr + " failed");
   return dirStr;
 }
@@ -313,10 +333,24 @@ int main(int argc, char **argv) {
       llvm::SmallString<256> meta(argv[2]);
       llvm::sys::path::append(meta, "metadata.json");
       if (!llvm::sys::fs::exists(meta)) {
-        auto dir = cachedArtifact(argv[2]);
+        // Compile options go to the compilation; the rest to the run.
+        std::vector<std::string> compileArgs;
+        std::vector<char *> args = {argv[1], argv[2]};
+        for (int i = 3; i < argc; ++i) {
+          StringRef arg(argv[i]);
+          if (arg.starts_with("--act-quant=")) {
+            compileArgs.push_back(arg.str());
+          } else if (arg == "--act-quant") {
+            if (i + 1 >= argc)
+              return fail("option --act-quant needs a value");
+            compileArgs.push_back(("--act-quant=" + StringRef(argv[++i])).str());
+          } else {
+            args.push_back(argv[i]);
+          }
+        }
+        auto dir = cachedArtifact(argv[2], compileArgs);
         if (!dir)
           return fail(toString(dir.takeError()));
-        std::vector<char *> args(argv + 1, argv + argc);
         args[1] = dir->data();
         return llmcRunMain(static_cast<int>(args.size()), args.data());
       }

@@ -210,174 +210,203 @@ struct ParamLowering : GraphLowering<ParamOp> {
 // Quantized weights
 //===----------------------------------------------------------------------===//
 
-/// Reads element (row, col) of a quantized weight straight from its ggml
+/// Reads element (row, k) of a quantized weight straight from its ggml
 /// blocks (Q8_0, Q4_0, Q4_K, Q6_K) and decodes it to f32 exactly as ggml's
 /// dequantize_row_* does: the f16 scale d (and dmin), the packed value and,
-/// for K-quants, the sub-block scale. Row and column are the iteration
-/// variables at `rowPos` and `colPos` of a block with `numIters` variables.
+/// for K-quants, the sub-block scale. The row is the iteration variable at
+/// `rowPos` of a block with `numIters` variables, k an affine expression of
+/// them. Every element is `mul * q - sub` with an integer q (intValue) and
+/// f32 factors shared by a group of elements (scale): what integer dot
+/// products with quantized activations build on.
 class QuantReader {
 public:
   QuantReader(NestBuilder &nb, Type element, Value w, unsigned numIters,
-              unsigned rowPos, unsigned colPos)
-      : nb(nb), w(w), colPos(colPos) {
-      int64_t blockBytes = quantBlockBytes(element);
-      q4 = llvm::isa<Q4_0Type>(element);
-      q6k = llvm::isa<Q6_KType>(element);
-      q4k = llvm::isa<Q4_KType>(element);
-      AffineExpr nIdx = nb.d(rowPos), kIdx = nb.d(colPos);
-      int64_t blockElems = quantBlockElements(element);
-      AffineExpr blockStart = kIdx.floorDiv(blockElems) * blockBytes;
-      // Where the f16 scale d sits in the block.
-      int64_t dAt = q6k ? 208 : 0;
-      loMap = nb.map(numIters, {nIdx, blockStart + dAt});
-      hiMap = nb.map(numIters, {nIdx, blockStart + dAt + 1});
-      // Q8_0: one int8 per element after d. Q4_0: byte k%16 holds element
-      // k%32 < 16 in its low nibble and the one 16 later in its high nibble.
-      // Q6_K (ggml's dequantize_row_q6_K): in half h = (k%256)/128, quarter
-      // g = (k%128)/32 and lane l = k%32, the low 4 bits come from
-      // ql[64h + 32(g%2) + l] (nibble g/2), the high 2 bits from
-      // qh[32h + l] (bits 2g), the int8 sub-scale from
-      // scales[8h + l/16 + 2g].
-      AffineExpr half = (kIdx % 256).floorDiv(128);
-      AffineExpr quarter = (kIdx % 128).floorDiv(32);
-      AffineExpr lane = kIdx % 32;
-      // Q4_K (ggml's dequantize_row_q4_K): sub-block j = (k%256)/32 uses
-      // byte qs[32(j/2) + l] (low nibble for even j), with the 6-bit scale
-      // and min of j packed in scales[j%4], scales[j%4+4], scales[j%4+8].
-      AffineExpr sub = (kIdx % 256).floorDiv(32);
-      qMap = nb.map(
-          numIters, {nIdx, q6k   ? blockStart + half * 64 + (quarter % 2) * 32 + lane
-                    : q4k ? blockStart + 16 + sub.floorDiv(2) * 32 + lane
-                    : q4  ? blockStart + 2 + kIdx % 16
-                          : blockStart + 2 + kIdx % 32});
-      minLoMap = nb.map(numIters, {nIdx, blockStart + 2});
-      minHiMap = nb.map(numIters, {nIdx, blockStart + 3});
-      sAMap = nb.map(numIters, {nIdx, blockStart + 4 + sub % 4});
-      sBMap = nb.map(numIters, {nIdx, blockStart + 8 + sub % 4});
-      sCMap = nb.map(numIters, {nIdx, blockStart + 12 + sub % 4});
-      qhMap = nb.map(numIters, {nIdx, blockStart + 128 + half * 32 + lane});
-      scMap = nb.map(
-          numIters, {nIdx, blockStart + 192 + half * 8 + lane.floorDiv(16) + quarter * 2});
-      for (AffineMap m : {loMap, hiMap, qMap})
+              unsigned rowPos, AffineExpr kIdx)
+      : nb(nb), w(w), kMap(nb.map(numIters, {kIdx})) {
+    int64_t blockBytes = quantBlockBytes(element);
+    q4 = llvm::isa<Q4_0Type>(element);
+    q6k = llvm::isa<Q6_KType>(element);
+    q4k = llvm::isa<Q4_KType>(element);
+    AffineExpr nIdx = nb.d(rowPos);
+    int64_t blockElems = quantBlockElements(element);
+    AffineExpr blockStart = kIdx.floorDiv(blockElems) * blockBytes;
+    // Where the f16 scale d sits in the block.
+    int64_t dAt = q6k ? 208 : 0;
+    loMap = nb.map(numIters, {nIdx, blockStart + dAt});
+    hiMap = nb.map(numIters, {nIdx, blockStart + dAt + 1});
+    // Q8_0: one int8 per element after d. Q4_0: byte k%16 holds element
+    // k%32 < 16 in its low nibble and the one 16 later in its high nibble.
+    // Q6_K (ggml's dequantize_row_q6_K): in half h = (k%256)/128, quarter
+    // g = (k%128)/32 and lane l = k%32, the low 4 bits come from
+    // ql[64h + 32(g%2) + l] (nibble g/2), the high 2 bits from
+    // qh[32h + l] (bits 2g), the int8 sub-scale from
+    // scales[8h + l/16 + 2g].
+    AffineExpr half = (kIdx % 256).floorDiv(128);
+    AffineExpr quarter = (kIdx % 128).floorDiv(32);
+    AffineExpr lane = kIdx % 32;
+    // Q4_K (ggml's dequantize_row_q4_K): sub-block j = (k%256)/32 uses
+    // byte qs[32(j/2) + l] (low nibble for even j), with the 6-bit scale
+    // and min of j packed in scales[j%4], scales[j%4+4], scales[j%4+8].
+    AffineExpr sub = (kIdx % 256).floorDiv(32);
+    qMap = nb.map(
+        numIters, {nIdx, q6k   ? blockStart + half * 64 + (quarter % 2) * 32 + lane
+                  : q4k ? blockStart + 16 + sub.floorDiv(2) * 32 + lane
+                  : q4  ? blockStart + 2 + kIdx % 16
+                        : blockStart + 2 + kIdx % 32});
+    minLoMap = nb.map(numIters, {nIdx, blockStart + 2});
+    minHiMap = nb.map(numIters, {nIdx, blockStart + 3});
+    sAMap = nb.map(numIters, {nIdx, blockStart + 4 + sub % 4});
+    sBMap = nb.map(numIters, {nIdx, blockStart + 8 + sub % 4});
+    sCMap = nb.map(numIters, {nIdx, blockStart + 12 + sub % 4});
+    qhMap = nb.map(numIters, {nIdx, blockStart + 128 + half * 32 + lane});
+    scMap = nb.map(
+        numIters, {nIdx, blockStart + 192 + half * 8 + lane.floorDiv(16) + quarter * 2});
+    scaleList.push_back({w, loMap});
+    scaleList.push_back({w, hiMap});
+    if (q6k)
+      scaleList.push_back({w, scMap});
+    if (q4k)
+      for (AffineMap m : {minLoMap, minHiMap, sAMap, sBMap, sCMap})
+        scaleList.push_back({w, m});
+    intList.push_back({w, qMap});
+    if (q6k)
+      intList.push_back({w, qhMap});
+    for (AffineMap m : {loMap, hiMap, qMap})
+      list.push_back({w, m});
+    if (q6k)
+      for (AffineMap m : {qhMap, scMap})
         list.push_back({w, m});
-      if (q6k)
-        for (AffineMap m : {qhMap, scMap})
-          list.push_back({w, m});
-      if (q4k)
-        for (AffineMap m : {minLoMap, minHiMap, sAMap, sBMap, sCMap})
-          list.push_back({w, m});
+    if (q4k)
+      for (AffineMap m : {minLoMap, minHiMap, sAMap, sBMap, sCMap})
+        list.push_back({w, m});
   }
 
-  /// The regions a block reading this weight declares.
+  /// The regions a block reading whole elements (value) declares.
   ArrayRef<Access> accesses() const { return list; }
+  /// The regions intValue reads.
+  ArrayRef<Access> intAccesses() const { return intList; }
+  /// The regions scale reads.
+  ArrayRef<Access> scaleAccesses() const { return scaleList; }
+
+  /// The integer of the element at the block instance `it`, as i32, with
+  /// the block's offset applied: Q8_0 as stored, Q4_0 nibble - 8, Q4_K the
+  /// unsigned nibble (its offset is the separate min), Q6_K q - 32.
+  Value intValue(ImplicitLocOpBuilder &b, ValueRange it) {
+    return arith::ExtSIOp::create(b, b.getI32Type(), int8Value(b, it));
+  }
+
+  /// intValue as the i8 it fits in.
+  Value int8Value(ImplicitLocOpBuilder &b, ValueRange it) {
+    Type i8 = b.getI8Type();
+    Value byte = nb.load(w, qMap, it);
+    Value k = kValue(b, it);
+    // An i8 shift amount computed from k: ((k % m) / dv) * mul.
+    auto shiftOf = [&](int64_t m, int64_t dv, int64_t mul) -> Value {
+      Value v = arith::DivUIOp::create(
+          b, arith::RemUIOp::create(b, k, nb.index(m)), nb.index(dv));
+      v = arith::MulIOp::create(b, v, nb.index(mul));
+      return arith::IndexCastUIOp::create(b, i8, v);
+    };
+    Value q = byte;
+    if (q4k) {
+      // Low nibble for even sub-blocks, high for odd: shift ((k%64)/32)*4.
+      q = arith::AndIOp::create(
+          b, arith::ShRUIOp::create(b, byte, shiftOf(64, 32, 4)), c8(b, 15));
+    } else if (q6k) {
+      // (low nibble g/2 of ql) | (bits 2g of qh) << 4, minus 32.
+      Value low = arith::AndIOp::create(
+          b, arith::ShRUIOp::create(b, byte, shiftOf(128, 64, 4)), c8(b, 15));
+      Value qh = nb.load(w, qhMap, it);
+      Value high = arith::AndIOp::create(
+          b, arith::ShRUIOp::create(b, qh, shiftOf(128, 32, 2)), c8(b, 3));
+      q = arith::SubIOp::create(
+          b, arith::OrIOp::create(b, low, arith::ShLIOp::create(b, high, c8(b, 4))),
+          c8(b, 32));
+    } else if (q4) {
+      // (byte >> ((k % 32) / 16 * 4)) & 15, minus 8.
+      Value nib = arith::AndIOp::create(
+          b, arith::ShRUIOp::create(b, byte, shiftOf(32, 16, 4)), c8(b, 15));
+      q = arith::SubIOp::create(b, nib, c8(b, 8));
+    }
+    return q;
+  }
+
+  /// The f32 factors of the element's group: value = mul * q - sub. `sub`
+  /// is null except for Q4_K (dmin * m of the 32-wide sub-block). Q6_K's
+  /// `mul` is d times the int8 scale of its 16-wide group; Q8_0/Q4_0's and
+  /// Q4_K's are per 32 elements.
+  std::pair<Value, Value> scale(ImplicitLocOpBuilder &b, ValueRange it) {
+    Type f32 = b.getF32Type();
+    Value d = loadHalf(b, it, loMap, hiMap);
+    if (q6k) {
+      Value sc = arith::SIToFPOp::create(b, f32, nb.load(w, scMap, it));
+      return {arith::MulFOp::create(b, d, sc), Value()};
+    }
+    if (!q4k)
+      return {d, Value()};
+    // The 6-bit scale and min of sub-block j (get_scale_min_k4).
+    Value a = nb.load(w, sAMap, it), bb = nb.load(w, sBMap, it);
+    Value c = nb.load(w, sCMap, it);
+    Value c63 = c8(b, 63), c15 = c8(b, 15), c4 = c8(b, 4), c6 = c8(b, 6);
+    Value scLow = arith::AndIOp::create(b, a, c63);
+    Value mLow = arith::AndIOp::create(b, bb, c63);
+    Value scHigh = arith::OrIOp::create(
+        b, arith::AndIOp::create(b, c, c15),
+        arith::ShLIOp::create(b, arith::ShRUIOp::create(b, a, c6), c4));
+    Value mHigh = arith::OrIOp::create(
+        b, arith::ShRUIOp::create(b, c, c4),
+        arith::ShLIOp::create(b, arith::ShRUIOp::create(b, bb, c6), c4));
+    Value j = arith::DivUIOp::create(
+        b, arith::RemUIOp::create(b, kValue(b, it), nb.index(256)),
+        nb.index(32));
+    Value upper =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::uge, j, nb.index(4));
+    Value sc = arith::SelectOp::create(b, upper, scHigh, scLow);
+    Value m = arith::SelectOp::create(b, upper, mHigh, mLow);
+    Value dmin = loadHalf(b, it, minLoMap, minHiMap);
+    return {arith::MulFOp::create(b, d, arith::UIToFPOp::create(b, f32, sc)),
+            arith::MulFOp::create(b, dmin, arith::UIToFPOp::create(b, f32, m))};
+  }
 
   /// The element at the block instance `it`, as f32.
   Value value(ImplicitLocOpBuilder &b, ValueRange it) {
-              Type i8 = b.getI8Type(), i16 = b.getI16Type(), f32 = b.getF32Type();
-              auto c8 = [&](int64_t v) {
-                return arith::ConstantOp::create(b, b.getI8IntegerAttr(v))
-                    .getResult();
-              };
-              // An f16 stored little-endian at two byte positions, as f32.
-              auto loadHalf = [&](AffineMap loM, AffineMap hiM) -> Value {
-                Value lo = arith::ExtUIOp::create(b, i16, nb.load(w, loM, it));
-                Value hi = arith::ExtUIOp::create(b, i16, nb.load(w, hiM, it));
-                Value bits = arith::OrIOp::create(
-                    b, lo,
-                    arith::ShLIOp::create(
-                        b, hi,
-                        arith::ConstantOp::create(b, b.getI16IntegerAttr(8))));
-                Value h = arith::BitcastOp::create(b, b.getF16Type(), bits);
-                return arith::ExtFOp::create(b, f32, h);
-              };
-              Value d = loadHalf(loMap, hiMap);
-              Value byte = nb.load(w, qMap, it);
-              Value k = it[colPos];
-              // An i8 shift amount computed from k: ((k % m) / dv) * mul.
-              auto shiftOf = [&](int64_t m, int64_t dv, int64_t mul) -> Value {
-                Value v = arith::DivUIOp::create(
-                    b, arith::RemUIOp::create(b, k, nb.index(m)), nb.index(dv));
-                v = arith::MulIOp::create(b, v, nb.index(mul));
-                return arith::IndexCastUIOp::create(b, i8, v);
-              };
-              Value wv;
-              if (q4k) {
-                // The 6-bit scale and min of sub-block j (get_scale_min_k4).
-                Value a = nb.load(w, sAMap, it), bb = nb.load(w, sBMap, it);
-                Value c = nb.load(w, sCMap, it);
-                Value c63 = c8(63), c15 = c8(15), c4 = c8(4), c6 = c8(6);
-                Value scLow = arith::AndIOp::create(b, a, c63);
-                Value mLow = arith::AndIOp::create(b, bb, c63);
-                Value scHigh = arith::OrIOp::create(
-                    b, arith::AndIOp::create(b, c, c15),
-                    arith::ShLIOp::create(
-                        b, arith::ShRUIOp::create(b, a, c6), c4));
-                Value mHigh = arith::OrIOp::create(
-                    b, arith::ShRUIOp::create(b, c, c4),
-                    arith::ShLIOp::create(
-                        b, arith::ShRUIOp::create(b, bb, c6), c4));
-                Value j = arith::DivUIOp::create(
-                    b, arith::RemUIOp::create(b, k, nb.index(256)),
-                    nb.index(32));
-                Value upper = arith::CmpIOp::create(
-                    b, arith::CmpIPredicate::uge, j, nb.index(4));
-                Value sc = arith::SelectOp::create(b, upper, scHigh, scLow);
-                Value m = arith::SelectOp::create(b, upper, mHigh, mLow);
-                Value dmin = loadHalf(minLoMap, minHiMap);
-                Value d1 = arith::MulFOp::create(
-                    b, d, arith::UIToFPOp::create(b, f32, sc));
-                Value m1 = arith::MulFOp::create(
-                    b, dmin, arith::UIToFPOp::create(b, f32, m));
-                // Low nibble for even j, high for odd: shift ((k%64)/32)*4.
-                Value q = arith::AndIOp::create(
-                    b, arith::ShRUIOp::create(b, byte, shiftOf(64, 32, 4)),
-                    c15);
-                wv = arith::SubFOp::create(
-                    b,
-                    arith::MulFOp::create(b, d1,
-                                          arith::UIToFPOp::create(b, f32, q)),
-                    m1);
-              } else if (q6k) {
-                // q = (low nibble g/2 of ql) | (bits 2g of qh) << 4, minus 32.
-                Value low = arith::AndIOp::create(
-                    b, arith::ShRUIOp::create(b, byte, shiftOf(128, 64, 4)),
-                    c8(15));
-                Value qh = nb.load(w, qhMap, it);
-                Value high = arith::AndIOp::create(
-                    b, arith::ShRUIOp::create(b, qh, shiftOf(128, 32, 2)),
-                    c8(3));
-                Value q = arith::SubIOp::create(
-                    b,
-                    arith::OrIOp::create(
-                        b, low, arith::ShLIOp::create(b, high, c8(4))),
-                    c8(32));
-                Value sc = arith::SIToFPOp::create(b, f32, nb.load(w, scMap, it));
-                Value dsc = arith::MulFOp::create(b, d, sc);
-                wv = arith::MulFOp::create(
-                    b, dsc, arith::SIToFPOp::create(b, f32, q));
-              } else {
-                Value qi = byte;
-                if (q4) {
-                  // (byte >> ((k % 32) / 16 * 4)) & 15, minus 8.
-                  Value nib = arith::AndIOp::create(
-                      b, arith::ShRUIOp::create(b, byte, shiftOf(32, 16, 4)),
-                      c8(15));
-                  qi = arith::SubIOp::create(b, nib, c8(8));
-                }
-                wv = arith::MulFOp::create(
-                    b, arith::SIToFPOp::create(b, f32, qi), d);
-              }
-    return wv;
+    auto [mul, sub] = scale(b, it);
+    Value q = arith::SIToFPOp::create(b, b.getF32Type(), int8Value(b, it));
+    Value v = arith::MulFOp::create(b, mul, q);
+    return sub ? arith::SubFOp::create(b, v, sub).getResult() : v;
   }
 
 private:
+  Value c8(ImplicitLocOpBuilder &b, int64_t v) {
+    return arith::ConstantOp::create(b, b.getI8IntegerAttr(v)).getResult();
+  }
+  /// k at the block instance `it`.
+  Value kValue(ImplicitLocOpBuilder &b, ValueRange it) {
+    if (auto dim = llvm::dyn_cast<AffineDimExpr>(kMap.getResult(0)))
+      return it[dim.getPosition()];
+    return affine::AffineApplyOp::create(b, kMap, it);
+  }
+  /// An f16 stored little-endian at two byte positions, as f32.
+  Value loadHalf(ImplicitLocOpBuilder &b, ValueRange it, AffineMap loM,
+                 AffineMap hiM) {
+    Type i16 = b.getI16Type();
+    Value lo = arith::ExtUIOp::create(b, i16, nb.load(w, loM, it));
+    Value hi = arith::ExtUIOp::create(b, i16, nb.load(w, hiM, it));
+    Value bits = arith::OrIOp::create(
+        b, lo,
+        arith::ShLIOp::create(
+            b, hi, arith::ConstantOp::create(b, b.getI16IntegerAttr(8))));
+    Value h = arith::BitcastOp::create(b, b.getF16Type(), bits);
+    return arith::ExtFOp::create(b, b.getF32Type(), h);
+  }
+
   NestBuilder &nb;
   Value w;
-  unsigned colPos;
+  AffineMap kMap;
   bool q4 = false, q6k = false, q4k = false;
   AffineMap loMap, hiMap, qMap, qhMap, scMap, minLoMap, minHiMap, sAMap, sBMap,
       sCMap;
-  SmallVector<Access> list;
+  SmallVector<Access> list, intList, scaleList;
 };
 
 //===----------------------------------------------------------------------===//
@@ -401,7 +430,7 @@ struct EmbeddingLowering : GraphLowering<EmbeddingOp> {
     std::optional<QuantReader> reader;
     SmallVector<Access> reads = {{table, nb.map(3, {nb.d(1), nb.d(2)})}};
     if (quantBlockBytes(element)) {
-      reader.emplace(nb, element, table, 3, 1, 2);
+      reader.emplace(nb, element, table, 3, 1, nb.d(2));
       reads.assign(reader->accesses().begin(), reader->accesses().end());
     }
     // The gathered row is data dependent: load the id in the loop and bind
@@ -445,7 +474,10 @@ struct RMSNormLowering : GraphLowering<RMSNormOp> {
     SmallVector<Value> sizes = nb.sizes(x);
     Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
     // Sum of squares per row, kept in a scratch buffer of the leading shape.
-    auto ssType = MemRefType::get(xType.getShape().drop_back(), b.getF32Type());
+    // Like ggml's rms_norm, the f32 squares are summed in f64 and the mean
+    // is rounded to f32 once: fewer rounding steps than an f32 sum.
+    Type f64 = b.getF64Type(), f32 = b.getF32Type();
+    auto ssType = MemRefType::get(xType.getShape().drop_back(), f64);
     SmallVector<Value> ssDyn;
     for (unsigned i = 0; i < lead; ++i)
       if (xType.isDynamicDim(i))
@@ -467,11 +499,12 @@ struct RMSNormLowering : GraphLowering<RMSNormOp> {
           [&](ImplicitLocOpBuilder &b, ValueRange it) {
             Value v = nb.load(x, xMap, it);
             Value acc = nb.load(ss, rowMap, it);
-            Value sq = arith::MulFOp::create(b, v, v);
+            Value sq = arith::ExtFOp::create(b, f64, arith::MulFOp::create(b, v, v).getResult());
             nb.store(arith::AddFOp::create(b, acc, sq), ss, rowMap, it);
           },
           [&](ImplicitLocOpBuilder &b, ValueRange it) {
-            nb.store(nb.f32(0.0), ss, rowMap, it);
+            nb.store(arith::ConstantOp::create(b, b.getF64FloatAttr(0.0)), ss,
+                     rowMap, it);
           });
     });
     nb.nest(sizes, LoopKind::parallel, [&](ValueRange ivs) {
@@ -481,7 +514,11 @@ struct RMSNormLowering : GraphLowering<RMSNormOp> {
                  Value v = nb.load(x, xMap, it);
                  Value sum = nb.load(ss, rowMap, it);
                  Value g = nb.load(w, wMap, it);
-                 Value mean = arith::DivFOp::create(b, sum, nb.f32(dim));
+                 Value mean = arith::TruncFOp::create(
+                     b, f32,
+                     arith::DivFOp::create(
+                         b, sum,
+                         arith::ConstantOp::create(b, b.getF64FloatAttr(dim))));
                  Value var = arith::AddFOp::create(b, mean, nb.f32(eps));
                  Value inv = arith::DivFOp::create(
                      b, nb.f32(1.0), math::SqrtOp::create(b, var));
@@ -498,6 +535,195 @@ struct RMSNormLowering : GraphLowering<RMSNormOp> {
 // graph.matmul
 //===----------------------------------------------------------------------===//
 
+/// The iteration-variable maps of a leading-dims-plus-extra nest: the first
+/// `lead` variables are the activation's leading dimensions.
+static AffineMap leadMap(NestBuilder &nb, unsigned numIters, unsigned lead,
+                         ArrayRef<AffineExpr> rest) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned i = 0; i < lead; ++i)
+    exprs.push_back(nb.d(i));
+  llvm::append_range(exprs, rest);
+  return nb.map(numIters, exprs);
+}
+
+/// A buffer shaped like the activation `x` with its last dimension replaced
+/// by `last` elements of `element`.
+static Value allocLike(NestBuilder &nb, Value x, int64_t last, Type element) {
+  auto xType = llvm::cast<MemRefType>(x.getType());
+  SmallVector<int64_t> shape(xType.getShape());
+  shape.back() = last;
+  SmallVector<Value> dyn;
+  SmallVector<Value> sizes = nb.sizes(x);
+  for (unsigned i = 0; i + 1 < shape.size(); ++i)
+    if (xType.isDynamicDim(i))
+      dyn.push_back(sizes[i]);
+  return nb.alloc(MemRefType::get(shape, element), dyn);
+}
+
+/// `x` rounded to f16 or bf16 element by element (round to nearest even,
+/// as ggml's fp32 -> fp16/bf16 conversions) and widened back to f32.
+static Value roundActivations(NestBuilder &nb, Value x, Type act) {
+  ImplicitLocOpBuilder &b = nb.b;
+  auto xType = llvm::cast<MemRefType>(x.getType());
+  unsigned rank = xType.getRank();
+  Value out = allocLike(nb, x, xType.getShape().back(), b.getF32Type());
+  AffineMap m = dimsMap(nb, rank, 0, rank);
+  nb.nest(nb.sizes(x), LoopKind::parallel, [&](ValueRange ivs) {
+    nb.block("act_round", ivs, SmallVector<IterKind>(rank, IterKind::spatial),
+             {{x, m}}, {{out, m}}, [&](ImplicitLocOpBuilder &b, ValueRange it) {
+               Value v = arith::TruncFOp::create(b, act, nb.load(x, m, it));
+               nb.store(arith::ExtFOp::create(b, b.getF32Type(), v), out, m,
+                        it);
+             });
+  });
+  return out;
+}
+
+/// Activations quantized to 8-bit blocks like llama.cpp's
+/// quantize_row_q8_0 / quantize_row_q8_K: per row, `values` [.., K] i8,
+/// `scales` [.., K/block] f32 and, when asked for, `sums32` [.., K/32] i32
+/// (sums of 32 consecutive values, ggml's bsums pairwise).
+struct QuantizedActivations {
+  Value values, scales, sums32;
+  int64_t block;
+};
+
+static QuantizedActivations quantizeActivations(NestBuilder &nb, Value x,
+                                                int64_t k, Type act,
+                                                bool wantSums) {
+  ImplicitLocOpBuilder &b = nb.b;
+  Type f32 = b.getF32Type(), i8 = b.getI8Type(), i32 = b.getI32Type();
+  bool q8k = llvm::isa<Q8_KType>(act);
+  int64_t block = q8k ? 256 : 32;
+  unsigned lead = llvm::cast<MemRefType>(x.getType()).getRank() - 1;
+  SmallVector<Value> leadSizes = nb.sizes(x);
+  leadSizes.pop_back();
+  auto withLead = [&](ArrayRef<Value> rest) {
+    SmallVector<Value> ubs(leadSizes);
+    llvm::append_range(ubs, rest);
+    return ubs;
+  };
+  auto kinds = [&](ArrayRef<IterKind> rest) {
+    SmallVector<IterKind> result(lead, IterKind::spatial);
+    llvm::append_range(result, rest);
+    return result;
+  };
+  QuantizedActivations qa;
+  qa.block = block;
+  // Per block the element of largest magnitude: its magnitude for Q8_0,
+  // the signed value (first one on ties) for Q8_K.
+  Value amax = allocLike(nb, x, k / block, f32);
+  qa.scales = allocLike(nb, x, k / block, f32);
+  qa.values = allocLike(nb, x, k, i8);
+  {
+    unsigned n = lead + 2;
+    AffineMap xMap = leadMap(nb, n, lead, {nb.d(lead) * block + nb.d(lead + 1)});
+    AffineMap aMap = leadMap(nb, n, lead, {nb.d(lead)});
+    nb.nest(withLead({nb.index(k / block), nb.index(block)}),
+            LoopKind::parallel, [&](ValueRange ivs) {
+      nb.block(
+          "act_absmax", ivs, kinds({IterKind::spatial, IterKind::reduce}),
+          {{x, xMap}}, {{amax, aMap}},
+          [&](ImplicitLocOpBuilder &b, ValueRange it) {
+            Value v = nb.load(x, xMap, it), acc = nb.load(amax, aMap, it);
+            Value mag = math::AbsFOp::create(b, v);
+            Value r;
+            if (q8k) {
+              Value bigger = arith::CmpFOp::create(
+                  b, arith::CmpFPredicate::OGT, mag,
+                  math::AbsFOp::create(b, acc));
+              r = arith::SelectOp::create(b, bigger, v, acc);
+            } else {
+              r = arith::MaximumFOp::create(b, acc, mag);
+            }
+            nb.store(r, amax, aMap, it);
+          },
+          [&](ImplicitLocOpBuilder &b, ValueRange it) {
+            nb.store(nb.f32(0.0), amax, aMap, it);
+          });
+    });
+  }
+  // The multiplier from x to the integer grid: Q8_0 127/amax (0 for an
+  // all-zero block), Q8_K -127/max.
+  auto inverseScale = [&](ImplicitLocOpBuilder &b, Value m) -> Value {
+    Value isZero =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, nb.f32(0.0));
+    Value inv = arith::DivFOp::create(b, nb.f32(q8k ? -127.0 : 127.0), m);
+    return arith::SelectOp::create(b, isZero, nb.f32(0.0), inv);
+  };
+  {
+    unsigned n = lead + 1;
+    AffineMap aMap = leadMap(nb, n, lead, {nb.d(lead)});
+    nb.nest(withLead({nb.index(k / block)}), LoopKind::parallel,
+            [&](ValueRange ivs) {
+      nb.block("act_scale", ivs, kinds({IterKind::spatial}), {{amax, aMap}},
+               {{qa.scales, aMap}},
+               [&](ImplicitLocOpBuilder &b, ValueRange it) {
+                 Value m = nb.load(amax, aMap, it);
+                 Value d;
+                 if (q8k) {
+                   // d = 1 / iscale, kept in f32.
+                   Value inv = inverseScale(b, m);
+                   Value isZero = arith::CmpFOp::create(
+                       b, arith::CmpFPredicate::OEQ, inv, nb.f32(0.0));
+                   d = arith::SelectOp::create(
+                       b, isZero, nb.f32(0.0),
+                       arith::DivFOp::create(b, nb.f32(1.0), inv));
+                 } else {
+                   // d = amax / 127, stored (and used) as f16.
+                   d = arith::DivFOp::create(b, m, nb.f32(127.0));
+                   d = arith::ExtFOp::create(
+                       b, f32, arith::TruncFOp::create(b, b.getF16Type(), d).getResult());
+                 }
+                 nb.store(d, qa.scales, aMap, it);
+               });
+    });
+  }
+  {
+    unsigned n = lead + 1;
+    AffineMap xMap = dimsMap(nb, n, 0, n);
+    AffineMap aMap = leadMap(nb, n, lead, {nb.d(lead).floorDiv(block)});
+    nb.nest(withLead({nb.index(k)}), LoopKind::parallel, [&](ValueRange ivs) {
+      nb.block("act_quant", ivs, kinds({IterKind::spatial}),
+               {{x, xMap}, {amax, aMap}}, {{qa.values, xMap}},
+               [&](ImplicitLocOpBuilder &b, ValueRange it) {
+                 Value v = nb.load(x, xMap, it);
+                 Value inv = inverseScale(b, nb.load(amax, aMap, it));
+                 // Round half to even, as ggml's nearest_int and AVX2's
+                 // _mm256_round_ps; Q8_K clamps to 127.
+                 Value r = math::RoundEvenOp::create(
+                     b, arith::MulFOp::create(b, inv, v));
+                 if (q8k)
+                   r = arith::MinimumFOp::create(b, r, nb.f32(127.0));
+                 nb.store(arith::FPToSIOp::create(b, i8, r), qa.values, xMap,
+                          it);
+               });
+    });
+  }
+  if (wantSums) {
+    qa.sums32 = allocLike(nb, x, k / 32, i32);
+    unsigned n = lead + 2;
+    AffineMap qMap = leadMap(nb, n, lead, {nb.d(lead) * 32 + nb.d(lead + 1)});
+    AffineMap sMap = leadMap(nb, n, lead, {nb.d(lead)});
+    nb.nest(withLead({nb.index(k / 32), nb.index(32)}), LoopKind::parallel,
+            [&](ValueRange ivs) {
+      nb.block(
+          "act_sum", ivs, kinds({IterKind::spatial, IterKind::reduce}),
+          {{qa.values, qMap}}, {{qa.sums32, sMap}},
+          [&](ImplicitLocOpBuilder &b, ValueRange it) {
+            Value q = arith::ExtSIOp::create(b, i32, nb.load(qa.values, qMap, it));
+            nb.store(arith::AddIOp::create(b, nb.load(qa.sums32, sMap, it), q),
+                     qa.sums32, sMap, it);
+          },
+          [&](ImplicitLocOpBuilder &b, ValueRange it) {
+            nb.store(arith::ConstantOp::create(b, b.getI32IntegerAttr(0)),
+                     qa.sums32, sMap, it);
+          });
+    });
+  }
+  return qa;
+}
+
 struct MatmulLowering : GraphLowering<MatmulOp> {
   using GraphLowering::GraphLowering;
   LogicalResult
@@ -508,6 +734,15 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     Value x = adaptor.getInput(), w = adaptor.getWeight();
     unsigned rank = llvm::cast<MemRefType>(x.getType()).getRank();
     unsigned lead = rank - 1;
+    Type wElement = op.getWeight().getType().getElementType();
+    int64_t inner = op.getWeight().getType().getShape().back();
+    Type act = op.getActType() ? *op.getActType() : Type();
+    if (act && llvm::isa<Q8_0Type, Q8_KType>(act)) {
+      rewriter.replaceOp(op, lowerIntegerDot(nb, op, x, w, act));
+      return success();
+    }
+    if (act)
+      x = roundActivations(nb, x, act);
     SmallVector<Value> xSizes = nb.sizes(x), wSizes = nb.sizes(w);
     Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
     // Iteration space: leading dims, n (spatial), k (reduce).
@@ -523,16 +758,14 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     AffineMap wMap = nb.map(n, {nb.d(lead), nb.d(lead + 1)});
     SmallVector<IterKind> kinds(lead + 1, IterKind::spatial);
     kinds.push_back(IterKind::reduce);
-    Type wElement = op.getWeight().getType().getElementType();
     int64_t blockBytes = quantBlockBytes(wElement);
-    int64_t inner = op.getWeight().getType().getShape().back();
     SmallVector<Value> ubs(xSizes.begin(), xSizes.end() - 1);
     ubs.push_back(wSizes[0]);
     ubs.push_back(blockBytes ? nb.index(inner) : wSizes[1]);
     if (blockBytes) {
       // Quantized weights are read as their blocks and decoded element by
       // element inside the product (QuantReader), never materialised.
-      QuantReader reader(nb, wElement, w, n, lead, lead + 1);
+      QuantReader reader(nb, wElement, w, n, lead, nb.d(lead + 1));
       SmallVector<Access> reads = {{x, xMap}};
       llvm::append_range(reads, reader.accesses());
       nb.nest(ubs, LoopKind::parallel, [&](ValueRange ivs) {
@@ -566,6 +799,105 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     });
     rewriter.replaceOp(op, out);
     return success();
+  }
+
+  /// The llama.cpp-style product with 8-bit activations: per group of
+  /// weight elements that share a scale (16 for Q6_K, else 32), an i32 dot
+  /// product of the weight's integers with the activation's
+  /// ("matmul_idot"), then one f32 step per group ("matmul_iscale"):
+  ///   out += (w_scale * a_scale) * isum                 (Q8_0, Q4_0, Q6_K)
+  ///   out += a_scale * (w_scale * isum - w_min * asum)  (Q4_K)
+  /// where asum is the sum of the group's activation integers.
+  Value lowerIntegerDot(NestBuilder &nb, MatmulOp op, Value x, Value w,
+                        Type act) const {
+    ImplicitLocOpBuilder &b = nb.b;
+    Type wElement = op.getWeight().getType().getElementType();
+    int64_t k = op.getWeight().getType().getShape().back();
+    int64_t rows = op.getWeight().getType().getShape().front();
+    unsigned lead = llvm::cast<MemRefType>(x.getType()).getRank() - 1;
+    bool q4k = llvm::isa<Q4_KType>(wElement);
+    int64_t group = llvm::isa<Q6_KType>(wElement) ? 16 : 32;
+    QuantizedActivations qa = quantizeActivations(nb, x, k, act, q4k);
+
+    Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
+    Value isum = allocLike(nb, x, rows, b.getI32Type());
+    SmallVector<Value> ubs = nb.sizes(x);
+    ubs.pop_back();
+    ubs.push_back(nb.index(rows));
+    ubs.push_back(nb.index(k / group));
+    // (lead..., n, g, i): weight column g * group + i.
+    unsigned nDot = lead + 3, nScale = lead + 2;
+    AffineExpr col = nb.d(lead + 1) * group + nb.d(lead + 2);
+    AffineMap aDot = leadMap(nb, nDot, lead, {col});
+    AffineMap sumDot = leadMap(nb, nDot, lead, {nb.d(lead)});
+    QuantReader dotReader(nb, wElement, w, nDot, lead, col);
+    SmallVector<Access> dotReads = {{qa.values, aDot}};
+    llvm::append_range(dotReads, dotReader.intAccesses());
+    SmallVector<IterKind> dotKinds(lead + 2, IterKind::spatial);
+    dotKinds.push_back(IterKind::reduce);
+    // (lead..., n, g): the group's scales.
+    AffineMap sumScale = leadMap(nb, nScale, lead, {nb.d(lead)});
+    AffineMap aScale = leadMap(
+        nb, nScale, lead, {(nb.d(lead + 1) * group).floorDiv(qa.block)});
+    AffineMap a32Scale = leadMap(nb, nScale, lead, {nb.d(lead + 1)});
+    QuantReader scaleReader(nb, wElement, w, nScale, lead,
+                            nb.d(lead + 1) * group);
+    SmallVector<Access> scaleReads = {{isum, sumScale}, {qa.scales, aScale}};
+    if (q4k)
+      scaleReads.push_back({qa.sums32, a32Scale});
+    llvm::append_range(scaleReads, scaleReader.scaleAccesses());
+    SmallVector<IterKind> scaleKinds(lead + 1, IterKind::spatial);
+    scaleKinds.push_back(IterKind::reduce);
+
+    nb.nest(ubs, LoopKind::parallel, [&](ValueRange ivs) {
+      // The group variable is spatial here: each group's dot product
+      // starts from zero (init) and is consumed by matmul_iscale before
+      // the next group overwrites it.
+      nb.loop(nb.index(group), LoopKind::serial, [&](Value i) {
+        SmallVector<Value> dotIvs(ivs);
+        dotIvs.push_back(i);
+        nb.block(
+            "matmul_idot", dotIvs, dotKinds, dotReads, {{isum, sumDot}},
+            [&](ImplicitLocOpBuilder &b, ValueRange it) {
+              Value a = arith::ExtSIOp::create(b, b.getI32Type(),
+                                               nb.load(qa.values, aDot, it));
+              Value p = arith::MulIOp::create(b, a, dotReader.intValue(b, it));
+              nb.store(arith::AddIOp::create(b, nb.load(isum, sumDot, it), p),
+                       isum, sumDot, it);
+            },
+            [&](ImplicitLocOpBuilder &b, ValueRange it) {
+              nb.store(arith::ConstantOp::create(b, b.getI32IntegerAttr(0)),
+                       isum, sumDot, it);
+            });
+      });
+      AffineMap outMap = leadMap(nb, nScale, lead, {nb.d(lead)});
+      nb.block(
+          "matmul_iscale", ivs, scaleKinds, scaleReads, {{out, outMap}},
+          [&](ImplicitLocOpBuilder &b, ValueRange it) {
+            Type f32 = b.getF32Type();
+            auto [mul, sub] = scaleReader.scale(b, it);
+            Value ad = nb.load(qa.scales, aScale, it);
+            Value s = arith::SIToFPOp::create(b, f32, nb.load(isum, sumScale, it));
+            Value term;
+            if (q4k) {
+              Value asum = arith::SIToFPOp::create(
+                  b, f32, nb.load(qa.sums32, a32Scale, it));
+              term = arith::MulFOp::create(
+                  b, ad,
+                  arith::SubFOp::create(b, arith::MulFOp::create(b, mul, s),
+                                        arith::MulFOp::create(b, sub, asum)));
+            } else {
+              term = arith::MulFOp::create(
+                  b, arith::MulFOp::create(b, mul, ad), s);
+            }
+            Value acc = nb.load(out, outMap, it);
+            nb.store(arith::AddFOp::create(b, acc, term), out, outMap, it);
+          },
+          [&](ImplicitLocOpBuilder &b, ValueRange it) {
+            nb.store(nb.f32(0.0), out, outMap, it);
+          });
+    });
+    return out;
   }
 };
 
@@ -729,7 +1061,11 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     Value scores = nb.alloc(scoresType, {seq, ctx});
     auto rowType = MemRefType::get({ShapedType::kDynamic, nh}, f32);
     Value rowMax = nb.alloc(rowType, {seq});
-    Value rowSum = nb.alloc(rowType, {seq});
+    // Like ggml's soft_max, the exponentials are summed in f64 and scaled by
+    // the f32 rounding of 1 / sum.
+    Type f64 = b.getF64Type();
+    Value rowSum =
+        nb.alloc(MemRefType::get({ShapedType::kDynamic, nh}, f64), {seq});
 
     // 1. Store this call's keys and values at positions pos0 + s.
     {
@@ -830,11 +1166,12 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
           {{rowSum, row3}},
           [&](ImplicitLocOpBuilder &b, ValueRange iv) {
             Value acc = nb.load(rowSum, row3, iv);
-            nb.store(arith::AddFOp::create(b, acc, nb.load(scores, sc3, iv)),
-                     rowSum, row3, iv);
+            Value e = arith::ExtFOp::create(b, f64, nb.load(scores, sc3, iv));
+            nb.store(arith::AddFOp::create(b, acc, e), rowSum, row3, iv);
           },
-          [&](ImplicitLocOpBuilder &, ValueRange iv) {
-            nb.store(nb.f32(0.0), rowSum, row3, iv);
+          [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+            nb.store(arith::ConstantOp::create(b, b.getF64FloatAttr(0.0)),
+                     rowSum, row3, iv);
           });
     });
     // 6. out[s, h*hd + d] = sum_t (scores[s, h, t] / rowSum[s, h]) V[t, h/g, d]
@@ -856,9 +1193,15 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
                         {{scores, scMap}, {rowSum, rowMap}, {cache, vMap}},
                         {{out, outMap}},
                         [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                          Value p = arith::DivFOp::create(
-                              b, nb.load(scores, scMap, iv),
-                              nb.load(rowSum, rowMap, iv));
+                          Value inv = arith::TruncFOp::create(
+                              b, f32,
+                              arith::DivFOp::create(
+                                  b,
+                                  arith::ConstantOp::create(
+                                      b, b.getF64FloatAttr(1.0)),
+                                  nb.load(rowSum, rowMap, iv)));
+                          Value p = arith::MulFOp::create(
+                              b, nb.load(scores, scMap, iv), inv);
                           Value pv = arith::MulFOp::create(
                               b, p, nb.load(cache, vMap, iv));
                           Value acc = nb.load(out, outMap, iv);

@@ -184,3 +184,64 @@ func.func @embedding_q8_0(%t: tensor<10x64x!graph.q8_0>, %ids: tensor<?xi32>) ->
   %0 = graph.embedding %t[%ids] : tensor<10x64x!graph.q8_0>, tensor<?xi32> -> tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
 }
+
+// -----
+
+// act_type f16: the activations are rounded to f16 and back once, before an
+// ordinary f32 product.
+// CHECK-LABEL: func.func @matmul_act_f16
+// CHECK: tl.block "act_round"
+// CHECK: arith.truncf %{{[a-z0-9_]+}} : f32 to f16
+// CHECK: arith.extf %{{[a-z0-9_]+}} : f16 to f32
+// CHECK: tl.block "matmul"
+func.func @matmul_act_f16(%x: tensor<?x64xf32>, %w: tensor<4x64xf32>) -> tensor<?x4xf32> {
+  %0 = graph.matmul %x, %w {act_type = f16} : tensor<?x64xf32>, tensor<4x64xf32> -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// act_type q8_0 with Q4_0 weights: per 32-block absmax, f16 scale and
+// int8 values (round half to even); then per 32-wide group an i32 dot
+// product of the int8 activations with the weight's nibbles - 8, scaled
+// once per group by the product of the two scales.
+// CHECK-LABEL: func.func @matmul_act_q8_0
+// CHECK: tl.block "act_absmax" ({{.*}} = reduce
+// CHECK: arith.maximumf
+// CHECK: tl.block "act_scale"
+// CHECK: arith.truncf %{{[a-z0-9_]+}} : f32 to f16
+// CHECK: tl.block "act_quant"
+// CHECK: math.roundeven
+// CHECK: arith.fptosi %{{[a-z0-9_]+}} : f32 to i8
+// CHECK: tl.block "matmul_idot" (%[[S:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[N:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[G:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[I:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}})
+// CHECK-SAME: memref<?x64xi8>
+// CHECK-SAME: writes(%[[ACC:[a-z0-9_]+]][%[[S]], %[[N]]] : memref<?x4xi32>)
+// CHECK: arith.muli %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : i32
+// CHECK: arith.addi
+// CHECK: tl.block "matmul_iscale" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = reduce %{{[a-z0-9_]+}})
+// CHECK: arith.sitofp %{{[a-z0-9_]+}} : i32 to f32
+func.func @matmul_act_q8_0(%x: tensor<?x64xf32>, %w: tensor<4x64x!graph.q4_0>) -> tensor<?x4xf32> {
+  %0 = graph.matmul %x, %w {act_type = !graph.q8_0} : tensor<?x64xf32>, tensor<4x64x!graph.q4_0> -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// act_type q8_k with Q4_K weights: 256-blocks scaled by the signed value
+// of largest magnitude (-127/max, clamped to 127), sums of each 32
+// activation integers for the weight's mins.
+// CHECK-LABEL: func.func @matmul_act_q8_k
+// CHECK: tl.block "act_absmax"
+// CHECK: arith.select
+// CHECK: tl.block "act_quant"
+// CHECK: math.roundeven
+// CHECK: arith.minimumf
+// CHECK: tl.block "act_sum"
+// CHECK: tl.block "matmul_idot"
+// CHECK: tl.block "matmul_iscale"
+// CHECK-SAME: memref<?x8xi32>
+// CHECK: arith.subf
+func.func @matmul_act_q8_k(%x: tensor<?x256xf32>, %w: tensor<2x256x!graph.q4_k>) -> tensor<?x2xf32> {
+  %0 = graph.matmul %x, %w {act_type = !graph.q8_k} : tensor<?x256xf32>, tensor<2x256x!graph.q4_k> -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}

@@ -151,3 +151,11 @@ func.func @q6_k_rows(%w: !graph.weights) {
   %0 = graph.param %w["p"] : tensor<4x64x!graph.q6_k>
   return
 }
+
+// -----
+
+func.func @act_type_mismatch(%x: tensor<?x256xf32>, %w: tensor<4x256x!graph.q4_0>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{act_type '!graph.q8_k' does not fit a weight of '!graph.q4_0'}}
+  %0 = graph.matmul %x, %w {act_type = !graph.q8_k} : tensor<?x256xf32>, tensor<4x256x!graph.q4_0> -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}

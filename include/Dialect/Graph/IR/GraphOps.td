@@ -78,15 +78,29 @@ def Graph_MatmulOp : Graph_Op<"matmul", [Pure]> {
     `result[..., n] = sum_k x[..., k] * w[n, k]`: the weight is stored
     `[out, in]` as in PyTorch's `nn.Linear` and llama2.c, so each output is a
     dot product of two contiguous rows. The weight may be quantized
-    (`!graph.q8_0`, `!graph.q4_0`, `!graph.q4_k`, `!graph.q6_k` elements): it is dequantized element by
-    element inside
-    the product, never copied to floats.
+    (`!graph.q8_0`, `!graph.q4_0`, `!graph.q4_k`, `!graph.q6_k` elements): it
+    is dequantized element by element inside the product, never copied to
+    floats.
+
+    `act_type`, when present, rounds the activation rows to that type before
+    the product, as llama.cpp's CPU backend does (`graph-act-quant`): `f16`
+    or `bf16` (then multiplied in f32), `!graph.q8_0` with Q8_0/Q4_0 weights
+    or `!graph.q8_k` with Q4_K/Q6_K weights (8-bit blocks multiplied with the
+    weight's integers in i32, then scaled). Without it the product is exact
+    f32 math on the dequantized weight.
 
     ```mlir
     %y = graph.matmul %x, %w : tensor<?x64xf32>, tensor<172x64xf32> -> tensor<?x172xf32>
+    %z = graph.matmul %x, %q {act_type = !graph.q8_0}
+        : tensor<?x64xf32>, tensor<172x64x!graph.q4_0> -> tensor<?x172xf32>
     ```
   }];
-  let arguments = (ins Graph_F32Tensor:$input, Graph_WeightTensor:$weight);
+  let arguments = (ins Graph_F32Tensor:$input, Graph_WeightTensor:$weight,
+                       OptionalAttr<TypeAttr>:$act_type);
+  let builders = [OpBuilder<(ins "mlir::Type":$result, "mlir::Value":$input,
+                                 "mlir::Value":$weight), [{
+    build($_builder, $_state, result, input, weight, /*act_type=*/nullptr);
+  }]>];
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = [{
     $input `,` $weight attr-dict `:` type($input) `,` type($weight) `->` type($result)

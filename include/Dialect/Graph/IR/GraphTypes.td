@@ -109,6 +109,18 @@ def Graph_Q4_KType : TypeDef<Graph_Dialect, "Q4_K"> {
   }];
 }
 
+def Graph_Q8_KType : TypeDef<Graph_Dialect, "Q8_K"> {
+  let mnemonic = "q8_k";
+  let summary = "ggml's Q8_K activation quantization";
+  let description = [{
+    The 8-bit super-blocks llama.cpp quantizes activations to before a dot
+    product with K-quant weights (`!graph.q4_k`, `!graph.q6_k`): 256 elements
+    with an f32 scale `d` (from the element of largest magnitude, as
+    `-max / 127`), 256 int8 values and 16 int16 sums of 16 values each.
+    Only used as a matmul's `act_type`, never as a weight.
+  }];
+}
+
 def Graph_AnyKVCache : Type<CPred<"::llvm::isa<::llmc::graph::KVCacheType>($_self)">,
                             "KV cache", "::llmc::graph::KVCacheType">;
 def Graph_AnyWeights : Type<CPred<"::llvm::isa<::llmc::graph::WeightsType>($_self)">,

@@ -23,4 +23,31 @@ def GraphLayoutWeights : Pass<"graph-layout-weights", "mlir::ModuleOp"> {
   ];
 }
 
+def GraphActQuant : Pass<"graph-act-quant", "mlir::ModuleOp"> {
+  let summary = "Round matmul activations to the weight's kind, as llama.cpp does";
+  let description = [{
+    llama.cpp's CPU matmuls first convert the f32 activations to the
+    weight's "vec_dot_type" and then take the dot product in that form. With
+    `mode=llama.cpp` this pass records the same choice on every
+    `graph.matmul` as its `act_type`, so that lowering reproduces llama.cpp's
+    numbers (and its int8 dot products):
+
+    | weight (as stored in the model file) | act_type        |
+    |--------------------------------------|-----------------|
+    | F32                                  | none (exact)    |
+    | F16                                  | f16             |
+    | BF16                                 | bf16            |
+    | Q8_0, Q4_0                           | `!graph.q8_0`   |
+    | Q4_K, Q6_K                           | `!graph.q8_k`   |
+
+    F16/BF16 weights are widened to f32 by the importer, so the stored type
+    is read from the weight's `graph.param` source (`#graph.extern`).
+    `mode=exact` (the default) removes any `act_type`.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"exact\"",
+           "exact (f32 activations) or llama.cpp">
+  ];
+}
+
 #endif // LLMC_DIALECT_GRAPH_TRANSFORMS_PASSES_TD

@@ -136,6 +136,17 @@ LogicalResult MatmulOp::verify() {
   for (int64_t i = 0; i + 1 < input.getRank(); ++i)
     if (!compatibleDim(input.getDimSize(i), result.getDimSize(i)))
       return emitOpError("result dimension ") << i << " does not match input";
+  if (std::optional<Type> act = getActType()) {
+    Type w = weight.getElementType();
+    bool ok = act->isF16() || act->isBF16() ||
+              (llvm::isa<Q8_0Type>(*act) && llvm::isa<Q8_0Type, Q4_0Type>(w)) ||
+              (llvm::isa<Q8_KType>(*act) && llvm::isa<Q4_KType, Q6_KType>(w));
+    if (!ok)
+      return emitOpError("act_type ")
+             << *act << " does not fit a weight of " << w
+             << " (f16 or bf16 with any weight, !graph.q8_0 with Q8_0/Q4_0, "
+                "!graph.q8_k with Q4_K/Q6_K)";
+  }
   return success();
 }
 

@@ -1,0 +1,64 @@
+//===- ActQuant.cpp - llama.cpp's activation rounding on graph.matmul -----===//
+//
+// Records on each graph.matmul the type llama.cpp's CPU backend converts the
+// activations to before its dot product (the weight type's vec_dot_type), so
+// that the lowering can reproduce llama.cpp's numbers.
+//
+//===----------------------------------------------------------------------===//
+#include "Dialect/Graph/IR/Graph.h"
+#include "Dialect/Graph/Transforms/Passes.h"
+
+namespace llmc::graph {
+#define GEN_PASS_DEF_GRAPHACTQUANT
+#include "Dialect/Graph/Transforms/Passes.h.inc"
+} // namespace llmc::graph
+
+using namespace mlir;
+using namespace llmc::graph;
+
+/// The element type the weight has in the model file: a quantized type as
+/// is, an f32 tensor from its param's source (the importer widens F16/BF16).
+static Type storedElementType(Value weight) {
+  Type element = llvm::cast<RankedTensorType>(weight.getType()).getElementType();
+  if (quantBlockBytes(element))
+    return element;
+  if (auto param = weight.getDefiningOp<ParamOp>())
+    if (ExternalTensorAttr source = param.getSourceAttr())
+      return source.getDtype();
+  return element;
+}
+
+/// llama.cpp's vec_dot_type for a weight stored as `stored`, or null for
+/// exact f32 products.
+static Type llamaCppActType(Type stored) {
+  MLIRContext *ctx = stored.getContext();
+  if (stored.isF16() || stored.isBF16())
+    return stored;
+  if (llvm::isa<Q8_0Type, Q4_0Type>(stored))
+    return Q8_0Type::get(ctx);
+  if (llvm::isa<Q4_KType, Q6_KType>(stored))
+    return Q8_KType::get(ctx);
+  return {};
+}
+
+namespace {
+struct GraphActQuantPass
+    : llmc::graph::impl::GraphActQuantBase<GraphActQuantPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (mode != "exact" && mode != "llama.cpp") {
+      getOperation().emitError("graph-act-quant: unknown mode '")
+          << mode << "' (expected exact or llama.cpp)";
+      return signalPassFailure();
+    }
+    getOperation().walk([&](MatmulOp op) {
+      Type act = mode == "exact" ? Type()
+                                 : llamaCppActType(storedElementType(op.getWeight()));
+      if (act)
+        op.setActTypeAttr(TypeAttr::get(act));
+      else
+        op.removeActTypeAttr();
+    });
+  }
+};
+} // namespace

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""llama.cpp as a test oracle: a thin wrapper around test/oracles/llama_cpp.mjs
+(node-llama-cpp's prebuilt CPU binaries; `npm install --omit=optional` in
+test/oracles first). `node` is taken from PATH.
+
+  available()                        -> bool: node and the installed module are there
+  logits(model, ids, steps)          -> (prompt_logits [n, V] float32,
+                                         step_logits [steps, V] float32, generated ids)
+                                        same conventions as ref/hf_torch_ref.reference
+  tokenize(model, strings, specials) -> [[ids], ...]  (no BOS/EOS added)
+  detokenize(model, id_lists, specials) -> [str, ...]
+
+llama.cpp runs with an F32 KV cache, flash attention off, 1 thread, the whole
+prompt in one batch and greedy (first-maximum argmax) decoding.
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ORACLES = os.path.normpath(os.path.join(HERE, "..", "..", "oracles"))
+SCRIPT = os.path.join(ORACLES, "llama_cpp.mjs")
+TIMEOUT = int(os.environ.get("LLMC_TEST_TIMEOUT", "900"))
+
+
+class OracleError(RuntimeError):
+    pass
+
+
+def available():
+    """True when node is on PATH and node-llama-cpp with its prebuilt binaries is installed."""
+    mods = os.path.join(ORACLES, "node_modules")
+    return (shutil.which("node") is not None and os.path.isfile(SCRIPT)
+            and os.path.isfile(os.path.join(mods, "node-llama-cpp", "package.json"))
+            and os.path.isdir(os.path.join(mods, "@node-llama-cpp")))
+
+
+def _run(args):
+    node = shutil.which("node")
+    if node is None:
+        raise OracleError("node not found on PATH")
+    cmd = [node, SCRIPT] + [str(a) for a in args]
+    p = subprocess.run(cmd, cwd=ORACLES, capture_output=True, text=True, timeout=TIMEOUT)
+    if p.returncode != 0:
+        raise OracleError("llama.cpp oracle failed (exit %d): %s\n%s%s"
+                          % (p.returncode, " ".join(cmd), p.stdout, p.stderr))
+    return p
+
+
+def logits(model, ids, steps, threads=1):
+    """-> (prompt_logits [len(ids), V], step_logits [steps, V], generated ids list)."""
+    if not ids:
+        raise ValueError("empty prompt")
+    with tempfile.TemporaryDirectory(prefix="llama_cpp_oracle_") as d:
+        p, s, i = (os.path.join(d, n) for n in ("prompt.npy", "steps.npy", "ids.txt"))
+        _run(["logits", "--model", os.path.abspath(model), "--ids", ",".join(str(int(t)) for t in ids),
+              "--steps", int(steps), "--threads", int(threads),
+              "--out-prompt", p, "--out-steps", s, "--out-ids", i])
+        with open(i) as f:
+            gen = [int(t) for t in f.read().split()]
+        return np.load(p), np.load(s), gen
+
+
+def _json_mode(mode, model, items, specials):
+    with tempfile.TemporaryDirectory(prefix="llama_cpp_oracle_") as d:
+        src, dst = os.path.join(d, "in.json"), os.path.join(d, "out.json")
+        with open(src, "w", encoding="utf-8") as f:
+            json.dump(items, f)
+        _run([mode, "--model", os.path.abspath(model), "--in", src, "--out", dst]
+             + (["--specials"] if specials else []))
+        with open(dst, encoding="utf-8") as f:
+            return json.load(f)
+
+
+def tokenize(model, strings, specials=False):
+    """llama.cpp's tokenizer, no BOS/EOS; specials=True parses special tokens in the text."""
+    return _json_mode("tokenize", model, list(strings), specials)
+
+
+def detokenize(model, id_lists, specials=False):
+    """llama_detokenize of each id list; specials=True renders special tokens as text."""
+    return _json_mode("detokenize", model, [[int(t) for t in l] for l in id_lists], specials)
