@@ -15,7 +15,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -28,7 +32,9 @@ const char *kBenchUsage =
     "\n"
     "Times a prefill of N synthetic tokens (default: 32 or max_seq_len/4,\n"
     "whichever is smaller) and the decoding of --gen tokens after it (default\n"
-    "64), best of R runs (default 3).\n";
+    "64), best of R runs (default 3). Then reports memory: the bytes of\n"
+    "weights.bin (memory-mapped, never copied) and how many of them are\n"
+    "resident, and the process's peak resident set (Linux /proc).\n";
 
 struct BenchOptions {
   std::string dir;
@@ -69,6 +75,42 @@ std::vector<int32_t> syntheticTokens(int64_t n, int64_t vocab, uint64_t salt) {
     id = static_cast<int32_t>((x >> 33) % static_cast<uint64_t>(vocab));
   }
   return ids;
+}
+
+/// Kilobytes of the /proc/self/smaps "Rss:" lines of mappings of `file`
+/// (canonical path), or -1 when /proc is unavailable.
+long long residentKiB(const std::string &file) {
+  std::ifstream smaps("/proc/self/smaps");
+  if (!smaps)
+    return -1;
+  char real[PATH_MAX];
+  if (!::realpath(file.c_str(), real))
+    return -1;
+  long long total = 0;
+  bool inFile = false;
+  std::string line;
+  while (std::getline(smaps, line)) {
+    // A mapping header starts with "start-end " (hex); fields "Name: value".
+    size_t colon = line.find(':');
+    size_t space = line.find(' ');
+    if (space != std::string::npos && (colon == std::string::npos || colon > space)) {
+      size_t slash = line.find('/');
+      inFile = slash != std::string::npos && line.compare(slash, std::string::npos, real) == 0;
+    } else if (inFile && line.rfind("Rss:", 0) == 0) {
+      total += std::atoll(line.c_str() + 4);
+    }
+  }
+  return total;
+}
+
+/// The process's peak resident set in KiB (VmHWM), or -1.
+long long peakResidentKiB() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0)
+      return std::atoll(line.c_str() + 6);
+  return -1;
 }
 
 double now() {
@@ -135,6 +177,12 @@ int bench(const BenchOptions &opts) {
   std::printf("decode: %.1f tok/s (%lld tokens, best of %lld)\n",
               rate(gen, bestDecode), static_cast<long long>(gen),
               static_cast<long long>(opts.repeat));
+  std::string weights = opts.dir + "/weights.bin";
+  std::ifstream wf(weights, std::ios::binary | std::ios::ate);
+  long long weightBytes = wf ? static_cast<long long>(wf.tellg()) : -1;
+  std::printf("memory: weights.bin %lld bytes mapped, %lld KiB resident; "
+              "peak RSS %lld KiB\n",
+              weightBytes, residentKiB(weights), peakResidentKiB());
   std::fflush(stdout);
   return 0;
 }
