@@ -515,12 +515,16 @@ PYBIND11_MODULE(_llmc, m) {
       "compile",
       [](std::shared_ptr<PyModule> module, const std::string &output,
          const std::string &target, const std::string &tokenizer,
-         py::object schedule) {
+         py::object schedule, const std::string &actQuant) {
+        if (actQuant != "exact" && actQuant != "llama.cpp")
+          throw py::value_error("act_quant: expected 'exact' or 'llama.cpp', got '" +
+                                actQuant + "'");
         DiagnosticCollector diags(module->ctx.get());
         llmc::ArtifactOptions options;
         options.outDir = output;
         options.target = target;
         options.tokenizer = tokenizer;
+        options.actQuant = actQuant;
         // Compilation lowers in place: work on a copy.
         auto copy = std::make_shared<PyModule>(module->clone());
         // A Python exception from the schedule is kept and re-raised after
@@ -549,6 +553,7 @@ PYBIND11_MODULE(_llmc, m) {
       },
       py::arg("module"), py::arg("output"), py::arg("target") = "cpu",
       py::arg("tokenizer") = "", py::arg("schedule") = py::none(),
+      py::arg("act_quant") = "exact",
       "Compiles a graph module into an artifact directory; returns its path.");
 
   py::class_<PyRuntime>(m, "Runtime")

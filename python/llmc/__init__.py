@@ -17,9 +17,11 @@ __all__ = ["Error", "Module", "PassManager", "Runtime", "Schedule", "Trace",
            "compile", "import_model", "parse"]
 
 
-def compile(module, output, target="cpu", tokenizer=None, schedule=None):
+def compile(module, output, target="cpu", tokenizer=None, schedule=None, act_quant="exact"):
     """Compiles a graph `module` (left unchanged) into the artifact directory
     `output` for `target`; bundles a llama2.c `tokenizer` file if given.
+    `act_quant="llama.cpp"` rounds matmul activations to each weight's kind
+    as llama.cpp's CPU backend does (docs/numerics.md); "exact" keeps f32.
 
     `schedule`, if given, is called with a Schedule of the module after the
     tl phase (loop nests over buffers), before target lowering; what it does
@@ -29,4 +31,5 @@ def compile(module, output, target="cpu", tokenizer=None, schedule=None):
     if schedule is not None:
         def hook(tl_module):
             schedule(Schedule(tl_module))
-    return _compile(module, str(output), target, str(tokenizer) if tokenizer else "", hook)
+    return _compile(module, str(output), target, str(tokenizer) if tokenizer else "", hook,
+                    act_quant)

@@ -68,3 +68,27 @@ def test_runtime_errors(llmc, stories_artifact, tmp_path, tiny_model):
     with pytest.raises(llmc.Error) as e:
         llmc.compile(llmc.import_model(tiny_model), tmp_path / "t", target="tpu")
     assert "unknown target 'tpu'" in str(e.value)
+
+
+def test_act_quant_equals_cli(llmc, llmc_bin, tmp_path):
+    """compile(act_quant="llama.cpp") is `llmc compile --act-quant llama.cpp`:
+    the same logits to the bit, and not those of exact math."""
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e", "tools"))
+    import make_gguf_model
+    gguf = tmp_path / "q8.gguf"
+    make_gguf_model.make_model(str(gguf), arch="llama", mtype="q8_0", seed=2)
+    ids = [1, 40, 300, 7, 129, 64]
+    compat = llmc.Runtime(llmc.compile(llmc.import_model(str(gguf)), tmp_path / "py",
+                                       act_quant="llama.cpp")).logits(ids)
+    exact = llmc.Runtime(llmc.compile(llmc.import_model(str(gguf)), tmp_path / "ex")).logits(ids)
+    subprocess.run([llmc_bin, "compile", str(gguf), "--act-quant", "llama.cpp", "-o",
+                    str(tmp_path / "cli")], check=True)
+    dump = tmp_path / "p.npy"
+    subprocess.run([llmc_bin, "run", str(tmp_path / "cli"), "--prompt-ids",
+                    ",".join(map(str, ids)), "--max-tokens", "1", "--print-ids",
+                    "--dump-prompt-logits", str(dump)], check=True, stdout=subprocess.PIPE)
+    np.testing.assert_array_equal(compat, np.load(dump))
+    assert np.abs(compat - exact).max() > 1e-4
+    with pytest.raises(ValueError, match="act_quant"):
+        llmc.compile(llmc.import_model(str(gguf)), tmp_path / "bad", act_quant="int4")
