@@ -80,9 +80,11 @@ Value DecoderEmitter::param(StringRef name, ArrayRef<int64_t> shape) {
                                           : Type(graph::Q6_KType::get(ctx));
   auto source =
       graph::ExternalTensorAttr::get(ctx, src.file, src.offset, dtype);
-  // Quantized weights keep their element type: they stay quantized.
+  // Matrices keep their element type: quantized ones stay quantized and
+  // f16/bf16 ones 16-bit (widened inside the loops that read them); vectors
+  // (norms, biases) become f32.
   auto type = RankedTensorType::get(
-      shape, graph::quantBlockBytes(dtype) ? dtype : Type(b.getF32Type()));
+      shape, shape.size() == 2 ? dtype : Type(b.getF32Type()));
   return graph::ParamOp::create(b, loc(name), type, weightsArg,
                                 b.getStringAttr(name), source,
                                 /*blob_offset=*/IntegerAttr());

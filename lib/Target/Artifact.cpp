@@ -160,7 +160,7 @@ static llvm::Expected<std::vector<PlacedParam>> collectParams(ModuleOp module) {
   return params;
 }
 
-/// Writes weights.bin: each parameter converted to f32 at its blob offset.
+/// Writes weights.bin: each parameter at its blob offset, in its type.
 static llvm::Error writeWeights(llvm::ArrayRef<PlacedParam> params,
                                 int64_t totalBytes, llvm::StringRef path) {
   std::error_code ec;
@@ -176,7 +176,9 @@ static llvm::Error writeWeights(llvm::ArrayRef<PlacedParam> params,
     int64_t n = p.type.getNumElements();
     Type dtype = p.source.getDtype();
     bool quantized = graph::quantBlockBytes(dtype) != 0;
-    // Quantized blocks are copied as they are; floats become f32.
+    // Data already in the parameter's type (quantized blocks, f32, 16-bit
+    // matrices) is copied as it is; 16-bit vectors are widened to f32.
+    bool asIs = dtype == p.type.getElementType();
     uint64_t sourceBytes = quantized ? graph::storageBytes(p.type)
                                      : n * (dtype.isF32() ? 4 : 2);
     llvm::StringRef file = p.source.getFile();
@@ -188,7 +190,7 @@ static llvm::Error writeWeights(llvm::ArrayRef<PlacedParam> params,
     if ((*buf)->getBufferSize() != sourceBytes)
       return fileError(file, "tensor '" + p.name + "' is truncated");
     const char *data = (*buf)->getBufferStart();
-    if (dtype.isF32() || quantized) {
+    if (asIs) {
       out.write(data, sourceBytes);
     } else {
       converted.resize(n);
@@ -265,7 +267,9 @@ static llvm::Error writeMetadata(llvm::StringRef path, ModuleOp module,
         j.object([&] {
           j.attribute("name", p.name);
           Type element = p.type.getElementType();
-          j.attribute("dtype", llvm::isa<graph::Q8_0Type>(element)   ? "q8_0"
+          j.attribute("dtype", element.isF16()                     ? "f16"
+                               : element.isBF16()                  ? "bf16"
+                               : llvm::isa<graph::Q8_0Type>(element) ? "q8_0"
                                : llvm::isa<graph::Q4_0Type>(element) ? "q4_0"
                                : llvm::isa<graph::Q6_KType>(element) ? "q6_k"
                                : llvm::isa<graph::Q4_KType>(element) ? "q4_k"

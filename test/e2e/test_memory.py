@@ -1,4 +1,4 @@
-"""Quantized weights stay quantized at run time: the artifact's weights.bin is
+"""Quantized weights stay quantized, and F16/BF16 ones 16-bit, at run time: the artifact's weights.bin is
 no bigger than the GGUF's tensors (plus alignment and the F32 norms), it is
 memory-mapped rather than copied, and after a run the resident part of it is
 at most its size (`llmc bench` reports both from /proc/self/smaps).
@@ -15,7 +15,7 @@ MEM = re.compile(r"memory: weights.bin (\d+) bytes mapped, (-?\d+) KiB resident;
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-@pytest.mark.parametrize("mtype", ["q4_k_m", "q4_0", "q8_0"])
+@pytest.mark.parametrize("mtype", ["q4_k_m", "q4_0", "q8_0", "f16", "bf16"])
 def test_quantized_weights_resident_within_file_size(llmc, tmp_path, mtype):
     gguf = tmp_path / "m.gguf"
     make_gguf_model.make_model(str(gguf), arch="llama", mtype=mtype, tied=False, seed=3)

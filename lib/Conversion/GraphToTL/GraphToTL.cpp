@@ -162,6 +162,13 @@ public:
   ImplicitLocOpBuilder &b;
 };
 
+/// `v` widened to f32 (exactly) when it is an f16 or bf16 weight element.
+static Value toF32(ImplicitLocOpBuilder &b, Value v) {
+  if (v.getType().isF32())
+    return v;
+  return arith::ExtFOp::create(b, b.getF32Type(), v);
+}
+
 /// The identity map over the first `rank` of `numIters` variables, offset by
 /// `first`: (d0..dn) -> (d_first, ..., d_{first+rank-1}).
 static AffineMap dimsMap(NestBuilder &nb, unsigned numIters, unsigned first,
@@ -445,8 +452,9 @@ struct EmbeddingLowering : GraphLowering<EmbeddingOp> {
                  [&](ImplicitLocOpBuilder &b, ValueRange it) {
                    Value v =
                        reader ? reader->value(b, it)
-                              : nb.load(table, nb.map(3, {nb.d(1), nb.d(2)}),
-                                        it);
+                              : toF32(b, nb.load(table,
+                                                 nb.map(3, {nb.d(1), nb.d(2)}),
+                                                 it));
                    nb.store(v, out, nb.map(3, {nb.d(0), nb.d(2)}), it);
                  });
       });
@@ -788,7 +796,8 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
       nb.block(
           "matmul", ivs, kinds, {{x, xMap}, {w, wMap}}, {{out, outMap}},
           [&](ImplicitLocOpBuilder &b, ValueRange it) {
-            Value a = nb.load(x, xMap, it), c = nb.load(w, wMap, it);
+            Value a = nb.load(x, xMap, it);
+            Value c = toF32(b, nb.load(w, wMap, it));
             Value acc = nb.load(out, outMap, it);
             Value p = arith::MulFOp::create(b, a, c);
             nb.store(arith::AddFOp::create(b, acc, p), out, outMap, it);

@@ -245,3 +245,27 @@ func.func @matmul_act_q8_k(%x: tensor<?x256xf32>, %w: tensor<2x256x!graph.q4_k>)
   %0 = graph.matmul %x, %w {act_type = !graph.q8_k} : tensor<?x256xf32>, tensor<2x256x!graph.q4_k> -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
+
+// -----
+
+// f16 / bf16 weights stay 16-bit in memory and are widened (exactly) inside
+// the product and the gather.
+// CHECK-LABEL: func.func @matmul_f16_weight
+// CHECK-SAME: memref<4x64xf16>
+// CHECK: tl.block "matmul"
+// CHECK: arith.extf %{{[a-z0-9_]+}} : f16 to f32
+// CHECK: arith.mulf
+func.func @matmul_f16_weight(%x: tensor<?x64xf32>, %w: tensor<4x64xf16>) -> tensor<?x4xf32> {
+  %0 = graph.matmul %x, %w : tensor<?x64xf32>, tensor<4x64xf16> -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @embedding_bf16
+// CHECK: tl.block "embedding"
+// CHECK: arith.extf %{{[a-z0-9_]+}} : bf16 to f32
+func.func @embedding_bf16(%t: tensor<10x64xbf16>, %ids: tensor<?xi32>) -> tensor<?x64xf32> {
+  %0 = graph.embedding %t[%ids] : tensor<10x64xbf16>, tensor<?xi32> -> tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}

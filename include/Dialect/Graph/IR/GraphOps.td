@@ -9,7 +9,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
 def Graph_F32Tensor : RankedTensorOf<[F32]>;
-def Graph_WeightTensor : RankedTensorOf<[F32, Graph_Q8_0Type, Graph_Q4_0Type, Graph_Q6_KType, Graph_Q4_KType]>;
+def Graph_WeightTensor : RankedTensorOf<[F32, F16, BF16, Graph_Q8_0Type, Graph_Q4_0Type, Graph_Q6_KType, Graph_Q4_KType]>;
 
 def Graph_ParamOp : Graph_Op<"param", [Pure]> {
   let summary = "a named external parameter";

@@ -33,14 +33,20 @@ LogicalResult ParamOp::verify() {
            << type.getShape().back();
   if (auto source = getSourceAttr()) {
     Type dtype = source.getDtype();
-    bool ok = quantized ? dtype == element
-                        : (dtype.isF32() || dtype.isF16() || dtype.isBF16());
+    // Quantized and 16-bit parameters keep their stored type; f32 ones may
+    // be widened from f16/bf16 by the artifact writer.
+    bool ok = element.isF32()
+                  ? (dtype.isF32() || dtype.isF16() || dtype.isBF16())
+                  : dtype == element;
     if (!ok)
       return emitOpError("parameter '")
              << getName() << "' is stored as " << dtype
              << (quantized ? "; a quantized parameter is stored as its own "
                              "element type"
-                           : "; supported stored types are f32, f16 and bf16");
+                           : element.isF32()
+                               ? "; supported stored types are f32, f16 and bf16"
+                               : "; a 16-bit parameter is stored as its own "
+                                 "element type");
   }
   if (auto offset = getBlobOffset())
     if (*offset < 0)
