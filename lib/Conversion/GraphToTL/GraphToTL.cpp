@@ -229,14 +229,24 @@ class QuantReader {
 public:
   QuantReader(NestBuilder &nb, Type element, Value w, unsigned numIters,
               unsigned rowPos, AffineExpr kIdx)
-      : nb(nb), w(w), kMap(nb.map(numIters, {kIdx})) {
+      : QuantReader(nb, element, w, numIters, rowPos,
+                    kIdx.floorDiv(quantBlockElements(element)),
+                    kIdx % quantBlockElements(element)) {}
+
+  /// The same with k given as its block and its position in the block
+  /// (`within` < the block's element count): simpler maps when a nest
+  /// iterates over blocks.
+  QuantReader(NestBuilder &nb, Type element, Value w, unsigned numIters,
+              unsigned rowPos, AffineExpr blockIdx, AffineExpr within)
+      : nb(nb), w(w),
+        kMap(nb.map(numIters,
+                    {blockIdx * quantBlockElements(element) + within})) {
     int64_t blockBytes = quantBlockBytes(element);
     q4 = llvm::isa<Q4_0Type>(element);
     q6k = llvm::isa<Q6_KType>(element);
     q4k = llvm::isa<Q4_KType>(element);
     AffineExpr nIdx = nb.d(rowPos);
-    int64_t blockElems = quantBlockElements(element);
-    AffineExpr blockStart = kIdx.floorDiv(blockElems) * blockBytes;
+    AffineExpr blockStart = blockIdx * blockBytes;
     // Where the f16 scale d sits in the block.
     int64_t dAt = q6k ? 208 : 0;
     loMap = nb.map(numIters, {nIdx, blockStart + dAt});
@@ -248,18 +258,18 @@ public:
     // ql[64h + 32(g%2) + l] (nibble g/2), the high 2 bits from
     // qh[32h + l] (bits 2g), the int8 sub-scale from
     // scales[8h + l/16 + 2g].
-    AffineExpr half = (kIdx % 256).floorDiv(128);
-    AffineExpr quarter = (kIdx % 128).floorDiv(32);
-    AffineExpr lane = kIdx % 32;
+    AffineExpr half = within.floorDiv(128);
+    AffineExpr quarter = (within % 128).floorDiv(32);
+    AffineExpr lane = within % 32;
     // Q4_K (ggml's dequantize_row_q4_K): sub-block j = (k%256)/32 uses
     // byte qs[32(j/2) + l] (low nibble for even j), with the 6-bit scale
     // and min of j packed in scales[j%4], scales[j%4+4], scales[j%4+8].
-    AffineExpr sub = (kIdx % 256).floorDiv(32);
+    AffineExpr sub = within.floorDiv(32);
     qMap = nb.map(
         numIters, {nIdx, q6k   ? blockStart + half * 64 + (quarter % 2) * 32 + lane
                   : q4k ? blockStart + 16 + sub.floorDiv(2) * 32 + lane
-                  : q4  ? blockStart + 2 + kIdx % 16
-                        : blockStart + 2 + kIdx % 32});
+                  : q4  ? blockStart + 2 + within % 16
+                        : blockStart + 2 + within});
     minLoMap = nb.map(numIters, {nIdx, blockStart + 2});
     minHiMap = nb.map(numIters, {nIdx, blockStart + 3});
     sAMap = nb.map(numIters, {nIdx, blockStart + 4 + sub % 4});
@@ -278,6 +288,17 @@ public:
     intList.push_back({w, qMap});
     if (q6k)
       intList.push_back({w, qhMap});
+    superList.push_back({w, loMap});
+    superList.push_back({w, hiMap});
+    if (q4k) {
+      superList.push_back({w, minLoMap});
+      superList.push_back({w, minHiMap});
+    }
+    if (q6k)
+      subScaleList.push_back({w, scMap});
+    if (q4k)
+      for (AffineMap m : {sAMap, sBMap, sCMap})
+        subScaleList.push_back({w, m});
     for (AffineMap m : {loMap, hiMap, qMap})
       list.push_back({w, m});
     if (q6k)
@@ -294,6 +315,10 @@ public:
   ArrayRef<Access> intAccesses() const { return intList; }
   /// The regions scale reads.
   ArrayRef<Access> scaleAccesses() const { return scaleList; }
+  /// The regions subScale reads (Q4_K, Q6_K).
+  ArrayRef<Access> subScaleAccesses() const { return subScaleList; }
+  /// The regions superScales reads: d (and dmin) of the super-block.
+  ArrayRef<Access> superScaleAccesses() const { return superList; }
 
   /// The integer of the element at the block instance `it`, as i32, with
   /// the block's offset applied: Q8_0 as stored, Q4_0 nibble - 8, Q4_K the
@@ -302,8 +327,10 @@ public:
     return arith::ExtSIOp::create(b, b.getI32Type(), int8Value(b, it));
   }
 
-  /// intValue as the i8 it fits in.
-  Value int8Value(ImplicitLocOpBuilder &b, ValueRange it) {
+  /// intValue as the i8 it fits in; `withOffset = false` leaves Q6_K's
+  /// values unsigned (0..63), as ggml's integer kernels use them.
+  Value int8Value(ImplicitLocOpBuilder &b, ValueRange it,
+                  bool withOffset = true) {
     Type i8 = b.getI8Type();
     Value byte = nb.load(w, qMap, it);
     Value k = kValue(b, it);
@@ -326,9 +353,9 @@ public:
       Value qh = nb.load(w, qhMap, it);
       Value high = arith::AndIOp::create(
           b, arith::ShRUIOp::create(b, qh, shiftOf(128, 32, 2)), c8(b, 3));
-      q = arith::SubIOp::create(
-          b, arith::OrIOp::create(b, low, arith::ShLIOp::create(b, high, c8(b, 4))),
-          c8(b, 32));
+      q = arith::OrIOp::create(b, low, arith::ShLIOp::create(b, high, c8(b, 4)));
+      if (withOffset)
+        q = arith::SubIOp::create(b, q, c8(b, 32));
     } else if (q4) {
       // (byte >> ((k % 32) / 16 * 4)) & 15, minus 8.
       Value nib = arith::AndIOp::create(
@@ -351,7 +378,19 @@ public:
     }
     if (!q4k)
       return {d, Value()};
-    // The 6-bit scale and min of sub-block j (get_scale_min_k4).
+    auto [sc, m] = subScale(b, it);
+    Value dmin = loadHalf(b, it, minLoMap, minHiMap);
+    return {arith::MulFOp::create(b, d, arith::UIToFPOp::create(b, f32, sc)),
+            arith::MulFOp::create(b, dmin, arith::UIToFPOp::create(b, f32, m))};
+  }
+
+  /// The integer scale of the element's group, as i32: Q4_K's 6-bit scale
+  /// and min of its 32-wide sub-block (ggml's get_scale_min_k4), Q6_K's int8
+  /// scale of its 16-wide group (second value null).
+  std::pair<Value, Value> subScale(ImplicitLocOpBuilder &b, ValueRange it) {
+    Type i32 = b.getI32Type();
+    if (q6k)
+      return {arith::ExtSIOp::create(b, i32, nb.load(w, scMap, it)), Value()};
     Value a = nb.load(w, sAMap, it), bb = nb.load(w, sBMap, it);
     Value c = nb.load(w, sCMap, it);
     Value c63 = c8(b, 63), c15 = c8(b, 15), c4 = c8(b, 4), c6 = c8(b, 6);
@@ -370,9 +409,13 @@ public:
         arith::CmpIOp::create(b, arith::CmpIPredicate::uge, j, nb.index(4));
     Value sc = arith::SelectOp::create(b, upper, scHigh, scLow);
     Value m = arith::SelectOp::create(b, upper, mHigh, mLow);
-    Value dmin = loadHalf(b, it, minLoMap, minHiMap);
-    return {arith::MulFOp::create(b, d, arith::UIToFPOp::create(b, f32, sc)),
-            arith::MulFOp::create(b, dmin, arith::UIToFPOp::create(b, f32, m))};
+    return {arith::ExtUIOp::create(b, i32, sc), arith::ExtUIOp::create(b, i32, m)};
+  }
+
+  /// The super-block's f16 scales as f32: d, and dmin for Q4_K (else null).
+  std::pair<Value, Value> superScales(ImplicitLocOpBuilder &b, ValueRange it) {
+    Value d = loadHalf(b, it, loMap, hiMap);
+    return {d, q4k ? loadHalf(b, it, minLoMap, minHiMap) : Value()};
   }
 
   /// The element at the block instance `it`, as f32.
@@ -413,7 +456,7 @@ private:
   bool q4 = false, q6k = false, q4k = false;
   AffineMap loMap, hiMap, qMap, qhMap, scMap, minLoMap, minHiMap, sAMap, sBMap,
       sCMap;
-  SmallVector<Access> list, intList, scaleList;
+  SmallVector<Access> list, intList, scaleList, subScaleList, superList;
 };
 
 //===----------------------------------------------------------------------===//
@@ -589,16 +632,16 @@ static Value roundActivations(NestBuilder &nb, Value x, Type act) {
 
 /// Activations quantized to 8-bit blocks like llama.cpp's
 /// quantize_row_q8_0 / quantize_row_q8_K: per row, `values` [.., K] i8,
-/// `scales` [.., K/block] f32 and, when asked for, `sums32` [.., K/32] i32
-/// (sums of 32 consecutive values, ggml's bsums pairwise).
+/// `scales` [.., K/block] f32 and, when asked for, `sums` [.., K/sumWidth]
+/// i32 (sums of consecutive values: ggml's bsums for a width of 16).
 struct QuantizedActivations {
-  Value values, scales, sums32;
+  Value values, scales, sums;
   int64_t block;
 };
 
 static QuantizedActivations quantizeActivations(NestBuilder &nb, Value x,
                                                 int64_t k, Type act,
-                                                bool wantSums) {
+                                                int64_t sumWidth) {
   ImplicitLocOpBuilder &b = nb.b;
   Type f32 = b.getF32Type(), i8 = b.getI8Type(), i32 = b.getI32Type();
   bool q8k = llvm::isa<Q8_KType>(act);
@@ -708,24 +751,24 @@ static QuantizedActivations quantizeActivations(NestBuilder &nb, Value x,
                });
     });
   }
-  if (wantSums) {
-    qa.sums32 = allocLike(nb, x, k / 32, i32);
+  if (sumWidth) {
+    qa.sums = allocLike(nb, x, k / sumWidth, i32);
     unsigned n = lead + 2;
-    AffineMap qMap = leadMap(nb, n, lead, {nb.d(lead) * 32 + nb.d(lead + 1)});
+    AffineMap qMap = leadMap(nb, n, lead, {nb.d(lead) * sumWidth + nb.d(lead + 1)});
     AffineMap sMap = leadMap(nb, n, lead, {nb.d(lead)});
-    nb.nest(withLead({nb.index(k / 32), nb.index(32)}), LoopKind::parallel,
+    nb.nest(withLead({nb.index(k / sumWidth), nb.index(sumWidth)}), LoopKind::parallel,
             [&](ValueRange ivs) {
       nb.block(
           "act_sum", ivs, kinds({IterKind::spatial, IterKind::reduce}),
-          {{qa.values, qMap}}, {{qa.sums32, sMap}},
+          {{qa.values, qMap}}, {{qa.sums, sMap}},
           [&](ImplicitLocOpBuilder &b, ValueRange it) {
             Value q = arith::ExtSIOp::create(b, i32, nb.load(qa.values, qMap, it));
-            nb.store(arith::AddIOp::create(b, nb.load(qa.sums32, sMap, it), q),
-                     qa.sums32, sMap, it);
+            nb.store(arith::AddIOp::create(b, nb.load(qa.sums, sMap, it), q),
+                     qa.sums, sMap, it);
           },
           [&](ImplicitLocOpBuilder &b, ValueRange it) {
             nb.store(arith::ConstantOp::create(b, b.getI32IntegerAttr(0)),
-                     qa.sums32, sMap, it);
+                     qa.sums, sMap, it);
           });
     });
   }
@@ -810,103 +853,325 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     return success();
   }
 
-  /// The llama.cpp-style product with 8-bit activations: per group of
-  /// weight elements that share a scale (16 for Q6_K, else 32), an i32 dot
-  /// product of the weight's integers with the activation's
-  /// ("matmul_idot"), then one f32 step per group ("matmul_iscale"):
-  ///   out += (w_scale * a_scale) * isum                 (Q8_0, Q4_0, Q6_K)
-  ///   out += a_scale * (w_scale * isum - w_min * asum)  (Q4_K)
-  /// where asum is the sum of the group's activation integers.
+  /// The llama.cpp-style product with 8-bit activations. The integer dot
+  /// products are exact; the f32 steps around them follow the kernels
+  /// ggml's CPU backend runs on x86 for each weight type, so that the
+  /// result matches llama.cpp's to the bit:
+  /// - Q4_0 and Q4_K with a multiple of 8 rows are repacked by ggml
+  ///   (block_q4_0x8 / block_q4_Kx8): one FMA chain per output (repackChain);
+  /// - Q8_0, Q6_K (and unrepacked Q4_0) use ggml_vec_dot_*: eight lanes of
+  ///   four consecutive elements per block, summed at the end (laneDot).
   Value lowerIntegerDot(NestBuilder &nb, MatmulOp op, Value x, Value w,
                         Type act) const {
+    Type wElement = op.getWeight().getType().getElementType();
+    int64_t k = op.getWeight().getType().getShape().back();
+    int64_t rows = op.getWeight().getType().getShape().front();
+    bool q4k = llvm::isa<Q4_KType>(wElement);
+    bool q6k = llvm::isa<Q6_KType>(wElement);
+    QuantizedActivations qa =
+        quantizeActivations(nb, x, k, act, q6k ? 16 : 0);
+    Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
+    bool repacked = llvm::isa<Q4_0Type, Q4_KType>(wElement) && rows % 8 == 0;
+    if (repacked || q4k)
+      repackChain(nb, op, x, w, qa, out);
+    else
+      laneDot(nb, op, x, w, qa, out);
+    return out;
+  }
+
+  /// A one-element scratch buffer (memref<1xT>): per-output state that is
+  /// consumed within the iteration of the output that produced it.
+  static Value scratch(NestBuilder &nb, Type element) {
+    return nb.alloc(MemRefType::get({1}, element), {});
+  }
+
+  /// ggml's repacked kernels (ggml_gemv/gemm_q4_0_8x8_q8_0,
+  /// ggml_gemv/gemm_q4_K_8x8_q8_K). Q4_0: per 32-block
+  /// `acc = fma(isum, d_w * d_a, acc)`. Q4_K: integer sums of
+  /// `scale * w * a` and `min * asum32` per 64 elements; prompt rows in full
+  /// groups of four (gemm) take one FMA step per 64 elements, the others
+  /// (gemv) one per 256-element super-block; result `acc - acc_min`.
+  void repackChain(NestBuilder &nb, MatmulOp op, Value x, Value w,
+                   const QuantizedActivations &qa, Value out) const {
     ImplicitLocOpBuilder &b = nb.b;
     Type wElement = op.getWeight().getType().getElementType();
     int64_t k = op.getWeight().getType().getShape().back();
     int64_t rows = op.getWeight().getType().getShape().front();
     unsigned lead = llvm::cast<MemRefType>(x.getType()).getRank() - 1;
     bool q4k = llvm::isa<Q4_KType>(wElement);
-    int64_t group = llvm::isa<Q6_KType>(wElement) ? 16 : 32;
-    QuantizedActivations qa = quantizeActivations(nb, x, k, act, q4k);
-
-    Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
-    Value isum = allocLike(nb, x, rows, b.getI32Type());
+    Type i32 = b.getI32Type(), f32 = b.getF32Type();
+    // Iteration: (lead..., n, blk, c, i) with element c * group + i of
+    // block blk; Q4_0: 32-blocks, c = 0; Q4_K: 256-blocks of 4 groups of 64.
+    int64_t group = q4k ? 64 : 32, block = q4k ? 256 : 32;
     SmallVector<Value> ubs = nb.sizes(x);
+    Value seq = ubs.front();
     ubs.pop_back();
     ubs.push_back(nb.index(rows));
-    ubs.push_back(nb.index(k / group));
-    // (lead..., n, g, i): weight column g * group + i.
-    unsigned nDot = lead + 3, nScale = lead + 2;
-    AffineExpr col = nb.d(lead + 1) * group + nb.d(lead + 2);
-    AffineMap aDot = leadMap(nb, nDot, lead, {col});
-    AffineMap sumDot = leadMap(nb, nDot, lead, {nb.d(lead)});
-    QuantReader dotReader(nb, wElement, w, nDot, lead, col);
+    ubs.push_back(nb.index(k / block));
+    ubs.push_back(nb.index(block / group));
+    Value isum = scratch(nb, i32), msum;
+    Value acc = scratch(nb, f32), accMin, isb, msb;
+    if (q4k) {
+      msum = scratch(nb, i32);
+      accMin = scratch(nb, f32);
+      isb = scratch(nb, i32);
+      msb = scratch(nb, i32);
+    }
+    unsigned nDot = lead + 4, nScale = lead + 3;
+    AffineExpr blk = nb.d(lead + 1), c = nb.d(lead + 2);
+    AffineExpr within = c * group + nb.d(lead + 3);
+    AffineMap aDot = leadMap(nb, nDot, lead, {blk * block + within});
+    AffineMap one = nb.map(nDot, {nb.c(0)}), oneS = nb.map(nScale, {nb.c(0)});
+    QuantReader dotReader(nb, wElement, w, nDot, lead, blk, within);
     SmallVector<Access> dotReads = {{qa.values, aDot}};
     llvm::append_range(dotReads, dotReader.intAccesses());
-    SmallVector<IterKind> dotKinds(lead + 2, IterKind::spatial);
-    dotKinds.push_back(IterKind::reduce);
-    // (lead..., n, g): the group's scales.
-    AffineMap sumScale = leadMap(nb, nScale, lead, {nb.d(lead)});
-    AffineMap aScale = leadMap(
-        nb, nScale, lead, {(nb.d(lead + 1) * group).floorDiv(qa.block)});
-    AffineMap a32Scale = leadMap(nb, nScale, lead, {nb.d(lead + 1)});
-    QuantReader scaleReader(nb, wElement, w, nScale, lead,
-                            nb.d(lead + 1) * group);
-    SmallVector<Access> scaleReads = {{isum, sumScale}, {qa.scales, aScale}};
+    llvm::append_range(dotReads, dotReader.subScaleAccesses());
+    SmallVector<Access> dotWrites = {{isum, one}};
     if (q4k)
-      scaleReads.push_back({qa.sums32, a32Scale});
-    llvm::append_range(scaleReads, scaleReader.scaleAccesses());
+      dotWrites.push_back({msum, one});
+    SmallVector<IterKind> dotKinds(lead + 3, IterKind::spatial);
+    dotKinds.push_back(IterKind::reduce);
+    AffineMap aScale = leadMap(nb, nScale, lead, {(blk * block).floorDiv(qa.block)});
+    QuantReader scaleReader(nb, wElement, w, nScale, lead, blk, c * group);
+    SmallVector<Access> scaleReads = {{isum, oneS}, {qa.scales, aScale}};
+    llvm::append_range(scaleReads, scaleReader.superScaleAccesses());
+    AffineMap outMap = leadMap(nb, nScale, lead, {nb.d(lead)});
+    SmallVector<Access> scaleWrites = {{out, outMap}, {acc, oneS}};
+    if (q4k) {
+      scaleReads.push_back({msum, oneS});
+      for (Value v : {accMin, isb, msb})
+        scaleWrites.push_back({v, oneS});
+    }
     SmallVector<IterKind> scaleKinds(lead + 1, IterKind::spatial);
-    scaleKinds.push_back(IterKind::reduce);
+    scaleKinds.append({IterKind::reduce, IterKind::reduce});
+    Value zero32 = arith::ConstantOp::create(b, b.getI32IntegerAttr(0));
 
     nb.nest(ubs, LoopKind::parallel, [&](ValueRange ivs) {
-      // The group variable is spatial here: each group's dot product
-      // starts from zero (init) and is consumed by matmul_iscale before
-      // the next group overwrites it.
+      // The block and group variables are spatial for the dot product:
+      // each group's sums start from zero (init) and are consumed by
+      // matmul_iscale in the same iteration.
       nb.loop(nb.index(group), LoopKind::serial, [&](Value i) {
         SmallVector<Value> dotIvs(ivs);
         dotIvs.push_back(i);
         nb.block(
-            "matmul_idot", dotIvs, dotKinds, dotReads, {{isum, sumDot}},
+            "matmul_idot", dotIvs, dotKinds, dotReads, dotWrites,
             [&](ImplicitLocOpBuilder &b, ValueRange it) {
-              Value a = arith::ExtSIOp::create(b, b.getI32Type(),
-                                               nb.load(qa.values, aDot, it));
+              Value a = arith::ExtSIOp::create(b, i32, nb.load(qa.values, aDot, it));
               Value p = arith::MulIOp::create(b, a, dotReader.intValue(b, it));
-              nb.store(arith::AddIOp::create(b, nb.load(isum, sumDot, it), p),
-                       isum, sumDot, it);
+              if (q4k) {
+                auto [sc, m] = dotReader.subScale(b, it);
+                p = arith::MulIOp::create(b, p, sc);
+                Value pm = arith::MulIOp::create(b, a, m);
+                nb.store(arith::AddIOp::create(b, nb.load(msum, one, it), pm),
+                         msum, one, it);
+              }
+              nb.store(arith::AddIOp::create(b, nb.load(isum, one, it), p),
+                       isum, one, it);
             },
             [&](ImplicitLocOpBuilder &b, ValueRange it) {
-              nb.store(arith::ConstantOp::create(b, b.getI32IntegerAttr(0)),
-                       isum, sumDot, it);
+              nb.store(zero32, isum, one, it);
+              if (q4k)
+                nb.store(zero32, msum, one, it);
             });
       });
-      AffineMap outMap = leadMap(nb, nScale, lead, {nb.d(lead)});
       nb.block(
-          "matmul_iscale", ivs, scaleKinds, scaleReads, {{out, outMap}},
+          "matmul_iscale", ivs, scaleKinds, scaleReads, scaleWrites,
           [&](ImplicitLocOpBuilder &b, ValueRange it) {
-            Type f32 = b.getF32Type();
-            auto [mul, sub] = scaleReader.scale(b, it);
+            auto [d, dmin] = scaleReader.superScales(b, it);
             Value ad = nb.load(qa.scales, aScale, it);
-            Value s = arith::SIToFPOp::create(b, f32, nb.load(isum, sumScale, it));
-            Value term;
-            if (q4k) {
-              Value asum = arith::SIToFPOp::create(
-                  b, f32, nb.load(qa.sums32, a32Scale, it));
-              term = arith::MulFOp::create(
-                  b, ad,
-                  arith::SubFOp::create(b, arith::MulFOp::create(b, mul, s),
-                                        arith::MulFOp::create(b, sub, asum)));
-            } else {
-              term = arith::MulFOp::create(
-                  b, arith::MulFOp::create(b, mul, ad), s);
+            Value s = nb.load(isum, oneS, it);
+            Value dd = arith::MulFOp::create(b, d, ad);
+            Value prev = nb.load(acc, oneS, it);
+            if (!q4k) {
+              Value next = math::FmaOp::create(
+                  b, arith::SIToFPOp::create(b, f32, s), dd, prev);
+              nb.store(next, acc, oneS, it);
+              nb.store(next, out, outMap, it);
+              return;
             }
-            Value acc = nb.load(out, outMap, it);
-            nb.store(arith::AddFOp::create(b, acc, term), out, outMap, it);
+            Value ms = nb.load(msum, oneS, it);
+            Value dm = arith::MulFOp::create(b, dmin, ad);
+            Value prevMin = nb.load(accMin, oneS, it);
+            // gemm rows: the first seq - seq % 4 rows when seq > 3.
+            Value full = arith::SubIOp::create(
+                b, seq, arith::RemUIOp::create(b, seq, nb.index(4)));
+            Value gemm = arith::AndIOp::create(
+                b,
+                arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, seq,
+                                      nb.index(3)),
+                arith::CmpIOp::create(b, arith::CmpIPredicate::ult, it[0], full));
+            // gemv rows: integer sums over the super-block, one FMA step
+            // at its last group.
+            Value cv = it[lead + 2];
+            Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, cv,
+                                                nb.index(0));
+            Value last = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, cv,
+                                               nb.index(block / group - 1));
+            Value sb = arith::AddIOp::create(
+                b, arith::SelectOp::create(b, first, zero32, nb.load(isb, oneS, it)), s);
+            Value mb = arith::AddIOp::create(
+                b, arith::SelectOp::create(b, first, zero32, nb.load(msb, oneS, it)), ms);
+            nb.store(sb, isb, oneS, it);
+            nb.store(mb, msb, oneS, it);
+            Value step = arith::OrIOp::create(b, gemm, last);
+            Value iv = arith::SelectOp::create(b, gemm, s, sb);
+            Value mv = arith::SelectOp::create(b, gemm, ms, mb);
+            Value nextAcc = math::FmaOp::create(
+                b, arith::SIToFPOp::create(b, f32, iv), dd, prev);
+            Value nextMin = math::FmaOp::create(
+                b, arith::SIToFPOp::create(b, f32, mv), dm, prevMin);
+            nextAcc = arith::SelectOp::create(b, step, nextAcc, prev);
+            nextMin = arith::SelectOp::create(b, step, nextMin, prevMin);
+            nb.store(nextAcc, acc, oneS, it);
+            nb.store(nextMin, accMin, oneS, it);
+            nb.store(arith::SubFOp::create(b, nextAcc, nextMin), out, outMap, it);
           },
           [&](ImplicitLocOpBuilder &b, ValueRange it) {
-            nb.store(nb.f32(0.0), out, outMap, it);
+            nb.store(nb.f32(0.0), acc, oneS, it);
+            if (q4k)
+              nb.store(nb.f32(0.0), accMin, oneS, it);
           });
     });
-    return out;
+  }
+
+  /// ggml_vec_dot_q8_0_q8_0 / _q4_0_q8_0 / _q6_K_q8_K (x86): per block d =
+  /// d_w * d_a and eight int32 lanes, lane l summing elements 4l..4l+3 of
+  /// each 32-element run of the block (Q6_K: `scale * q` with q in 0..63,
+  /// minus 32 * (scale * asum16) of two 16-groups per lane);
+  /// `acc_l = fma(d, lane_l, acc_l)`, then
+  /// ((acc0+acc4)+(acc2+acc6)) + ((acc1+acc5)+(acc3+acc7)).
+  void laneDot(NestBuilder &nb, MatmulOp op, Value x, Value w,
+               const QuantizedActivations &qa, Value out) const {
+    ImplicitLocOpBuilder &b = nb.b;
+    Type wElement = op.getWeight().getType().getElementType();
+    int64_t k = op.getWeight().getType().getShape().back();
+    int64_t rows = op.getWeight().getType().getShape().front();
+    unsigned lead = llvm::cast<MemRefType>(x.getType()).getRank() - 1;
+    bool q6k = llvm::isa<Q6_KType>(wElement);
+    Type i32 = b.getI32Type(), f32 = b.getF32Type();
+    int64_t block = q6k ? 256 : 32;
+    SmallVector<Value> ubs = nb.sizes(x);
+    ubs.pop_back();
+    ubs.push_back(nb.index(rows));
+    Value isum = scratch(nb, i32);
+    Value lanes = nb.alloc(MemRefType::get({8}, f32), {});
+    // (lead..., n, blk, l, [half, run,] i): column
+    // blk * block [+ 128 half + 32 run] + 4 l + i.
+    unsigned nScale = lead + 3;
+    unsigned nDot = nScale + (q6k ? 3 : 1);
+    AffineExpr blk = nb.d(lead + 1), l = nb.d(lead + 2);
+    AffineExpr within = q6k ? nb.d(lead + 3) * 128 + nb.d(lead + 4) * 32 +
+                                  l * 4 + nb.d(lead + 5)
+                            : l * 4 + nb.d(lead + 3);
+    AffineMap aDot = leadMap(nb, nDot, lead, {blk * block + within});
+    AffineMap one = nb.map(nDot, {nb.c(0)}), oneS = nb.map(nScale, {nb.c(0)});
+    QuantReader dotReader(nb, wElement, w, nDot, lead, blk, within);
+    SmallVector<Access> dotReads = {{qa.values, aDot}};
+    llvm::append_range(dotReads, dotReader.intAccesses());
+    llvm::append_range(dotReads, dotReader.subScaleAccesses());
+    SmallVector<IterKind> dotKinds(lead + 3, IterKind::spatial);
+    dotKinds.append(nDot - nScale, IterKind::reduce);
+    // (lead..., n, blk, l): the lane's f32 step.
+    AffineMap aScale = leadMap(nb, nScale, lead, {(blk * block).floorDiv(qa.block)});
+    AffineMap laneMap = nb.map(nScale, {l});
+    QuantReader scaleReader(nb, wElement, w, nScale, lead, blk, nb.c(0));
+    // Q6_K: the int8 scales (bytes 192 + s of the super-block) and the
+    // activation sums of the 16-groups s = 2l and 2l+1.
+    AffineMap sc0 = nb.map(nScale, {nb.d(lead), blk * 210 + 192 + l * 2});
+    AffineMap sc1 = nb.map(nScale, {nb.d(lead), blk * 210 + 193 + l * 2});
+    AffineMap sum0 = leadMap(nb, nScale, lead, {blk * 16 + l * 2});
+    AffineMap sum1 = leadMap(nb, nScale, lead, {blk * 16 + l * 2 + 1});
+    SmallVector<Access> scaleReads = {{isum, oneS}, {qa.scales, aScale}};
+    llvm::append_range(scaleReads, scaleReader.superScaleAccesses());
+    if (q6k) {
+      scaleReads.push_back({w, sc0});
+      scaleReads.push_back({w, sc1});
+      scaleReads.push_back({qa.sums, sum0});
+      scaleReads.push_back({qa.sums, sum1});
+    }
+    SmallVector<IterKind> scaleKinds(lead + 1, IterKind::spatial);
+    scaleKinds.push_back(IterKind::reduce);
+    scaleKinds.push_back(IterKind::spatial);
+
+    nb.nest(ubs, LoopKind::parallel, [&](ValueRange outer) {
+      nb.loop(nb.index(k / block), LoopKind::serial, [&](Value vb) {
+        nb.loop(nb.index(8), LoopKind::serial, [&](Value vl) {
+          SmallVector<Value> scaleIvs(outer);
+          scaleIvs.push_back(vb);
+          scaleIvs.push_back(vl);
+          SmallVector<Value> inner = q6k ? SmallVector<Value>{nb.index(2), nb.index(4), nb.index(4)}
+                                         : SmallVector<Value>{nb.index(4)};
+          nb.nest(inner, LoopKind::serial, [&](ValueRange red) {
+            SmallVector<Value> dotIvs(scaleIvs);
+            llvm::append_range(dotIvs, red);
+            nb.block(
+                "matmul_idot", dotIvs, dotKinds, dotReads, {{isum, one}},
+                [&](ImplicitLocOpBuilder &b, ValueRange it) {
+                  Value a = arith::ExtSIOp::create(b, i32, nb.load(qa.values, aDot, it));
+                  Value q = arith::ExtSIOp::create(
+                      b, i32, dotReader.int8Value(b, it, /*withOffset=*/!q6k));
+                  if (q6k)
+                    q = arith::MulIOp::create(b, q, dotReader.subScale(b, it).first);
+                  Value p = arith::MulIOp::create(b, a, q);
+                  nb.store(arith::AddIOp::create(b, nb.load(isum, one, it), p),
+                           isum, one, it);
+                },
+                [&](ImplicitLocOpBuilder &b, ValueRange it) {
+                  nb.store(arith::ConstantOp::create(b, b.getI32IntegerAttr(0)),
+                           isum, one, it);
+                });
+          });
+          nb.block(
+              "matmul_iscale", scaleIvs, scaleKinds, scaleReads, {{lanes, laneMap}},
+              [&](ImplicitLocOpBuilder &b, ValueRange it) {
+                Value d = scaleReader.superScales(b, it).first;
+                Value ad = nb.load(qa.scales, aScale, it);
+                Value lane = nb.load(isum, oneS, it);
+                if (q6k) {
+                  Value sub = arith::AddIOp::create(
+                      b,
+                      arith::MulIOp::create(
+                          b, arith::ExtSIOp::create(b, i32, nb.load(w, sc0, it)),
+                          nb.load(qa.sums, sum0, it)),
+                      arith::MulIOp::create(
+                          b, arith::ExtSIOp::create(b, i32, nb.load(w, sc1, it)),
+                          nb.load(qa.sums, sum1, it)));
+                  sub = arith::ShLIOp::create(
+                      b, sub, arith::ConstantOp::create(b, b.getI32IntegerAttr(5)));
+                  lane = arith::SubIOp::create(b, lane, sub);
+                }
+                Value dd = q6k ? arith::MulFOp::create(b, ad, d)
+                               : arith::MulFOp::create(b, d, ad);
+                Value next = math::FmaOp::create(
+                    b, dd, arith::SIToFPOp::create(b, f32, lane),
+                    nb.load(lanes, laneMap, it));
+                nb.store(next, lanes, laneMap, it);
+              },
+              [&](ImplicitLocOpBuilder &b, ValueRange it) {
+                nb.store(nb.f32(0.0), lanes, laneMap, it);
+              });
+        });
+      });
+      // hsum_float_8.
+      unsigned nOut = lead + 1;
+      SmallVector<Access> reads;
+      SmallVector<AffineMap> laneAt;
+      for (int64_t i = 0; i < 8; ++i) {
+        laneAt.push_back(nb.map(nOut, {nb.c(i)}));
+        reads.push_back({lanes, laneAt.back()});
+      }
+      AffineMap outMap = leadMap(nb, nOut, lead, {nb.d(lead)});
+      nb.block("matmul_hsum", outer, SmallVector<IterKind>(nOut, IterKind::spatial),
+               reads, {{out, outMap}}, [&](ImplicitLocOpBuilder &b, ValueRange it) {
+                 auto at = [&](int i) { return nb.load(lanes, laneAt[i], it); };
+                 auto add = [&](Value p, Value q) {
+                   return arith::AddFOp::create(b, p, q).getResult();
+                 };
+                 Value r0 = add(add(at(4), at(0)), add(at(6), at(2)));
+                 Value r1 = add(add(at(5), at(1)), add(at(7), at(3)));
+                 nb.store(add(r0, r1), out, outMap, it);
+               });
+    });
   }
 };
 
@@ -1068,6 +1333,7 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     auto scoresType = MemRefType::get(
         {ShapedType::kDynamic, nh, ShapedType::kDynamic}, f32);
     Value scores = nb.alloc(scoresType, {seq, ctx});
+
     auto rowType = MemRefType::get({ShapedType::kDynamic, nh}, f32);
     Value rowMax = nb.alloc(rowType, {seq});
     // Like ggml's soft_max, the exponentials are summed in f64 and scaled by
@@ -1110,6 +1376,7 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     };
     AffineExpr s = nb.d(0), h = nb.d(1), t = nb.d(2), d = nb.d(3);
     AffineMap sc3 = nb.map(3, {s, h, t}), row3 = nb.map(3, {s, h});
+    SmallVector<IterKind> allSpatial3(3, IterKind::spatial);
 
     // 2. scores[s, h, t] = q[s, h] . K[t, h / group]
     {
@@ -1125,10 +1392,12 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
                IterKind::reduce},
               {{q, qMap}, {cache, kMap}}, {{scores, scMap}},
               [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                Value p = arith::MulFOp::create(b, nb.load(q, qMap, iv),
-                                                nb.load(cache, kMap, iv));
+                // A fused multiply-add chain, as ggml_vec_dot_f32 (built
+                // with FMA contraction) sums rows shorter than its SIMD step.
                 Value acc = nb.load(scores, scMap, iv);
-                nb.store(arith::AddFOp::create(b, acc, p), scores, scMap, iv);
+                nb.store(math::FmaOp::create(b, nb.load(q, qMap, iv),
+                                             nb.load(cache, kMap, iv), acc),
+                         scores, scMap, iv);
               },
               [&](ImplicitLocOpBuilder &, ValueRange iv) {
                 nb.store(nb.f32(0.0), scores, scMap, iv);
@@ -1138,7 +1407,6 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     }
     SmallVector<IterKind> rowReduce = {IterKind::spatial, IterKind::spatial,
                                        IterKind::reduce};
-    SmallVector<IterKind> allSpatial3(3, IterKind::spatial);
     // 3. rowMax[s, h] = max_t scale * scores[s, h, t]
     causal([&](Value is, Value ih, Value it) {
       nb.block(

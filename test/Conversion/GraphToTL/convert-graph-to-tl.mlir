@@ -202,9 +202,10 @@ func.func @matmul_act_f16(%x: tensor<?x64xf32>, %w: tensor<4x64xf32>) -> tensor<
 // -----
 
 // act_type q8_0 with Q4_0 weights: per 32-block absmax, f16 scale and
-// int8 values (round half to even); then per 32-wide group an i32 dot
-// product of the int8 activations with the weight's nibbles - 8, scaled
-// once per group by the product of the two scales.
+// int8 values (round half to even). With 4 rows ggml does not repack the
+// weight, so the product follows ggml_vec_dot_q4_0_q8_0: per block eight
+// i32 lanes of four elements, lane_l = fma(d_w * d_a, isum_l, lane_l), and
+// the lanes summed at the end.
 // CHECK-LABEL: func.func @matmul_act_q8_0
 // CHECK: tl.block "act_absmax" ({{.*}} = reduce
 // CHECK: arith.maximumf
@@ -213,13 +214,13 @@ func.func @matmul_act_f16(%x: tensor<?x64xf32>, %w: tensor<4x64xf32>) -> tensor<
 // CHECK: tl.block "act_quant"
 // CHECK: math.roundeven
 // CHECK: arith.fptosi %{{[a-z0-9_]+}} : f32 to i8
-// CHECK: tl.block "matmul_idot" (%[[S:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[N:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[G:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[I:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}})
+// CHECK: tl.block "matmul_idot" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = reduce %{{[a-z0-9_]+}})
 // CHECK-SAME: memref<?x64xi8>
-// CHECK-SAME: writes(%[[ACC:[a-z0-9_]+]][%[[S]], %[[N]]] : memref<?x4xi32>)
+// CHECK-SAME: writes(%{{[a-z0-9_]+}}[0] : memref<1xi32>)
 // CHECK: arith.muli %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : i32
-// CHECK: arith.addi
-// CHECK: tl.block "matmul_iscale" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = reduce %{{[a-z0-9_]+}})
-// CHECK: arith.sitofp %{{[a-z0-9_]+}} : i32 to f32
+// CHECK: tl.block "matmul_iscale" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = reduce %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}})
+// CHECK: math.fma
+// CHECK: tl.block "matmul_hsum"
 func.func @matmul_act_q8_0(%x: tensor<?x64xf32>, %w: tensor<4x64x!graph.q4_0>) -> tensor<?x4xf32> {
   %0 = graph.matmul %x, %w {act_type = !graph.q8_0} : tensor<?x64xf32>, tensor<4x64x!graph.q4_0> -> tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
@@ -227,22 +228,58 @@ func.func @matmul_act_q8_0(%x: tensor<?x64xf32>, %w: tensor<4x64x!graph.q4_0>) -
 
 // -----
 
+// With a multiple of 8 rows ggml repacks Q4_0 (block_q4_0x8): one fused
+// multiply-add per 32-block and output, no lanes.
+// CHECK-LABEL: func.func @matmul_act_q8_0_repacked
+// CHECK: tl.block "matmul_idot"
+// CHECK: tl.block "matmul_iscale"
+// CHECK: math.fma
+// CHECK-NOT: matmul_hsum
+// CHECK: return
+func.func @matmul_act_q8_0_repacked(%x: tensor<?x64xf32>, %w: tensor<8x64x!graph.q4_0>) -> tensor<?x8xf32> {
+  %0 = graph.matmul %x, %w {act_type = !graph.q8_0} : tensor<?x64xf32>, tensor<8x64x!graph.q4_0> -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
 // act_type q8_k with Q4_K weights: 256-blocks scaled by the signed value
-// of largest magnitude (-127/max, clamped to 127), sums of each 32
-// activation integers for the weight's mins.
+// of largest magnitude (-127/max, clamped to 127); integer sums of
+// scale * w * a and min * a per 64 elements, then FMA chains for the scaled
+// sums and the mins (ggml's repacked Q4_K kernels), subtracted.
 // CHECK-LABEL: func.func @matmul_act_q8_k
 // CHECK: tl.block "act_absmax"
 // CHECK: arith.select
 // CHECK: tl.block "act_quant"
 // CHECK: math.roundeven
 // CHECK: arith.minimumf
-// CHECK: tl.block "act_sum"
+// CHECK-NOT: act_sum
 // CHECK: tl.block "matmul_idot"
+// CHECK-SAME: writes(%{{[a-z0-9_]+}}[0] : memref<1xi32>, %{{[a-z0-9_]+}}[0] : memref<1xi32>)
 // CHECK: tl.block "matmul_iscale"
-// CHECK-SAME: memref<?x8xi32>
+// CHECK: math.fma
+// CHECK: math.fma
 // CHECK: arith.subf
 func.func @matmul_act_q8_k(%x: tensor<?x256xf32>, %w: tensor<2x256x!graph.q4_k>) -> tensor<?x2xf32> {
   %0 = graph.matmul %x, %w {act_type = !graph.q8_k} : tensor<?x256xf32>, tensor<2x256x!graph.q4_k> -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+// act_type q8_k with Q6_K weights: ggml_vec_dot_q6_K_q8_K's lanes, the
+// unsigned 6-bit values times their int8 scale, minus 32 * scale * (sums of
+// 16 activations).
+// CHECK-LABEL: func.func @matmul_act_q6_k
+// CHECK: tl.block "act_sum"
+// CHECK: tl.block "matmul_idot"
+// CHECK: tl.block "matmul_iscale"
+// CHECK: arith.shli
+// CHECK: arith.subi
+// CHECK: math.fma
+// CHECK: tl.block "matmul_hsum"
+func.func @matmul_act_q6_k(%x: tensor<?x256xf32>, %w: tensor<2x256x!graph.q6_k>) -> tensor<?x2xf32> {
+  %0 = graph.matmul %x, %w {act_type = !graph.q8_k} : tensor<?x256xf32>, tensor<2x256x!graph.q6_k> -> tensor<?x2xf32>
   return %0 : tensor<?x2xf32>
 }
 
