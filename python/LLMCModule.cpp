@@ -371,7 +371,8 @@ struct PyRuntime {
   }
 
   /// Generates up to `maxTokens` tokens after `prompt` (text, encoded with
-  /// the artifact's tokenizer and a BOS, or a list of ids). Returns the
+  /// the artifact's tokenizer, with BOS if it asks for one, or a list of
+  /// ids). Returns the
   /// generated ids and, when the artifact has a tokenizer, the text.
   py::dict generate(py::object prompt, int64_t maxTokens, float temperature,
                     int32_t topK, float topP, uint64_t seed) {
@@ -387,7 +388,19 @@ struct PyRuntime {
           throw LLMCError(dir + ": the artifact has no tokenizer; pass token "
                                 "ids");
         std::string text = prompt.cast<std::string>();
-        ids = tok->encode(text, /*addBos=*/true);
+        // BOS as the tokenizer's metadata says, special tokens recognized
+        // (as `llmc run --prompt`); an empty prompt starts from BOS.
+        ids = tok->tokenize(text, LLMC_TOKENIZE_ADD_SPECIAL |
+                                      LLMC_TOKENIZE_PARSE_SPECIAL);
+        if (ids.empty()) {
+          int32_t bos = llmc_model_get_info(model->get())->bos_id;
+          if (bos < 0)
+            bos = tok->bosId();
+          if (bos < 0)
+            throw LLMCError(dir + ": the prompt is empty and the model has no "
+                                  "BOS token to start from");
+          ids.push_back(bos);
+        }
       } else {
         ids = prompt.cast<std::vector<int32_t>>();
       }

@@ -41,12 +41,12 @@ echo "== pytest (end-to-end)"
 (cd "$ROOT/test/e2e" && LLMC_REQUIRE_BIN=1 LLMC_REQUIRE_ORACLES=1 /usr/bin/python3 -m pytest -q \
   --junitxml="$REPORTS/pytest-e2e.xml" .) || status=1
 
-echo "== fuzzers (GGUF and safetensors readers, ${LLMC_FUZZ_SECONDS:-20} s each)"
+echo "== fuzzers (GGUF, safetensors and tokenizer readers, ${LLMC_FUZZ_SECONDS:-20} s each)"
 CORPUS="$ROOT/build/fuzz-corpus"
 rm -rf "$CORPUS" && /usr/bin/python3 "$ROOT/fuzz/make_corpus.py" "$CORPUS"
 {
   echo '<testsuite name="fuzz">'
-  for f in gguf safetensors; do
+  for f in gguf safetensors tokenizer; do
     if [ ! -x "$ROOT/build/bin/$f-fuzzer" ]; then
       echo "  <testcase name=\"$f-fuzzer\"><skipped/></testcase>"
     elif "$ROOT/build/bin/$f-fuzzer" -max_total_time="${LLMC_FUZZ_SECONDS:-20}" \

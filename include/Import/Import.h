@@ -75,13 +75,6 @@ llvm::Error readLlama2C(llvm::StringRef path, DecoderConfig &config,
 llvm::Error readHuggingFace(llvm::StringRef dir, DecoderConfig &config,
                             WeightTable &weights);
 
-/// Writes the tokenizer embedded in model `path` (a GGUF file with
-/// `tokenizer.ggml.model = llama`: SentencePiece pieces and scores, byte
-/// fallback) to `out` in llama2.c's tokenizer format, which the runtime
-/// reads. Returns false when the model embeds no tokenizer of that kind.
-llvm::Expected<bool> extractTokenizer(llvm::StringRef path,
-                                      llvm::StringRef out);
-
 /// True when `path` starts with the GGUF magic number.
 bool isGGUF(llvm::StringRef path);
 

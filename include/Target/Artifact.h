@@ -45,7 +45,11 @@ llvm::Error emitObjectFile(mlir::ModuleOp module, llvm::StringRef path);
 
 struct ArtifactOptions {
   std::string outDir;
-  std::string tokenizer; ///< llama2.c tokenizer file to bundle, or empty
+  /// The tokenizer to bundle, or empty: a llama2.c tokenizer.bin (kept as
+  /// is), or anything Import/Tokenizer.h reads (GGUF, tokenizer.json,
+  /// tokenizer.model, a Hugging Face directory), converted into an llmc
+  /// tokenizer file.
+  std::string tokenizer;
   std::string target = "cpu";
   /// "exact" (f32 activations) or "llama.cpp" (graph-act-quant: activations
   /// rounded to each weight's kind as llama.cpp's CPU backend does).

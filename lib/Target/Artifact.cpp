@@ -4,6 +4,7 @@
 #include "Dialect/Graph/IR/Graph.h"
 #include "Dialect/Graph/Transforms/Passes.h"
 #include "Import/Import.h"
+#include "Import/Tokenizer.h"
 #include "Transforms/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -218,7 +219,9 @@ static llvm::Error writeMetadata(llvm::StringRef path, ModuleOp module,
                                  graph::KVCacheType cache,
                                  llvm::ArrayRef<PlacedParam> params,
                                  int64_t weightBytes, llvm::StringRef target,
-                                 llvm::StringRef library, bool hasTokenizer) {
+                                 llvm::StringRef library,
+                                 llvm::StringRef tokenizerKind,
+                                 llvm::StringRef tokenizerFile) {
   auto model = module->getAttrOfType<DictionaryAttr>("graph.model");
   if (!model)
     return llvm::createStringError("the module has no graph.model description");
@@ -282,10 +285,10 @@ static llvm::Error writeMetadata(llvm::StringRef path, ModuleOp module,
           j.attribute("bytes", graph::storageBytes(p.type));
         });
     });
-    if (hasTokenizer)
+    if (!tokenizerKind.empty())
       j.attributeObject("tokenizer", [&] {
-        j.attribute("kind", "llama2c");
-        j.attribute("file", "tokenizer.bin");
+        j.attribute("kind", tokenizerKind);
+        j.attribute("file", tokenizerFile);
       });
     else
       j.attribute("tokenizer", nullptr);
@@ -327,6 +330,31 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
     return backend.takeError();
   if (!options.tokenizer.empty() && !llvm::sys::fs::exists(options.tokenizer))
     return fileError(options.tokenizer, "no such file");
+
+  // The tokenizer, read (and checked) before the long part: a llama2.c file
+  // is kept as it is, anything else becomes an llmc tokenizer file with one
+  // token per row of the model's embedding.
+  bool llama2cTokenizer = false;
+  std::optional<TokenizerSpec> tokenizer;
+  if (!options.tokenizer.empty()) {
+    if (isLlama2CTokenizer(options.tokenizer)) {
+      llama2cTokenizer = true;
+    } else {
+      auto spec = readTokenizer(options.tokenizer);
+      if (!spec)
+        return spec.takeError();
+      auto model = module->getAttrOfType<DictionaryAttr>("graph.model");
+      auto vocab =
+          model ? model.getAs<IntegerAttr>("vocab_size") : IntegerAttr();
+      if (!vocab)
+        return llvm::createStringError(
+            "the module has no graph.model vocab_size to check the tokenizer "
+            "against");
+      if (auto e = padTokenizer(*spec, vocab.getInt(), options.tokenizer))
+        return e;
+      tokenizer = std::move(*spec);
+    }
+  }
 
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward || forward.getNumArguments() != 4 ||
@@ -397,13 +425,22 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
   auto library = (*backend)->emit(module, tmp);
   if (!library)
     return library.takeError();
-  if (!options.tokenizer.empty())
+  llvm::StringRef tokenizerKind, tokenizerFile;
+  if (llama2cTokenizer) {
+    tokenizerKind = "llama2c";
+    tokenizerFile = "tokenizer.bin";
     if (auto ec = llvm::sys::fs::copy_file(options.tokenizer,
-                                           file("tokenizer.bin")))
+                                           file(tokenizerFile)))
       return fileError(options.tokenizer, "cannot copy: " + ec.message());
+  } else if (tokenizer) {
+    tokenizerKind = "llmc";
+    tokenizerFile = "tokenizer.json";
+    if (auto e = writeTokenizer(*tokenizer, file(tokenizerFile)))
+      return e;
+  }
   if (auto e = writeMetadata(file("metadata.json"), module, cache, *params,
                              weightBytes, (*backend)->name(), *library,
-                             !options.tokenizer.empty()))
+                             tokenizerKind, tokenizerFile))
     return e;
   if (auto e = moveIntoPlace(tmp, outDir))
     return e;

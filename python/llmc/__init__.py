@@ -19,7 +19,9 @@ __all__ = ["Error", "Module", "PassManager", "Runtime", "Schedule", "Trace",
 
 def compile(module, output, target="cpu", tokenizer=None, schedule=None, act_quant="exact"):
     """Compiles a graph `module` (left unchanged) into the artifact directory
-    `output` for `target`; bundles a llama2.c `tokenizer` file if given.
+    `output` for `target`; bundles `tokenizer` if given: a llama2.c
+    tokenizer.bin (kept as is), or a tokenizer.json, tokenizer.model, GGUF
+    file or Hugging Face directory (converted into an llmc tokenizer file).
     `act_quant="llama.cpp"` rounds matmul activations to each weight's kind
     as llama.cpp's CPU backend does (docs/numerics.md); "exact" keeps f32.
 

@@ -28,7 +28,16 @@ struct llmc_model {
 };
 
 struct llmc_tokenizer {
+  explicit llmc_tokenizer(std::unique_ptr<Tokenizer> t) : impl(std::move(t)) {
+    info.kind = impl->kind();
+    info.vocab_size = impl->vocabSize();
+    info.bos_id = impl->bosId();
+    info.eos_id = impl->eosId();
+    info.add_bos = impl->addBosDefault() ? 1 : 0;
+    info.add_eos = impl->addEosDefault() ? 1 : 0;
+  }
   std::unique_ptr<Tokenizer> impl;
+  llmc_tokenizer_info info = {};
 };
 
 struct llmc_sampler {
@@ -149,9 +158,7 @@ int llmc_tokenizer_open(const char *path, int64_t vocab_size,
     requireArg(path, "llmc_tokenizer_open", "path");
     requireArg(out, "llmc_tokenizer_open", "out");
     *out = nullptr;
-    auto t = std::make_unique<llmc_tokenizer>();
-    t->impl = Tokenizer::load(path, vocab_size);
-    *out = t.release();
+    *out = new llmc_tokenizer(Tokenizer::open(path, vocab_size));
   });
 }
 
@@ -164,9 +171,19 @@ int llmc_tokenizer_open_for_model(const llmc_model *model, llmc_tokenizer **out,
     const ArtifactMetadata &md = model->impl->metadata();
     if (md.tokenizerPath.empty())
       throw Error(md.metadataPath + ": the artifact has no tokenizer");
-    auto t = std::make_unique<llmc_tokenizer>();
-    t->impl = Tokenizer::load(md.tokenizerPath, md.vocabSize);
-    *out = t.release();
+    std::unique_ptr<Tokenizer> t;
+    if (md.tokenizerKind == "llmc") {
+      t = Tokenizer::loadLlmc(md.tokenizerPath);
+      // Every id the model can produce must decode.
+      if (t->vocabSize() != md.vocabSize)
+        throw Error(md.tokenizerPath + ": the tokenizer has " +
+                    std::to_string(t->vocabSize()) +
+                    " tokens but model.vocab_size is " +
+                    std::to_string(md.vocabSize));
+    } else {
+      t = Tokenizer::load(md.tokenizerPath, md.vocabSize);
+    }
+    *out = new llmc_tokenizer(std::move(t));
   });
 }
 
@@ -176,23 +193,65 @@ int64_t llmc_tokenizer_vocab_size(const llmc_tokenizer *tokenizer) {
   return tokenizer ? tokenizer->impl->vocabSize() : 0;
 }
 
+const llmc_tokenizer_info *
+llmc_tokenizer_get_info(const llmc_tokenizer *tokenizer) {
+  return tokenizer ? &tokenizer->info : nullptr;
+}
+
+namespace {
+
+int tokenizeImpl(const char *function, const llmc_tokenizer *tokenizer,
+                 const char *text, size_t length, const EncodeOptions &options,
+                 int32_t *ids, size_t capacity, size_t *num_ids,
+                 char **error) {
+  return guard(error, [&] {
+    requireArg(tokenizer, function, "tokenizer");
+    requireArg(num_ids, function, "num_ids");
+    if (length > 0)
+      requireArg(text, function, "text");
+    std::vector<int32_t> result = tokenizer->impl->tokenize(
+        std::string_view(length ? text : "", length), options);
+    *num_ids = result.size();
+    if (result.size() > capacity)
+      throw Error(std::string(function) + ": " + std::to_string(result.size()) +
+                  " ids do not fit in a buffer of " + std::to_string(capacity));
+    if (!result.empty()) {
+      requireArg(ids, function, "ids");
+      std::memcpy(ids, result.data(), result.size() * sizeof(int32_t));
+    }
+  });
+}
+
+void requireToken(const char *function, const Tokenizer &t, int32_t token) {
+  if (token < 0 || token >= t.vocabSize())
+    throw Error(std::string(function) + ": token id " + std::to_string(token) +
+                " is outside [0, " + std::to_string(t.vocabSize()) + ")");
+}
+
+} // namespace
+
+int llmc_tokenizer_tokenize(const llmc_tokenizer *tokenizer, const char *text,
+                            size_t length, unsigned flags, int32_t *ids,
+                            size_t capacity, size_t *num_ids, char **error) {
+  EncodeOptions options;
+  if (tokenizer && (flags & LLMC_TOKENIZE_ADD_SPECIAL)) {
+    options.addBos = tokenizer->impl->addBosDefault();
+    options.addEos = tokenizer->impl->addEosDefault();
+  }
+  options.addBos |= (flags & LLMC_TOKENIZE_ADD_BOS) != 0;
+  options.addEos |= (flags & LLMC_TOKENIZE_ADD_EOS) != 0;
+  options.parseSpecial = (flags & LLMC_TOKENIZE_PARSE_SPECIAL) != 0;
+  return tokenizeImpl("llmc_tokenizer_tokenize", tokenizer, text, length,
+                      options, ids, capacity, num_ids, error);
+}
+
 int llmc_tokenizer_encode(const llmc_tokenizer *tokenizer, const char *text,
                           size_t length, int add_bos, int32_t *ids,
                           size_t capacity, size_t *num_ids, char **error) {
-  return guard(error, [&] {
-    requireArg(tokenizer, "llmc_tokenizer_encode", "tokenizer");
-    requireArg(num_ids, "llmc_tokenizer_encode", "num_ids");
-    if (length > 0)
-      requireArg(text, "llmc_tokenizer_encode", "text");
-    std::vector<int32_t> result = tokenizer->impl->encode(
-        std::string_view(length ? text : "", length), add_bos != 0);
-    *num_ids = result.size();
-    if (result.size() > capacity)
-      throw Error("llmc_tokenizer_encode: " + std::to_string(result.size()) +
-                  " ids do not fit in a buffer of " + std::to_string(capacity));
-    if (!result.empty())
-      std::memcpy(ids, result.data(), result.size() * sizeof(int32_t));
-  });
+  EncodeOptions options;
+  options.addBos = add_bos != 0;
+  return tokenizeImpl("llmc_tokenizer_encode", tokenizer, text, length,
+                      options, ids, capacity, num_ids, error);
 }
 
 int llmc_tokenizer_decode(const llmc_tokenizer *tokenizer, int32_t prev_token,
@@ -202,13 +261,38 @@ int llmc_tokenizer_decode(const llmc_tokenizer *tokenizer, int32_t prev_token,
     requireArg(tokenizer, "llmc_tokenizer_decode", "tokenizer");
     requireArg(piece, "llmc_tokenizer_decode", "piece");
     requireArg(length, "llmc_tokenizer_decode", "length");
-    int64_t vocab = tokenizer->impl->vocabSize();
-    if (token < 0 || token >= vocab)
-      throw Error("llmc_tokenizer_decode: token id " + std::to_string(token) +
-                  " is outside [0, " + std::to_string(vocab) + ")");
+    requireToken("llmc_tokenizer_decode", *tokenizer->impl, token);
+    if (prev_token < 0 || prev_token >= tokenizer->impl->vocabSize())
+      prev_token = -1; // no (known) predecessor: the start of the text
     std::string_view s = tokenizer->impl->decode(prev_token, token);
     *piece = s.data();
     *length = s.size();
+  });
+}
+
+int llmc_tokenizer_detokenize(const llmc_tokenizer *tokenizer,
+                              const int32_t *ids, size_t num_ids,
+                              unsigned flags, char *text, size_t capacity,
+                              size_t *length, char **error) {
+  return guard(error, [&] {
+    requireArg(tokenizer, "llmc_tokenizer_detokenize", "tokenizer");
+    requireArg(length, "llmc_tokenizer_detokenize", "length");
+    if (num_ids > 0)
+      requireArg(ids, "llmc_tokenizer_detokenize", "ids");
+    std::vector<int32_t> v(ids, ids + num_ids);
+    for (int32_t id : v)
+      requireToken("llmc_tokenizer_detokenize", *tokenizer->impl, id);
+    std::string s = tokenizer->impl->detokenize(
+        v, (flags & LLMC_DETOKENIZE_RENDER_SPECIAL) != 0);
+    *length = s.size();
+    if (s.size() > capacity)
+      throw Error("llmc_tokenizer_detokenize: " + std::to_string(s.size()) +
+                  " bytes do not fit in a buffer of " +
+                  std::to_string(capacity));
+    if (!s.empty()) {
+      requireArg(text, "llmc_tokenizer_detokenize", "text");
+      std::memcpy(text, s.data(), s.size());
+    }
   });
 }
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Json.h"
+#include "Unicode.h"
 
 #include <charconv>
 
@@ -229,24 +230,6 @@ private:
     }
   }
 
-  static void appendUtf8(std::string &out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-
   /// Reads the 4 hex digits of a \u escape; pos is on the first digit.
   uint32_t parseHex4() {
     uint32_t value = 0;
@@ -363,7 +346,7 @@ private:
             failAt(escapePos, "unpaired high surrogate in \\u escape");
           cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
         }
-        appendUtf8(out, cp);
+        unicode::appendUtf8(out, cp);
         break;
       }
       default:

@@ -214,9 +214,10 @@ ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
     if (!tokenizer.isObject())
       c.fail("tokenizer", "must be an object or null");
     std::string kind = c.getString(tokenizer, "tokenizer", "kind");
-    if (kind != "llama2c")
-      c.fail("tokenizer.kind",
-             "is \"" + kind + "\", only \"llama2c\" is supported");
+    if (kind != "llama2c" && kind != "llmc")
+      c.fail("tokenizer.kind", "is \"" + kind +
+                                   "\", expected \"llmc\" or \"llama2c\"");
+    md.tokenizerKind = kind;
     md.tokenizerPath =
         joinPath(dir, c.getFileName(tokenizer, "tokenizer", "file"));
   }

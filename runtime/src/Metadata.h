@@ -36,6 +36,8 @@ struct ArtifactMetadata {
   std::string forwardSymbol;         ///< entry.forward
   /// dir + "/" + tokenizer.file; empty when `tokenizer` is null.
   std::string tokenizerPath;
+  /// tokenizer.kind: "llmc" (an llmc tokenizer file) or "llama2c".
+  std::string tokenizerKind;
 };
 
 /// Checks a parsed metadata document. `metadataPath` is used in messages and

@@ -227,6 +227,76 @@ TEST(CApiTest, EncodeCapacity) {
   EXPECT_NE(llmc_tokenizer_decode(t, 1, 259, &piece, &len, &error), 0);
   EXPECT_EQ(take(error),
             "llmc_tokenizer_decode: token id 259 is outside [0, 259)");
+
+  const llmc_tokenizer_info *info = llmc_tokenizer_get_info(t);
+  ASSERT_NE(info, nullptr);
+  EXPECT_STREQ(info->kind, "llama2c");
+  EXPECT_EQ(info->vocab_size, 259);
+  EXPECT_EQ(info->bos_id, 1);
+  EXPECT_EQ(info->eos_id, 2);
+  EXPECT_EQ(info->add_bos, 1);
+  EXPECT_EQ(info->add_eos, 0);
+  // BOS and EOS as the metadata says, plus an explicit EOS.
+  ASSERT_EQ(llmc_tokenizer_tokenize(t, "a", 1,
+                                    LLMC_TOKENIZE_ADD_SPECIAL |
+                                        LLMC_TOKENIZE_ADD_EOS,
+                                    ids, 8, &n, &error),
+            0)
+      << take(error);
+  EXPECT_EQ(std::vector<int32_t>(ids, ids + n),
+            (std::vector<int32_t>{1, ' ' + 3, 'a' + 3, 2}));
+  char text[8];
+  EXPECT_NE(llmc_tokenizer_detokenize(t, ids, n, 0, text, 0, &len, &error), 0);
+  EXPECT_EQ(len, 1u);
+  EXPECT_EQ(take(error),
+            "llmc_tokenizer_detokenize: 1 bytes do not fit in a buffer of 0");
+  ASSERT_EQ(llmc_tokenizer_detokenize(t, ids, n, 0, text, 8, &len, &error), 0);
+  EXPECT_EQ(std::string(text, len), "a");
+  int32_t bad = 300;
+  EXPECT_NE(llmc_tokenizer_detokenize(t, &bad, 1, 0, text, 8, &len, &error), 0);
+  EXPECT_EQ(take(error),
+            "llmc_tokenizer_detokenize: token id 300 is outside [0, 259)");
+  llmc_tokenizer_close(t);
+}
+
+TEST(CApiTest, LlmcTokenizerFile) {
+  TempDir dir;
+  // A byte-level BPE over "a", "b", "ab" with one merge and a control token.
+  writeFile(dir.file("t.json"),
+            R"({"format": "llmc-tokenizer", "version": 1, "kind": "bpe",
+                "pre_tokenizer": "qwen2", "bos_id": 3, "eos_id": 3,
+                "add_bos": true, "tokens": ["a", "b", "ab", "<|e|>"],
+                "token_types": [1, 1, 1, 3], "merges": ["a b"]})");
+  llmc_tokenizer *t = nullptr;
+  char *error = nullptr;
+  // A positive vocab_size must match.
+  EXPECT_NE(llmc_tokenizer_open(dir.file("t.json").c_str(), 5, &t, &error), 0);
+  EXPECT_EQ(take(error), dir.file("t.json") +
+                             ": the tokenizer has 4 tokens but the model's "
+                             "vocabulary has 5");
+  ASSERT_EQ(llmc_tokenizer_open(dir.file("t.json").c_str(), 0, &t, &error), 0)
+      << take(error);
+  EXPECT_STREQ(llmc_tokenizer_get_info(t)->kind, "bpe");
+  int32_t ids[8];
+  size_t n = 0;
+  ASSERT_EQ(llmc_tokenizer_tokenize(t, "ab<|e|>", 7,
+                                    LLMC_TOKENIZE_ADD_SPECIAL |
+                                        LLMC_TOKENIZE_PARSE_SPECIAL,
+                                    ids, 8, &n, &error),
+            0)
+      << take(error);
+  EXPECT_EQ(std::vector<int32_t>(ids, ids + n),
+            (std::vector<int32_t>{3, 2, 3}));
+  char text[16];
+  size_t len = 0;
+  ASSERT_EQ(llmc_tokenizer_detokenize(t, ids, n, LLMC_DETOKENIZE_RENDER_SPECIAL,
+                                      text, sizeof text, &len, &error),
+            0);
+  EXPECT_EQ(std::string(text, len), "<|e|>ab<|e|>");
+  ASSERT_EQ(llmc_tokenizer_detokenize(t, ids, n, 0, text, sizeof text, &len,
+                                      &error),
+            0);
+  EXPECT_EQ(std::string(text, len), "ab");
   llmc_tokenizer_close(t);
 }
 

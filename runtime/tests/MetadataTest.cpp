@@ -212,8 +212,8 @@ INSTANTIATE_TEST_SUITE_P(
                   "field 'tokenizer' must be an object or null"},
         FieldCase{"\"tokenizer\": null",
                   "\"tokenizer\": {\"kind\": \"hf\", \"file\": \"t.json\"}",
-                  "field 'tokenizer.kind' is \"hf\", only \"llama2c\" is "
-                  "supported"},
+                  "field 'tokenizer.kind' is \"hf\", expected \"llmc\" or "
+                  "\"llama2c\""},
         FieldCase{",\n  \"tokenizer\": null", "",
                   "field 'tokenizer' is missing"}));
 

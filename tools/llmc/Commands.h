@@ -19,4 +19,10 @@ int llmcRunMain(int argc, char **argv);
 /// synthetic tokens. Returns the exit code (0 or 1).
 int llmcBenchMain(int argc, char **argv);
 
+/// `llmc tokenize FILE [options]`: encodes/decodes with the tokenizer of an
+/// artifact or model file and prints JSON. Unlike run and bench it converts
+/// model tokenizers with the compiler's importer, so it lives in the llmc
+/// driver itself (TokenizeCommand.cpp), not in llmc_cli_run.
+int llmcTokenizeMain(int argc, char **argv);
+
 #endif // LLMC_TOOLS_LLMC_COMMANDS_H

@@ -31,7 +31,9 @@ const char *kRunUsage =
     "                [--print-ids] [--verbose]\n"
     "\n"
     "Generates up to N tokens (default 256) after the prompt and prints them.\n"
-    "  --prompt TEXT       prompt text; empty or absent: start from BOS alone\n"
+    "  --prompt TEXT       prompt text, with BOS as the tokenizer says and\n"
+    "                      special tokens (<|im_start|>, <s>) recognized;\n"
+    "                      empty or absent: start from BOS alone\n"
     "  --prompt-ids LIST   prompt token ids (no tokenizer needed); overrides\n"
     "                      --prompt\n"
     "  --max-tokens N      tokens to generate (an EOS token counts and stops)\n"
@@ -160,13 +162,19 @@ int run(const RunOptions &opts) {
     prompt = parseIdList(*opts.promptIds, vocab);
     promptOption = "--prompt-ids";
   } else {
-    if (model.bosId() >= 0)
-      prompt.push_back(model.bosId());
-    std::vector<int32_t> text = tokenizer->encode(opts.prompt, false);
-    prompt.insert(prompt.end(), text.begin(), text.end());
-    if (prompt.empty())
-      throw CommandError("--prompt", "the prompt is empty and the model has "
-                                     "no BOS token to start from");
+    // BOS (and EOS) as the tokenizer's metadata says; special tokens such as
+    // <|im_start|> written in the prompt are those tokens.
+    prompt = tokenizer->tokenize(opts.prompt, LLMC_TOKENIZE_ADD_SPECIAL |
+                                                  LLMC_TOKENIZE_PARSE_SPECIAL);
+    // Nothing to start from (an empty prompt and no BOS added): the model's
+    // BOS, else the tokenizer's.
+    if (prompt.empty()) {
+      int32_t start = model.bosId() >= 0 ? model.bosId() : tokenizer->bosId();
+      if (start < 0)
+        throw CommandError("--prompt", "the prompt is empty and the model has "
+                                       "no BOS token to start from");
+      prompt.push_back(start);
+    }
   }
   if (static_cast<int64_t>(prompt.size()) > model.maxSeqLen())
     throw CommandError(promptOption,

@@ -4,6 +4,7 @@
 //                [--keep-ir] -o DIR
 //   llmc run DIR --prompt TEXT --max-tokens N [sampling options]
 //   llmc bench DIR
+//   llmc tokenize FILE|DIR [--text T | --input F | --ids F] [...]
 //
 // `compile` is the only subcommand that needs MLIR; `run` and `bench` use the
 // runtime alone (tools/llmc/RunCommand.cpp, BenchCommand.cpp).
@@ -13,6 +14,7 @@
 
 #include "Import/GGUF.h"
 #include "Import/Import.h"
+#include "Import/Tokenizer.h"
 #include "Transforms/Pipelines.h"
 #include "Target/Artifact.h"
 
@@ -46,6 +48,10 @@ static void usage(raw_ostream &os) {
         "[--max-seq-len N] [--act-quant exact|llama.cpp] [--keep-ir] -o DIR\n"
         "      MODEL: a llama2.c checkpoint, a Hugging Face directory "
         "(config.json + safetensors) or a graph-dialect .mlir file\n"
+        "      --tokenizer: a llama2.c tokenizer.bin, tokenizer.json, "
+        "tokenizer.model, GGUF, or none\n"
+        "      (default: the model's own: GGUF metadata, the directory's "
+        "tokenizer.model/tokenizer.json)\n"
         "      --act-quant llama.cpp: round matmul activations to the weight's\n"
         "      kind as llama.cpp's CPU backend does (int8 dot products for\n"
         "      quantized weights); exact (default): f32 math\n"
@@ -54,7 +60,9 @@ static void usage(raw_ostream &os) {
         "[--top-k K] [--top-p P] [--seed S] [--dump-logits FILE.npy]\n"
         "  llmc bench DIR [--prompt-len N] [--gen N] [--repeat R]\n"
         "  llmc inspect FILE   (GGUF, safetensors, Hugging Face dir, "
-        "llama2.c)\n";
+        "llama2.c)\n"
+        "  llmc tokenize FILE|DIR [--text T | --input STRINGS.json | --ids "
+        "IDS.json] [--specials] [--add-special] [--decode]\n";
 }
 
 static int compileMain(int argc, char **argv) {
@@ -126,25 +134,14 @@ static int compileMain(int argc, char **argv) {
       return fail(toString(imported.takeError()));
     module = std::move(*imported);
   }
-  // A tokenizer embedded in the model (GGUF) goes into the artifact unless
-  // one was given.
-  llvm::SmallString<128> embedded;
-  if (options.tokenizer.empty() && !StringRef(model).ends_with(".mlir")) {
-    if (auto ec = llvm::sys::fs::createTemporaryFile("llmc-tokenizer", "bin",
-                                                     embedded))
-      return fail("cannot create a temporary file: " + ec.message());
-    auto found = llmc::extractTokenizer(model, embedded);
-    if (!found) {
-      llvm::sys::fs::remove(embedded);
-      return fail(toString(found.takeError()));
-    }
-    if (*found)
-      options.tokenizer = embedded.str().str();
-  }
-  Error e = llmc::compileArtifact(*module, options);
-  if (!embedded.empty())
-    llvm::sys::fs::remove(embedded);
-  if (e)
+  // The model's own tokenizer (GGUF metadata, a Hugging Face directory's
+  // tokenizer.model / tokenizer.json) goes into the artifact unless one was
+  // given; `--tokenizer none` leaves it out.
+  if (options.tokenizer == "none")
+    options.tokenizer.clear();
+  else if (options.tokenizer.empty() && !StringRef(model).ends_with(".mlir"))
+    options.tokenizer = llmc::findModelTokenizer(model);
+  if (Error e = llmc::compileArtifact(*module, options))
     return fail(toString(std::move(e)));
   return 0;
 }
@@ -361,6 +358,8 @@ int main(int argc, char **argv) {
     return llmcBenchMain(argc - 1, argv + 1);
   if (cmd == "inspect")
     return inspectMain(argc - 1, argv + 1);
+  if (cmd == "tokenize")
+    return llmcTokenizeMain(argc - 1, argv + 1);
   if (cmd == "-h" || cmd == "--help" || cmd == "help") {
     usage(outs());
     return 0;

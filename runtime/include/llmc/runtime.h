@@ -1,8 +1,9 @@
 /*===- llmc/runtime.h - C API of the llmc artifact runtime ---------*- C -*-===*
  *
  * The stable C interface of the llmc runtime: load a compiled artifact
- * (docs/artifact.md), run its forward entry point, tokenize with a llama2.c
- * tokenizer, sample, and generate text. It has no MLIR or LLVM dependency.
+ * (docs/artifact.md), run its forward entry point, tokenize (llama2.c,
+ * SentencePiece-style and byte-level BPE vocabularies), sample, and generate
+ * text. It has no MLIR or LLVM dependency.
  *
  * Conventions, shared by every function here:
  *  - Objects are opaque handles, created by `*_open`/`*_create` and released
@@ -88,10 +89,16 @@ int64_t llmc_model_position(const llmc_model *model);
 
 /*===------------------------- Tokenizer ----------------------------------===*/
 
-/** A llama2.c tokenizer (BOS = 1, EOS = 2, byte tokens <0xNN> at 3..258). */
+/** A tokenizer: llama2.c's ("llama2c": BOS = 1, EOS = 2, byte tokens <0xNN>
+ *  at 3..258, encoded exactly as llama2.c's run.c), or an llmc tokenizer file
+ *  (docs/artifact.md) holding a SentencePiece-style ("spm") or byte-level BPE
+ *  ("bpe") vocabulary, encoded as llama.cpp / SentencePiece / Hugging Face
+ *  tokenizers do. */
 typedef struct llmc_tokenizer llmc_tokenizer;
 
-/** Loads a llama2.c tokenizer file holding `vocab_size` tokens. */
+/** Loads a tokenizer file: an llmc tokenizer file (JSON; `vocab_size`, when
+ *  positive, must equal its number of tokens) or a llama2.c tokenizer file
+ *  holding `vocab_size` tokens (required). */
 int llmc_tokenizer_open(const char *path, int64_t vocab_size,
                         llmc_tokenizer **out, char **error);
 
@@ -105,21 +112,70 @@ void llmc_tokenizer_close(llmc_tokenizer *tokenizer);
 /** Returns the number of tokens in the vocabulary. */
 int64_t llmc_tokenizer_vocab_size(const llmc_tokenizer *tokenizer);
 
-/** Encodes `text` (`length` bytes, UTF-8) exactly as llama2.c's encode()
- *  does, prepending BOS (id 1) if `add_bos` is nonzero. `*num_ids` always
- *  receives the number of ids; if that exceeds `capacity` nothing is written
- *  and the call fails. `length + 3` ids always suffice. */
+/** What a tokenizer is. Owned by the tokenizer; new fields are only ever
+ *  appended. */
+typedef struct llmc_tokenizer_info {
+  const char *kind;   /**< "llama2c", "spm" or "bpe" */
+  int64_t vocab_size; /**< number of tokens */
+  int32_t bos_id;     /**< -1 when there is none */
+  int32_t eos_id;     /**< -1 when there is none */
+  int add_bos;        /**< nonzero: prompts start with BOS (the metadata's
+                           add_bos_token) */
+  int add_eos;        /**< nonzero: prompts end with EOS */
+} llmc_tokenizer_info;
+
+/** Returns the tokenizer's description; never NULL for a valid handle. */
+const llmc_tokenizer_info *
+llmc_tokenizer_get_info(const llmc_tokenizer *tokenizer);
+
+/** Flags of llmc_tokenizer_tokenize(). */
+#define LLMC_TOKENIZE_ADD_BOS 1u /**< prepend BOS (if there is one) */
+#define LLMC_TOKENIZE_ADD_EOS 2u /**< append EOS (if there is one) */
+/** Add BOS and/or EOS as the tokenizer's metadata says (add_bos/add_eos). */
+#define LLMC_TOKENIZE_ADD_SPECIAL 4u
+/** Recognize control tokens written in the text ("<|im_start|>", "<s>") as
+ *  those tokens; otherwise they are tokenized as plain text. User-defined
+ *  tokens are always recognized. */
+#define LLMC_TOKENIZE_PARSE_SPECIAL 8u
+
+/** Encodes `text` (`length` bytes, UTF-8) with `flags` (LLMC_TOKENIZE_*).
+ *  `*num_ids` always receives the number of ids; if that exceeds `capacity`
+ *  nothing is written and the call fails (call again with a larger buffer).
+ *  `length + 3` ids suffice unless special tokens are parsed. */
+int llmc_tokenizer_tokenize(const llmc_tokenizer *tokenizer, const char *text,
+                            size_t length, unsigned flags, int32_t *ids,
+                            size_t capacity, size_t *num_ids, char **error);
+
+/** Encodes `text` with no special tokens parsed, prepending BOS if `add_bos`
+ *  is nonzero (for llama2.c tokenizers, exactly llama2.c's encode()).
+ *  Same buffer contract as llmc_tokenizer_tokenize(). */
 int llmc_tokenizer_encode(const llmc_tokenizer *tokenizer, const char *text,
                           size_t length, int add_bos, int32_t *ids,
                           size_t capacity, size_t *num_ids, char **error);
 
-/** Returns in `*piece`/`*length` the text of `token` following `prev_token`,
- *  as llama2.c's decode(): the leading space is dropped after BOS and a byte
- *  token <0xNN> becomes that raw byte. The piece is owned by the tokenizer,
- *  is not NUL-terminated in general, and stays valid until it is closed. */
+/** Returns in `*piece`/`*length` the text of `token` following `prev_token`
+ *  (-1 at the start), for printing tokens as they are generated: control and
+ *  unknown tokens give "", byte tokens their raw byte (possibly part of a
+ *  UTF-8 character), and the space SentencePiece puts in front of the text is
+ *  dropped after BOS (llama2.c: after id 1). The piece is owned by the
+ *  tokenizer, is not NUL-terminated in general, and stays valid until it is
+ *  closed. */
 int llmc_tokenizer_decode(const llmc_tokenizer *tokenizer, int32_t prev_token,
                           int32_t token, const char **piece, size_t *length,
                           char **error);
+
+/** Flags of llmc_tokenizer_detokenize(). */
+#define LLMC_DETOKENIZE_RENDER_SPECIAL 1u /**< write control tokens' text */
+
+/** Decodes `ids[0..num_ids)` into `text` (not NUL-terminated): the inverse
+ *  of llmc_tokenizer_tokenize() without ADD_* flags (the text comes back
+ *  NFC-normalized when the tokenizer normalizes). `*length` always receives
+ *  the number of bytes; if that exceeds `capacity` nothing is written and the
+ *  call fails. Every id must be in [0, vocab_size). */
+int llmc_tokenizer_detokenize(const llmc_tokenizer *tokenizer,
+                              const int32_t *ids, size_t num_ids,
+                              unsigned flags, char *text, size_t capacity,
+                              size_t *length, char **error);
 
 /*===-------------------------- Sampler -----------------------------------===*/
 

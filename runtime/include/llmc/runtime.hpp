@@ -107,10 +107,12 @@ private:
       handle;
 };
 
-/// A llama2.c tokenizer (see llmc_tokenizer_open).
+/// A tokenizer: llama2.c's, or an llmc tokenizer file's SentencePiece-style
+/// or byte-level BPE vocabulary (see llmc_tokenizer_open).
 class Tokenizer {
 public:
-  static Tokenizer open(const std::string &path, int64_t vocabSize) {
+  /// An llmc tokenizer file, or a llama2.c file of `vocabSize` tokens.
+  static Tokenizer open(const std::string &path, int64_t vocabSize = 0) {
     llmc_tokenizer *t = nullptr;
     char *error = nullptr;
     detail::check(llmc_tokenizer_open(path.c_str(), vocabSize, &t, &error),
@@ -126,21 +128,38 @@ public:
     return Tokenizer(t);
   }
 
+  const llmc_tokenizer_info &info() const {
+    return *llmc_tokenizer_get_info(get());
+  }
   int64_t vocabSize() const { return llmc_tokenizer_vocab_size(get()); }
+  /// "llama2c", "spm" or "bpe".
+  std::string kind() const { return info().kind; }
+  /// -1 when there is none.
+  int32_t bosId() const { return info().bos_id; }
+  int32_t eosId() const { return info().eos_id; }
 
-  /// llama2.c encode(); BOS is id 1.
-  std::vector<int32_t> encode(std::string_view text, bool addBos) const {
-    std::vector<int32_t> ids(text.size() + 3);
-    size_t n = 0;
-    char *error = nullptr;
-    detail::check(llmc_tokenizer_encode(get(), text.data(), text.size(), addBos,
-                                        ids.data(), ids.size(), &n, &error),
-                  error);
-    ids.resize(n);
-    return ids;
+  /// Encodes with LLMC_TOKENIZE_* flags, e.g. LLMC_TOKENIZE_ADD_SPECIAL to
+  /// begin a prompt as the model expects.
+  std::vector<int32_t> tokenize(std::string_view text, unsigned flags) const {
+    return encodeWith([&](int32_t *ids, size_t capacity, size_t *n,
+                          char **error) {
+      return llmc_tokenizer_tokenize(get(), text.data(), text.size(), flags,
+                                     ids, capacity, n, error);
+    }, text.size());
   }
 
-  /// llama2.c decode(); the view lives as long as the tokenizer.
+  /// Encodes with no special tokens parsed and BOS (if any) when `addBos`:
+  /// llama2.c's encode() for llama2.c tokenizers.
+  std::vector<int32_t> encode(std::string_view text, bool addBos) const {
+    return encodeWith([&](int32_t *ids, size_t capacity, size_t *n,
+                          char **error) {
+      return llmc_tokenizer_encode(get(), text.data(), text.size(), addBos,
+                                   ids, capacity, n, error);
+    }, text.size());
+  }
+
+  /// The text of `token` after `prevToken` (see llmc_tokenizer_decode); the
+  /// view lives as long as the tokenizer.
   std::string_view decode(int32_t prevToken, int32_t token) const {
     const char *piece = nullptr;
     size_t length = 0;
@@ -151,10 +170,54 @@ public:
     return {piece, length};
   }
 
+  /// Decodes a whole sequence (LLMC_DETOKENIZE_* flags).
+  std::string detokenize(const std::vector<int32_t> &ids,
+                         unsigned flags = 0) const {
+    std::string text(ids.size() * 8 + 16, '\0');
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      size_t n = 0;
+      char *error = nullptr;
+      int status = llmc_tokenizer_detokenize(get(), ids.data(), ids.size(),
+                                             flags, text.data(), text.size(),
+                                             &n, &error);
+      if (status != 0 && n > text.size() && attempt == 0) {
+        llmc_string_free(error);
+        text.resize(n);
+        continue;
+      }
+      detail::check(status, error);
+      text.resize(n);
+      break;
+    }
+    return text;
+  }
+
   llmc_tokenizer *get() const { return handle.get(); }
 
 private:
   explicit Tokenizer(llmc_tokenizer *t) : handle(t) {}
+
+  /// Calls `encode` with a buffer of `length + 3` ids and, if that was too
+  /// small (special tokens), once more with the size it asked for.
+  template <typename Encode>
+  static std::vector<int32_t> encodeWith(Encode &&encode, size_t length) {
+    std::vector<int32_t> ids(length + 3);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      size_t n = 0;
+      char *error = nullptr;
+      int status = encode(ids.data(), ids.size(), &n, &error);
+      if (status != 0 && n > ids.size() && attempt == 0) {
+        llmc_string_free(error);
+        ids.resize(n);
+        continue;
+      }
+      detail::check(status, error);
+      ids.resize(n);
+      break;
+    }
+    return ids;
+  }
+
   std::unique_ptr<llmc_tokenizer,
                   detail::Deleter<llmc_tokenizer, llmc_tokenizer_close>>
       handle;

@@ -150,7 +150,9 @@ def tokenizer_fields(vocab):
             ("tokenizer.ggml.add_eos_token", G.BOOL, False)]
 
 
-def metadata(cfg, mtype):
+def metadata(cfg, mtype, tokenizer=None):
+    """GGUF metadata of the model; `tokenizer` (tokenizer.ggml.* fields, e.g. from
+    tokenizer_vocab.gguf_fields) replaces the synthetic SentencePiece vocabulary."""
     arch = cfg["model_type"]
     hd = make_hf_model.head_dim_of(cfg)
     f = [("general.architecture", G.STRING, arch),
@@ -172,7 +174,7 @@ def metadata(cfg, mtype):
     f += [(arch + ".rope.dimension_count", G.UINT32, hd),
           (arch + ".rope.freq_base", G.FLOAT32, float(cfg["rope_theta"])),
           (arch + ".attention.layer_norm_rms_epsilon", G.FLOAT32, float(cfg["rms_norm_eps"]))]
-    return f + tokenizer_fields(cfg["vocab_size"])
+    return f + (tokenizer if tokenizer is not None else tokenizer_fields(cfg["vocab_size"]))
 
 
 def write_hf(out_dir, cfg, hf):
@@ -197,6 +199,31 @@ def make_model(out, arch="llama", mtype="f32", tied=True, seed=0, hf_out=None):
     if hf_out:
         write_hf(hf_out, cfg, hf)
     return cfg
+
+
+def make_vocab_model(out, vocab, n_vocab=None, arch=None, seed=0, hidden=64, **fields):
+    """A tiny model (1 layer, `hidden` wide, tied F16 embedding) around a real
+    vocabulary (tokenizer_vocab.read_sentencepiece / read_hf): token_embd has one
+    row per token, after padding to n_vocab. `fields` go to
+    tokenizer_vocab.gguf_fields (pre=, add_bos=, merges=False, ...). Returns the
+    vocabulary size."""
+    import tokenizer_vocab
+    arch = arch or ("llama" if vocab["model"] == "llama" else "qwen3")
+    n = n_vocab or len(vocab["tokens"])
+    cfg = hf_config(arch, True)
+    cfg.update(hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=1,
+               num_attention_heads=4, num_key_value_heads=2, vocab_size=n)
+    if arch == "qwen3":
+        cfg["head_dim"] = hidden // 4
+    if "max_window_layers" in cfg:
+        cfg["max_window_layers"] = 1
+    hf = hf_tensors(cfg, seed)
+    tensors = [G.Tensor.from_array(name, a, G.F16 if name == "token_embd.weight"
+                                   else tensor_type(name, a.ndim, "f32", True, 1))
+               for name, a in gguf_tensor_arrays(cfg, hf)]
+    tok = tokenizer_vocab.gguf_fields(vocab, n_vocab=n, **fields)
+    G.write(out, metadata(cfg, "f32", tokenizer=tok), tensors)
+    return n
 
 
 def main(argv=None):
