@@ -87,7 +87,7 @@ def require_oracle(ok, what):
     """Skips (or, with LLMC_REQUIRE_ORACLES=1, fails) when an oracle is missing."""
     if ok:
         return
-    msg = "%s is not installed (cd test/oracles && npm ci --omit=optional)" % what
+    msg = "%s is not installed (cd test/oracles && npm install --omit=optional)" % what
     if os.environ.get("LLMC_REQUIRE_ORACLES") == "1":
         pytest.fail(msg)
     pytest.skip(msg)

@@ -44,7 +44,8 @@ def test_stories260k_as_gguf_matches_llama2c(llmc, tmp_path, stories_paths):
 
 
 @pytest.mark.parametrize("arch,tied,dtype", [("llama", False, "f32"), ("llama", True, "f16"),
-                                             ("qwen3", True, "f32"), ("qwen3", False, "f16")])
+                                             ("qwen3", True, "f32"), ("qwen3", False, "f16"),
+                                             ("qwen2", True, "f32"), ("qwen2", False, "f16")])
 def test_gguf_matches_torch(llmc, tmp_path, arch, tied, dtype):
     hf = tmp_path / "hf"
     make_hf_model.make_model(str(hf), arch=arch, tied=tied, dtype=dtype, seed=5)

@@ -68,7 +68,7 @@ def models(tmp_path_factory):
     return get
 
 
-@pytest.mark.parametrize("arch", ["llama", "qwen3"])
+@pytest.mark.parametrize("arch", ["llama", "qwen2", "qwen3"])
 @pytest.mark.parametrize("mtype", ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_k_m"])
 def test_llama_cpp_mode_matches_llama_cpp(llmc, llama_cpp, models, tmp_path, arch, mtype):
     model = models(arch, mtype)
@@ -84,7 +84,7 @@ def test_llama_cpp_mode_matches_llama_cpp(llmc, llama_cpp, models, tmp_path, arc
         assert err.max() <= 3e-2, err.max()
 
 
-@pytest.mark.parametrize("arch", ["llama", "qwen3"])
+@pytest.mark.parametrize("arch", ["llama", "qwen2", "qwen3"])
 def test_exact_mode_matches_llama_cpp_on_f32(llmc, llama_cpp, models, tmp_path, arch):
     model = models(arch, "f32")
     err = _compare(_llmc(llmc, model, tmp_path, "exact"), llama_cpp.logits(str(model), PROMPT, STEPS))

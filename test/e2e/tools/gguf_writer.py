@@ -108,14 +108,15 @@ def _permute(w, n_head):
 
 
 def hf_to_gguf(hf_dir, out, gtype=GGML_F32, dequantized_dir=None):
-    """A make_hf_model checkpoint (llama or qwen3) as GGUF; llama q/k rows
+    """A make_hf_model checkpoint (llama, qwen2 or qwen3) as GGUF; llama q/k rows
     are permuted as llama.cpp's converter does. With Q8_0, matrices other
     than the embedding are quantized (Q8_0 or Q4_0), and `dequantized_dir`
     receives an HF
     checkpoint of the exactly dequantized weights (the exact-mode oracle's
     input; quantization is per row, so it commutes with the permutation)."""
     cfg = json.load(open(os.path.join(hf_dir, "config.json")))
-    arch = {"LlamaForCausalLM": "llama", "Qwen3ForCausalLM": "qwen3"}[cfg["architectures"][0]]
+    arch = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2",
+            "Qwen3ForCausalLM": "qwen3"}[cfg["architectures"][0]]
     w = {k: np.asarray(v, np.float32)
          for k, v in safetensors_io.load_checkpoint_dir(hf_dir).items()}
     heads, kvh = cfg["num_attention_heads"], cfg.get("num_key_value_heads", cfg["num_attention_heads"])
@@ -137,6 +138,9 @@ def hf_to_gguf(hf_dir, out, gtype=GGML_F32, dequantized_dir=None):
             if arch == "llama" and hf == "self_attn.k_proj":
                 a = _permute(a, kvh)
             tensors.append(("blk.%d.%s.weight" % (l, gg), a, GGML_F32 if a.ndim == 1 else gtype))
+            bias = "model.layers.%d.%s.bias" % (l, hf)
+            if bias in w:  # qwen2's q/k/v biases
+                tensors.append(("blk.%d.%s.bias" % (l, gg), w[bias], GGML_F32))
     tensors.append(("output_norm.weight", w["model.norm.weight"], GGML_F32))
     if "lm_head.weight" in w and not cfg.get("tie_word_embeddings"):
         tensors.append(("output.weight", w["lm_head.weight"], gtype))

@@ -2,7 +2,7 @@
 """Write a deterministic (seeded) random tiny llama/qwen3 model as a GGUF file,
 laid out as llama.cpp's convert_hf_to_gguf.py + llama-quantize would write it.
 
-  make_gguf_model.py --arch llama|qwen3 --type f32|f16|bf16|q8_0|q4_0|q4_k_m
+  make_gguf_model.py --arch llama|qwen2|qwen3 --type f32|f16|bf16|q8_0|q4_0|q4_k_m
                      [--tied|--untied] [--seed S] --out FILE.gguf [--hf-out DIR]
 
 The weights are drawn in HF layout by make_hf_model.make_tensors (same seed ->
@@ -32,7 +32,7 @@ import make_hf_model  # noqa: E402
 import safetensors_io  # noqa: E402
 
 HIDDEN, INTER, LAYERS, HEADS, KV_HEADS, VOCAB, CTX = 256, 512, 2, 8, 2, 512, 256
-HEAD_DIM = {"llama": HIDDEN // HEADS, "qwen3": 64}
+HEAD_DIM = {"llama": HIDDEN // HEADS, "qwen2": HIDDEN // HEADS, "qwen3": 64}
 BOS_ID, EOS_ID, UNK_ID = 1, 2, 0
 
 # llama.cpp's LLAMA_FTYPE_* (general.file_type)
@@ -111,6 +111,9 @@ def gguf_tensor_arrays(cfg, hf):
             key = "model.layers.%d.%s.weight" % (i, hf_name)
             if key not in hf:
                 continue
+            bias = "model.layers.%d.%s.bias" % (i, hf_name)
+            if bias in hf:  # qwen2's q/k/v biases
+                out.append(("blk.%d.%s.bias" % (i, gg_name), hf[bias]))
             a = hf[key]
             if arch == "llama" and gg_name == "attn_q":
                 a = permute(a, cfg["num_attention_heads"])
