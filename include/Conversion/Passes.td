@@ -23,7 +23,7 @@ def ConvertGraphToTL : Pass<"convert-graph-to-tl", "mlir::ModuleOp"> {
   let dependentDialects = ["llmc::tl::TLDialect", "mlir::memref::MemRefDialect",
                            "mlir::affine::AffineDialect",
                            "mlir::arith::ArithDialect",
-                           "mlir::math::MathDialect"];
+                           "mlir::math::MathDialect", "mlir::scf::SCFDialect"];
 }
 
 def ConvertTLToSCF : Pass<"convert-tl-to-scf"> {

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -367,6 +368,11 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
   if (options.actQuant != "exact") {
     graph::GraphActQuantOptions actOptions;
     actOptions.mode = options.actQuant;
+    // llama.cpp runs the ggml kernels that fit the CPU; the artifact runs on
+    // this host, so follow the host's.
+    llvm::StringMap<bool> cpu = llvm::sys::getHostCPUFeatures();
+    actOptions.isa =
+        cpu.lookup("avx512f") && cpu.lookup("avx512dq") ? "avx512" : "none";
     graphPM.addPass(graph::createGraphActQuant(actOptions));
   }
   buildGraphPhase(graphPM);

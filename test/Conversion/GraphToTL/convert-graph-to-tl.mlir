@@ -306,3 +306,49 @@ func.func @embedding_bf16(%t: tensor<10x64xbf16>, %ids: tensor<?xi32>) -> tensor
   %0 = graph.embedding %t[%ids] : tensor<10x64xbf16>, tensor<?xi32> -> tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
 }
+
+// -----
+
+// ggml_avx512: llama.cpp's CPU reductions. head_dim 68 = one 64-element
+// step into 64 FMA lanes summed as ggml_vec_dot_f32 does, then an FMA chain
+// over the last 4; softmax sums of whole 16-element chunks in f64 (positions
+// past the causal end read as 0); p.V into 16 and 64 FMA lanes, the result
+// picked by the number of rows (sgemm for several, vec_dot for one).
+!cache68 = !graph.kv_cache<layers = 1, max_seq = 16, kv_heads = 1, head_dim = 68, element_type = f32>
+// CHECK-LABEL: func.func @attention_ggml
+// CHECK: tl.block "attention_qk_lanes" ({{.*}} = reduce {{.*}} = spatial
+// CHECK: math.fma
+// CHECK: tl.block "attention_qk_sum"
+// CHECK: tl.block "attention_qk_rest" ({{.*}} = reduce
+// CHECK: math.fma
+// CHECK: tl.block "softmax_exp"
+// CHECK-NOT: math.exp
+// CHECK: tl.block "softmax_sum"
+// CHECK: arith.select
+// CHECK: arith.extf %{{[a-z0-9_]+}} : f32 to f64
+// CHECK: tl.block "attention_pv_zero"
+// CHECK: tl.block "attention_pv_lanes"
+// CHECK-SAME: memref<64xf32>, %{{[a-z0-9_]+}}[%{{[a-z0-9_]+}} mod 16] : memref<16xf32>)
+// CHECK: tl.block "attention_pv_sum"
+func.func @attention_ggml(%q: tensor<?x68xf32>, %c: !cache68, %p: index) -> tensor<?x68xf32> {
+  %0 = graph.attention %q, %q, %q, %c, %p {layer = 0 : i64, num_heads = 1 : i64, num_kv_heads = 1 : i64, head_dim = 68 : i64, scale = 0.125 : f32, ggml_avx512} : tensor<?x68xf32>, tensor<?x68xf32>, tensor<?x68xf32>, !cache68
+  return %0 : tensor<?x68xf32>
+}
+
+// -----
+
+// ggml_avx512 SiLU: ggml_v_expf's polynomial (fused multiply-adds), no
+// libm exp. RoPE: the angle multiplied up pair by pair (an scf.for over the
+// pair index), rotations as fused multiply-adds.
+// CHECK-LABEL: func.func @silu_rope_ggml
+// CHECK: tl.block "silu"
+// CHECK-NOT: math.exp
+// CHECK: math.fma
+// CHECK: tl.block "rope"
+// CHECK: scf.for
+// CHECK: math.fma
+func.func @silu_rope_ggml(%x: tensor<?x8xf32>, %p: index) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
+  %0 = graph.silu %x {ggml_avx512} : tensor<?x8xf32>
+  %1 = graph.rope %x, %p {head_dim = 4 : i64, theta = 1.0e4 : f64, style = #graph.rope_style<half>, ggml_avx512} : tensor<?x8xf32>
+  return %0, %1 : tensor<?x8xf32>, tensor<?x8xf32>
+}

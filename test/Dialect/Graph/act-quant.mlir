@@ -1,5 +1,7 @@
 // RUN: llm-opt %s -split-input-file -graph-act-quant=mode=llama.cpp | FileCheck %s
 // RUN: llm-opt %s -split-input-file -graph-act-quant=mode=llama.cpp -graph-act-quant | FileCheck %s --check-prefix=EXACT
+// RUN: llm-opt %s -split-input-file -graph-act-quant="mode=llama.cpp isa=avx512" | FileCheck %s --check-prefix=AVX
+// RUN: llm-opt %s -split-input-file -graph-act-quant="mode=llama.cpp isa=avx512" -graph-act-quant | FileCheck %s --check-prefix=EXACT
 // RUN: not llm-opt %s -split-input-file -graph-act-quant=mode=int4 2>&1 | FileCheck %s --check-prefix=BAD
 
 // llama.cpp's vec_dot_type per stored weight type: F16/BF16 weights (widened
@@ -32,4 +34,23 @@ func.func @kinds(%x: tensor<?x256xf32>, %w: !graph.weights) -> (tensor<?x4xf32>,
   // CHECK: graph.matmul {{.*}} {act_type = !graph.q8_k}
   %6 = graph.matmul %x, %q6k : tensor<?x256xf32>, tensor<4x256x!graph.q6_k> -> tensor<?x4xf32>
   return %0, %1, %2, %3, %4, %5, %6 : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// isa=avx512 (llama.cpp mode): RoPE, SiLU and attention follow ggml's
+// AVX-512 kernels; without it, or in exact mode, they do not.
+// AVX: func.func @f32_ops
+// AVX: graph.rope {{.*}}ggml_avx512
+// AVX: graph.silu {{.*}}{ggml_avx512}
+// AVX: graph.attention {{.*}}ggml_avx512
+// CHECK-LABEL: func.func @f32_ops
+// CHECK-NOT: ggml_avx512
+// EXACT-NOT: ggml_avx512
+!c = !graph.kv_cache<layers = 1, max_seq = 16, kv_heads = 1, head_dim = 4, element_type = f32>
+func.func @f32_ops(%x: tensor<?x4xf32>, %c: !c, %p: index) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %0 = graph.rope %x, %p {head_dim = 4 : i64, theta = 1.0e4 : f64, style = #graph.rope_style<half>} : tensor<?x4xf32>
+  %1 = graph.silu %0 : tensor<?x4xf32>
+  %2 = graph.attention %1, %1, %1, %c, %p {layer = 0 : i64, num_heads = 1 : i64, num_kv_heads = 1 : i64, head_dim = 4 : i64, scale = 0.5 : f32} : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, !c
+  return %1, %2 : tensor<?x4xf32>, tensor<?x4xf32>
 }

@@ -132,13 +132,15 @@ def Graph_MulOp : Graph_BroadcastBinaryOp<"mul", "product">;
 def Graph_SiluOp : Graph_Op<"silu", [Pure, SameOperandsAndResultType]> {
   let summary = "x * sigmoid(x)";
   let description = [{
-    The SiLU (swish) activation, elementwise.
+    The SiLU (swish) activation, elementwise: `x / (1 + exp(-x))`. With
+    `ggml_avx512`, exp is ggml's AVX-512 `ggml_v_expf`, operation for
+    operation, as llama.cpp computes SiLU on such a host.
 
     ```mlir
     %y = graph.silu %x : tensor<?x172xf32>
     ```
   }];
-  let arguments = (ins Graph_F32Tensor:$input);
+  let arguments = (ins Graph_F32Tensor:$input, UnitAttr:$ggml_avx512);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
@@ -152,13 +154,18 @@ def Graph_RopeOp : Graph_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> 
     llama); with `style = half` they are `(x[i], x[i + head_dim/2])`
     (Hugging Face `rotate_half`, Qwen).
 
+    With `ggml_avx512` the angles and rotation round as llama.cpp's CPU
+    backend does (`theta_scale = theta^(-2/head_dim)` multiplied up one pair
+    at a time, rotations as fused multiply-adds); see `graph-act-quant`.
+
     ```mlir
     %q2 = graph.rope %q, %pos0 {head_dim = 8 : i64, theta = 1.0e+04 : f64,
                                 style = #graph.rope_style<interleaved>} : tensor<?x64xf32>
     ```
   }];
   let arguments = (ins Graph_F32Tensor:$input, Index:$pos0, I64Attr:$head_dim,
-                       F64Attr:$theta, Graph_RopeStyleAttr:$style);
+                       F64Attr:$theta, Graph_RopeStyleAttr:$style,
+                       UnitAttr:$ggml_avx512);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = "$input `,` $pos0 attr-dict `:` type($input)";
   let hasVerifier = 1;
@@ -174,6 +181,11 @@ def Graph_AttentionOp : Graph_Op<"attention", [AllTypesMatch<["q", "result"]>]> 
     `0 .. pos0+s` (causal). `q` is `[seq, num_heads*head_dim]`, `k` and `v`
     are `[seq, num_kv_heads*head_dim]`, the result is shaped like `q`.
 
+    With `ggml_avx512` every reduction follows llama.cpp's CPU backend on an
+    AVX-512 host (F32 cache, no flash attention): q·k as `ggml_vec_dot_f32`,
+    the softmax with ggml's SIMD exp and 16-lane partial sums in f64, p·V as
+    llamafile's sgemm (several rows) or `ggml_vec_dot_f32` (one row).
+
     ```mlir
     %o = graph.attention %q, %k, %v, %cache, %pos0
         {layer = 0 : i64, num_heads = 8 : i64, num_kv_heads = 4 : i64,
@@ -185,7 +197,8 @@ def Graph_AttentionOp : Graph_Op<"attention", [AllTypesMatch<["q", "result"]>]> 
   let arguments = (ins Graph_F32Tensor:$q, Graph_F32Tensor:$k, Graph_F32Tensor:$v,
                        Arg<Graph_KVCacheType, "the KV cache", [MemRead, MemWrite]>:$cache,
                        Index:$pos0, I64Attr:$layer, I64Attr:$num_heads,
-                       I64Attr:$num_kv_heads, I64Attr:$head_dim, F32Attr:$scale);
+                       I64Attr:$num_kv_heads, I64Attr:$head_dim, F32Attr:$scale,
+                       UnitAttr:$ggml_avx512);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = [{
     $q `,` $k `,` $v `,` $cache `,` $pos0 attr-dict `:` type($q) `,` type($k) `,`

@@ -51,6 +51,20 @@ struct GraphActQuantPass
           << mode << "' (expected exact or llama.cpp)";
       return signalPassFailure();
     }
+    if (isa != "none" && isa != "avx512") {
+      getOperation().emitError("graph-act-quant: unknown isa '")
+          << isa << "' (expected none or avx512)";
+      return signalPassFailure();
+    }
+    bool ggml = mode == "llama.cpp" && isa == "avx512";
+    getOperation().walk([&](Operation *op) {
+      if (llvm::isa<RopeOp, SiluOp, AttentionOp>(op)) {
+        if (ggml)
+          op->setAttr("ggml_avx512", UnitAttr::get(&getContext()));
+        else
+          op->removeAttr("ggml_avx512");
+      }
+    });
     getOperation().walk([&](MatmulOp op) {
       Type act = mode == "exact" ? Type()
                                  : llamaCppActType(storedElementType(op.getWeight()));
