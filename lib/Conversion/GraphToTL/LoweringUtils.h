@@ -213,6 +213,32 @@ inline Value allocLike(NestBuilder &nb, Value x, int64_t last, Type element) {
   return nb.alloc(MemRefType::get(shape, element), dyn);
 }
 
+/// GCC's `_mm512_reduce_add_ps` of 16 lanes: halves added pairwise,
+/// ((v[i+8] + v[i]) then (+4), then lanes (0+2), (1+3), then the two).
+inline Value reduceAdd16(ImplicitLocOpBuilder &b, ArrayRef<Value> v) {
+  auto add = [&](Value p, Value q) {
+    return arith::AddFOp::create(b, p, q).getResult();
+  };
+  SmallVector<Value> t3, t6;
+  for (int i = 0; i < 8; ++i)
+    t3.push_back(add(v[i + 8], v[i]));
+  for (int i = 0; i < 4; ++i)
+    t6.push_back(add(t3[i + 4], t3[i]));
+  return add(add(t6[0], t6[2]), add(t6[1], t6[3]));
+}
+
+/// ggml_vec_dot_f32's reduction of its four 16-lane accumulators (64 lanes,
+/// accumulator j in lanes 16j..16j+15): (acc0 + acc2) + (acc1 + acc3), then
+/// reduceAdd16.
+inline Value reduceAdd64(ImplicitLocOpBuilder &b, ArrayRef<Value> a) {
+  SmallVector<Value> v;
+  for (int l = 0; l < 16; ++l)
+    v.push_back(arith::AddFOp::create(
+        b, arith::AddFOp::create(b, a[l], a[l + 32]),
+        arith::AddFOp::create(b, a[l + 16], a[l + 48])));
+  return reduceAdd16(b, v);
+}
+
 /// Adds the graph.matmul lowering (MatmulLowering.cpp).
 void populateMatmulLoweringPatterns(const TypeConverter &converter,
                                     RewritePatternSet &patterns);

@@ -196,6 +196,16 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     }
     if (act)
       x = roundActivations(nb, x, act);
+    if (act && act.isBF16() && op.getGgmlAvx512() && wElement.isBF16() &&
+        inner % 64 == 0) {
+      rewriter.replaceOp(op, bf16Dot(nb, op, x, w));
+      return success();
+    }
+    if (act && act.isF16() && op.getGgmlAvx512() && wElement.isF16() &&
+        inner % 64 == 0) {
+      rewriter.replaceOp(op, f16Dot(nb, op, x, w));
+      return success();
+    }
     SmallVector<Value> xSizes = nb.sizes(x), wSizes = nb.sizes(w);
     Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
     // Iteration space: leading dims, n (spatial), k (reduce).
@@ -253,6 +263,205 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     });
     rewriter.replaceOp(op, out);
     return success();
+  }
+
+  /// ggml's BF16 products on an AVX512-BF16 host: VDPBF16PS lanes, each
+  /// adding the product of its odd pair element, then its even one, with a
+  /// rounding after each. Several rows go through llamafile's sgemm (one
+  /// 16-lane accumulator, 32 elements per step, then reduceAdd16); one row
+  /// through ggml_vec_dot_bf16 (two accumulators over 64-element steps,
+  /// each reduced, summed in f64).
+  Value bf16Dot(NestBuilder &nb, MatmulOp op, Value x, Value w) const {
+    ImplicitLocOpBuilder &b = nb.b;
+    int64_t k = op.getWeight().getType().getShape().back();
+    int64_t rows = op.getWeight().getType().getShape().front();
+    unsigned lead = llvm::cast<MemRefType>(x.getType()).getRank() - 1;
+    Type f32 = b.getF32Type(), f64 = b.getF64Type();
+    Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
+    SmallVector<Value> ubs = nb.sizes(x);
+    Value seq = ubs.front();
+    ubs.pop_back();
+    ubs.push_back(nb.index(rows));
+    Value gemm = nb.alloc(MemRefType::get({16}, f32), {});
+    Value dot = nb.alloc(MemRefType::get({32}, f32), {});
+    unsigned nIt = lead + 3;
+    AffineExpr n = nb.d(lead), i = nb.d(lead + 1), l = nb.d(lead + 2);
+    auto xAt = [&](AffineExpr col) { return leadMap(nb, nIt, lead, {col}); };
+    auto wAt = [&](AffineExpr col) { return nb.map(nIt, {n, col}); };
+    // gemm: step i covers 32 elements, lane l the pair 32i + 2l, +1.
+    AffineMap gx0 = xAt(i * 32 + l * 2), gx1 = xAt(i * 32 + l * 2 + 1);
+    AffineMap gw0 = wAt(i * 32 + l * 2), gw1 = wAt(i * 32 + l * 2 + 1);
+    // vec_dot: step i covers 64 elements, c1 lane l the pair 64i + 2l, c2
+    // lane l the pair 64i + 32 + 2l.
+    AffineMap dx0 = xAt(i * 64 + l * 2), dx1 = xAt(i * 64 + l * 2 + 1);
+    AffineMap dx2 = xAt(i * 64 + l * 2 + 32), dx3 = xAt(i * 64 + l * 2 + 33);
+    AffineMap dw0 = wAt(i * 64 + l * 2), dw1 = wAt(i * 64 + l * 2 + 1);
+    AffineMap dw2 = wAt(i * 64 + l * 2 + 32), dw3 = wAt(i * 64 + l * 2 + 33);
+    AffineMap lane = nb.map(nIt, {l}), lane2 = nb.map(nIt, {l + 16});
+    SmallVector<IterKind> kinds(lead + 1, IterKind::spatial);
+    kinds.push_back(IterKind::reduce);
+    kinds.push_back(IterKind::spatial);
+    // acc += x_odd * w_odd; acc += x_even * w_even (each rounded).
+    auto pairStep = [&](ImplicitLocOpBuilder &b, ValueRange it, Value acc,
+                        AffineMap x0, AffineMap x1, AffineMap w0, AffineMap w1) {
+      auto prod = [&](AffineMap xm, AffineMap wm) {
+        return arith::MulFOp::create(
+            b, nb.load(x, xm, it),
+            arith::ExtFOp::create(b, f32, nb.load(w, wm, it)));
+      };
+      Value a = arith::AddFOp::create(b, acc, prod(x1, w1));
+      return arith::AddFOp::create(b, a, prod(x0, w0)).getResult();
+    };
+    nb.nest(ubs, LoopKind::parallel, [&](ValueRange ivs) {
+      nb.nest({nb.index(k / 32), nb.index(16)}, LoopKind::serial,
+              [&](ValueRange il) {
+        SmallVector<Value> it(ivs);
+        llvm::append_range(it, il);
+        nb.block(
+            "matmul_bf16_gemm", it, kinds,
+            {{x, gx0}, {x, gx1}, {w, gw0}, {w, gw1}}, {{gemm, lane}},
+            [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+              nb.store(pairStep(b, iv, nb.load(gemm, lane, iv), gx0, gx1, gw0, gw1),
+                       gemm, lane, iv);
+            },
+            [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+              nb.store(nb.f32(0.0), gemm, lane, iv);
+            });
+      });
+      nb.nest({nb.index(k / 64), nb.index(16)}, LoopKind::serial,
+              [&](ValueRange il) {
+        SmallVector<Value> it(ivs);
+        llvm::append_range(it, il);
+        nb.block(
+            "matmul_bf16_dot", it, kinds,
+            {{x, dx0}, {x, dx1}, {x, dx2}, {x, dx3},
+             {w, dw0}, {w, dw1}, {w, dw2}, {w, dw3}},
+            {{dot, lane}, {dot, lane2}},
+            [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+              nb.store(pairStep(b, iv, nb.load(dot, lane, iv), dx0, dx1, dw0, dw1),
+                       dot, lane, iv);
+              nb.store(pairStep(b, iv, nb.load(dot, lane2, iv), dx2, dx3, dw2, dw3),
+                       dot, lane2, iv);
+            },
+            [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+              nb.store(nb.f32(0.0), dot, lane, iv);
+              nb.store(nb.f32(0.0), dot, lane2, iv);
+            });
+      });
+      unsigned nOut = lead + 1;
+      SmallVector<Access> reads;
+      SmallVector<AffineMap> gm, dm;
+      for (int64_t j = 0; j < 16; ++j) {
+        gm.push_back(nb.map(nOut, {nb.c(j)}));
+        reads.push_back({gemm, gm.back()});
+      }
+      for (int64_t j = 0; j < 32; ++j) {
+        dm.push_back(nb.map(nOut, {nb.c(j)}));
+        reads.push_back({dot, dm.back()});
+      }
+      AffineMap outMap = leadMap(nb, nOut, lead, {nb.d(lead)});
+      nb.block("matmul_bf16_sum", ivs, SmallVector<IterKind>(nOut, IterKind::spatial),
+               reads, {{out, outMap}}, [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                 SmallVector<Value> g, c1, c2;
+                 for (AffineMap m : gm)
+                   g.push_back(nb.load(gemm, m, iv));
+                 for (int j = 0; j < 16; ++j) {
+                   c1.push_back(nb.load(dot, dm[j], iv));
+                   c2.push_back(nb.load(dot, dm[j + 16], iv));
+                 }
+                 Value single = arith::TruncFOp::create(
+                     b, f32,
+                     arith::AddFOp::create(
+                         b, arith::ExtFOp::create(b, f64, reduceAdd16(b, c1)),
+                         arith::ExtFOp::create(b, f64, reduceAdd16(b, c2))));
+                 Value several = arith::CmpIOp::create(
+                     b, arith::CmpIPredicate::uge, seq, nb.index(2));
+                 nb.store(arith::SelectOp::create(b, several, reduceAdd16(b, g), single),
+                          out, outMap, iv);
+               });
+    });
+    return out;
+  }
+
+  /// ggml's F16 products on an AVX-512 host (F16C conversions, products of
+  /// two halves exact in f32): several rows through llamafile's sgemm (one
+  /// 16-lane FMA accumulator, then reduceAdd16), one row through
+  /// ggml_vec_dot_f16 (four 16-lane accumulators over 64-element steps,
+  /// reduceAdd64).
+  Value f16Dot(NestBuilder &nb, MatmulOp op, Value x, Value w) const {
+    ImplicitLocOpBuilder &b = nb.b;
+    int64_t k = op.getWeight().getType().getShape().back();
+    int64_t rows = op.getWeight().getType().getShape().front();
+    unsigned lead = llvm::cast<MemRefType>(x.getType()).getRank() - 1;
+    Type f32 = b.getF32Type();
+    Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
+    SmallVector<Value> ubs = nb.sizes(x);
+    Value seq = ubs.front();
+    ubs.pop_back();
+    ubs.push_back(nb.index(rows));
+    Value gemm = nb.alloc(MemRefType::get({16}, f32), {});
+    Value dot = nb.alloc(MemRefType::get({64}, f32), {});
+    unsigned nIt = lead + 3;
+    AffineExpr n = nb.d(lead), i = nb.d(lead + 1), l = nb.d(lead + 2);
+    SmallVector<IterKind> kinds(lead + 1, IterKind::spatial);
+    kinds.push_back(IterKind::reduce);
+    kinds.push_back(IterKind::spatial);
+    auto step = [&](StringRef name, Value acc, int64_t width, int64_t lanes) {
+      AffineMap xm = leadMap(nb, nIt, lead, {i * width + l});
+      AffineMap wm = nb.map(nIt, {n, i * width + l});
+      AffineMap lane = nb.map(nIt, {l});
+      return [&, name, acc, width, lanes, xm, wm, lane](ValueRange ivs) {
+        nb.nest({nb.index(k / width), nb.index(lanes)}, LoopKind::serial,
+                [&](ValueRange il) {
+          SmallVector<Value> it(ivs);
+          llvm::append_range(it, il);
+          nb.block(
+              name, it, kinds, {{x, xm}, {w, wm}}, {{acc, lane}},
+              [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                Value p = arith::MulFOp::create(
+                    b, nb.load(x, xm, iv),
+                    arith::ExtFOp::create(b, f32, nb.load(w, wm, iv)));
+                nb.store(arith::AddFOp::create(b, nb.load(acc, lane, iv), p),
+                         acc, lane, iv);
+              },
+              [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                nb.store(nb.f32(0.0), acc, lane, iv);
+              });
+        });
+      };
+    };
+    auto gemmStep = step("matmul_f16_gemm", gemm, 16, 16);
+    auto dotStep = step("matmul_f16_dot", dot, 64, 64);
+    nb.nest(ubs, LoopKind::parallel, [&](ValueRange ivs) {
+      gemmStep(ivs);
+      dotStep(ivs);
+      unsigned nOut = lead + 1;
+      SmallVector<Access> reads;
+      SmallVector<AffineMap> gm, dm;
+      for (int64_t j = 0; j < 16; ++j) {
+        gm.push_back(nb.map(nOut, {nb.c(j)}));
+        reads.push_back({gemm, gm.back()});
+      }
+      for (int64_t j = 0; j < 64; ++j) {
+        dm.push_back(nb.map(nOut, {nb.c(j)}));
+        reads.push_back({dot, dm.back()});
+      }
+      AffineMap outMap = leadMap(nb, nOut, lead, {nb.d(lead)});
+      nb.block("matmul_f16_sum", ivs, SmallVector<IterKind>(nOut, IterKind::spatial),
+               reads, {{out, outMap}}, [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                 SmallVector<Value> g, d;
+                 for (AffineMap m : gm)
+                   g.push_back(nb.load(gemm, m, iv));
+                 for (AffineMap m : dm)
+                   d.push_back(nb.load(dot, m, iv));
+                 Value several = arith::CmpIOp::create(
+                     b, arith::CmpIPredicate::uge, seq, nb.index(2));
+                 nb.store(arith::SelectOp::create(b, several, reduceAdd16(b, g),
+                                                  reduceAdd64(b, d)),
+                          out, outMap, iv);
+               });
+    });
+    return out;
   }
 
   /// The llama.cpp-style product with 8-bit activations. The integer dot

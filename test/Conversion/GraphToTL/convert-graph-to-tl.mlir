@@ -352,3 +352,30 @@ func.func @silu_rope_ggml(%x: tensor<?x8xf32>, %p: index) -> (tensor<?x8xf32>, t
   %1 = graph.rope %x, %p {head_dim = 4 : i64, theta = 1.0e4 : f64, style = #graph.rope_style<half>, ggml_avx512} : tensor<?x8xf32>
   return %0, %1 : tensor<?x8xf32>, tensor<?x8xf32>
 }
+
+// -----
+
+// ggml_avx512 with bf16 weights and activations: VDPBF16PS lanes (odd
+// element of each pair first), for several rows (sgemm) and for one
+// (vec_dot_bf16), the result picked by the row count.
+// CHECK-LABEL: func.func @matmul_bf16_ggml
+// CHECK: tl.block "act_round"
+// CHECK: tl.block "matmul_bf16_gemm"
+// CHECK: tl.block "matmul_bf16_dot"
+// CHECK: tl.block "matmul_bf16_sum"
+// CHECK: arith.select
+func.func @matmul_bf16_ggml(%x: tensor<?x64xf32>, %w: tensor<4x64xbf16>) -> tensor<?x4xf32> {
+  %0 = graph.matmul %x, %w {act_type = bf16, ggml_avx512} : tensor<?x64xf32>, tensor<4x64xbf16> -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @matmul_f16_ggml
+// CHECK: tl.block "matmul_f16_gemm"
+// CHECK: tl.block "matmul_f16_dot"
+// CHECK: tl.block "matmul_f16_sum"
+func.func @matmul_f16_ggml(%x: tensor<?x64xf32>, %w: tensor<4x64xf16>) -> tensor<?x4xf32> {
+  %0 = graph.matmul %x, %w {act_type = f16, ggml_avx512} : tensor<?x64xf32>, tensor<4x64xf16> -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}

@@ -87,7 +87,9 @@ def Graph_MatmulOp : Graph_Op<"matmul", [Pure]> {
     or `bf16` (then multiplied in f32), `!graph.q8_0` with Q8_0/Q4_0 weights
     or `!graph.q8_k` with Q4_K/Q6_K weights (8-bit blocks multiplied with the
     weight's integers in i32, then scaled). Without it the product is exact
-    f32 math on the dequantized weight.
+    f32 math on the dequantized weight. `ggml_avx512` with BF16 weights and
+    activations sums the products in the order of ggml's AVX512-BF16
+    kernels.
 
     ```mlir
     %y = graph.matmul %x, %w : tensor<?x64xf32>, tensor<172x64xf32> -> tensor<?x172xf32>
@@ -96,10 +98,11 @@ def Graph_MatmulOp : Graph_Op<"matmul", [Pure]> {
     ```
   }];
   let arguments = (ins Graph_F32Tensor:$input, Graph_WeightTensor:$weight,
-                       OptionalAttr<TypeAttr>:$act_type);
+                       OptionalAttr<TypeAttr>:$act_type, UnitAttr:$ggml_avx512);
   let builders = [OpBuilder<(ins "mlir::Type":$result, "mlir::Value":$input,
                                  "mlir::Value":$weight), [{
-    build($_builder, $_state, result, input, weight, /*act_type=*/nullptr);
+    build($_builder, $_state, result, input, weight, /*act_type=*/nullptr,
+          /*ggml_avx512=*/nullptr);
   }]>];
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = [{

@@ -58,7 +58,7 @@ struct GraphActQuantPass
     }
     bool ggml = mode == "llama.cpp" && isa == "avx512";
     getOperation().walk([&](Operation *op) {
-      if (llvm::isa<RopeOp, SiluOp, AttentionOp>(op)) {
+      if (llvm::isa<RopeOp, SiluOp, AttentionOp, MatmulOp>(op)) {
         if (ggml)
           op->setAttr("ggml_avx512", UnitAttr::get(&getContext()));
         else
