@@ -468,12 +468,10 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
                IterKind::reduce},
               {{q, qMap}, {cache, kMap}}, {{scores, scMap}},
               [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                // A fused multiply-add chain, as ggml_vec_dot_f32 (built
-                // with FMA contraction) sums rows shorter than its SIMD step.
+                Value p = arith::MulFOp::create(b, nb.load(q, qMap, iv),
+                                                nb.load(cache, kMap, iv));
                 Value acc = nb.load(scores, scMap, iv);
-                nb.store(math::FmaOp::create(b, nb.load(q, qMap, iv),
-                                             nb.load(cache, kMap, iv), acc),
-                         scores, scMap, iv);
+                nb.store(arith::AddFOp::create(b, acc, p), scores, scMap, iv);
               },
               [&](ImplicitLocOpBuilder &, ValueRange iv) {
                 nb.store(nb.f32(0.0), scores, scMap, iv);
@@ -575,7 +573,8 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
   /// llama.cpp's attention as its CPU backend computes it on an AVX-512
   /// host (F32 KV cache, no flash attention), reduction for reduction:
   /// q.k is ggml_vec_dot_f32 (64-element steps into four 16-lane FMA
-  /// accumulators, reduceAdd64, then an FMA chain over the rest); the
+  /// accumulators, reduceAdd64, then products added in order for the
+  /// rest); the
   /// softmax uses ggml_v_expf and sums 16-element chunks (reduceAdd16) in
   /// f64; p.V is llamafile's sgemm for several tokens (one 16-lane FMA
   /// accumulator over the KV positions, reduceAdd16) and ggml_vec_dot_f32
@@ -660,10 +659,12 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
           AffineMap kMap = nb.map(4, {nb.c(layer), nb.c(0), t, h.floorDiv(group),
                                       r + steps * 64});
           AffineMap scMap = nb.map(4, {s, h, t});
+          // ggml's tail loop: products rounded, then added in order (its
+          // build multiplies as a vector and adds lane by lane, no FMA).
           auto body = [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-            nb.store(math::FmaOp::create(b, nb.load(q, qMap, iv),
-                                         nb.load(cache, kMap, iv),
-                                         nb.load(scores, scMap, iv)),
+            Value p = arith::MulFOp::create(b, nb.load(q, qMap, iv),
+                                            nb.load(cache, kMap, iv));
+            nb.store(arith::AddFOp::create(b, nb.load(scores, scMap, iv), p),
                      scores, scMap, iv);
           };
           auto init = [&](ImplicitLocOpBuilder &, ValueRange iv) {

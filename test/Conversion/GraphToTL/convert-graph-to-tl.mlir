@@ -310,8 +310,8 @@ func.func @embedding_bf16(%t: tensor<10x64xbf16>, %ids: tensor<?xi32>) -> tensor
 // -----
 
 // ggml_avx512: llama.cpp's CPU reductions. head_dim 68 = one 64-element
-// step into 64 FMA lanes summed as ggml_vec_dot_f32 does, then an FMA chain
-// over the last 4; softmax sums of whole 16-element chunks in f64 (positions
+// step into 64 FMA lanes summed as ggml_vec_dot_f32 does, then the last 4
+// products added in order (ggml's tail loop, not fused); softmax sums of whole 16-element chunks in f64 (positions
 // past the causal end read as 0); p.V into 16 and 64 FMA lanes, the result
 // picked by the number of rows (sgemm for several, vec_dot for one).
 !cache68 = !graph.kv_cache<layers = 1, max_seq = 16, kv_heads = 1, head_dim = 68, element_type = f32>
@@ -320,7 +320,8 @@ func.func @embedding_bf16(%t: tensor<10x64xbf16>, %ids: tensor<?xi32>) -> tensor
 // CHECK: math.fma
 // CHECK: tl.block "attention_qk_sum"
 // CHECK: tl.block "attention_qk_rest" ({{.*}} = reduce
-// CHECK: math.fma
+// CHECK: arith.mulf
+// CHECK: arith.addf
 // CHECK: tl.block "softmax_exp"
 // CHECK-NOT: math.exp
 // CHECK: tl.block "softmax_sum"
