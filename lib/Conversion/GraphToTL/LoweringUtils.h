@@ -239,6 +239,14 @@ inline Value reduceAdd64(ImplicitLocOpBuilder &b, ArrayRef<Value> a) {
   return reduceAdd16(b, v);
 }
 
+/// One lane of ggml's AVX-512 `ggml_v_expf`, operation for operation
+/// (AttentionLowering.cpp; also SiLU's exp with ggml_avx512).
+Value ggmlExpfAvx512(ImplicitLocOpBuilder &b, Value x);
+
+/// Adds the graph.attention lowering (AttentionLowering.cpp).
+void populateAttentionLoweringPatterns(const TypeConverter &converter,
+                                       RewritePatternSet &patterns);
+
 /// Adds the graph.matmul lowering (MatmulLowering.cpp).
 void populateMatmulLoweringPatterns(const TypeConverter &converter,
                                     RewritePatternSet &patterns);
