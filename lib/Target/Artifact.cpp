@@ -371,8 +371,10 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
     // llama.cpp runs the ggml kernels that fit the CPU; the artifact runs on
     // this host, so follow the host's.
     llvm::StringMap<bool> cpu = llvm::sys::getHostCPUFeatures();
-    actOptions.isa =
-        cpu.lookup("avx512f") && cpu.lookup("avx512dq") ? "avx512" : "none";
+    actOptions.isa = !(cpu.lookup("avx512f") && cpu.lookup("avx512dq"))
+                         ? "none"
+                     : cpu.lookup("avx512bf16") ? "avx512bf16"
+                                                : "avx512";
     graphPM.addPass(graph::createGraphActQuant(actOptions));
   }
   buildGraphPhase(graphPM);

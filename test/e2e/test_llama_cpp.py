@@ -28,14 +28,17 @@ EOS = make_gguf_model.EOS_ID
 
 
 def _host_avx512():
-    """Whether this CPU has AVX-512 F and DQ (llama.cpp then runs its AVX-512
-    kernels, and llmc's llama.cpp mode follows them)."""
+    """Whether this CPU makes llama.cpp run the AVX-512 kernels llmc follows:
+    the feature set of ggml's zen4 build (AVX-512 F/DQ/BW/VL, VNNI, VBMI,
+    BF16) and no AMX (with AMX ggml runs other quantized kernels)."""
     try:
         with open("/proc/cpuinfo") as f:
-            flags = next((l for l in f if l.startswith("flags")), "").split()
+            flags = set(next((l for l in f if l.startswith("flags")), "").split())
     except OSError:
         return False
-    return "avx512f" in flags and "avx512dq" in flags
+    need = {"avx512f", "avx512dq", "avx512bw", "avx512vl", "avx512_vnni",
+            "avx512vbmi", "avx512_bf16"}
+    return need <= flags and "amx_tile" not in flags
 
 
 def _llmc(llmc, model, tmp_path, mode):

@@ -2,6 +2,7 @@
 // RUN: llm-opt %s -split-input-file -graph-act-quant=mode=llama.cpp -graph-act-quant | FileCheck %s --check-prefix=EXACT
 // RUN: llm-opt %s -split-input-file -graph-act-quant="mode=llama.cpp isa=avx512" | FileCheck %s --check-prefix=AVX
 // RUN: llm-opt %s -split-input-file -graph-act-quant="mode=llama.cpp isa=avx512" -graph-act-quant | FileCheck %s --check-prefix=EXACT
+// RUN: llm-opt %s -split-input-file -graph-act-quant="mode=llama.cpp isa=avx512bf16" | FileCheck %s --check-prefix=BF16
 // RUN: not llm-opt %s -split-input-file -graph-act-quant=mode=int4 2>&1 | FileCheck %s --check-prefix=BAD
 
 // llama.cpp's vec_dot_type per stored weight type: F16/BF16 weights (widened
@@ -53,4 +54,18 @@ func.func @f32_ops(%x: tensor<?x4xf32>, %c: !c, %p: index) -> (tensor<?x4xf32>, 
   %1 = graph.silu %0 : tensor<?x4xf32>
   %2 = graph.attention %1, %1, %1, %c, %p {layer = 0 : i64, num_heads = 1 : i64, num_kv_heads = 1 : i64, head_dim = 4 : i64, scale = 0.5 : f32} : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, !c
   return %1, %2 : tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// BF16 matmuls follow VDPBF16PS only with isa=avx512bf16.
+// AVX-LABEL: func.func @bf16_matmul
+// AVX-NOT: ggml_avx512
+// AVX: return
+// BF16-LABEL: func.func @bf16_matmul
+// BF16: graph.matmul {{.*}}ggml_avx512
+func.func @bf16_matmul(%x: tensor<?x64xf32>, %w: !graph.weights) -> tensor<?x4xf32> {
+  %b = graph.param %w["b"] {source = #graph.extern<file = "m.gguf", offset = 0, dtype = bf16>} : tensor<4x64xbf16>
+  %0 = graph.matmul %x, %b : tensor<?x64xf32>, tensor<4x64xbf16> -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
 }

@@ -43,8 +43,9 @@ def GraphActQuant : Pass<"graph-act-quant", "mlir::ModuleOp"> {
     F16/BF16 weights are widened to f32 by the importer, so the stored type
     is read from the weight's `graph.param` source (`#graph.extern`).
 
-    With `isa=avx512`, llama.cpp mode also marks `graph.rope`, `graph.silu`
-    and `graph.attention` with `ggml_avx512`: their f32 arithmetic then
+    With `isa=avx512` (or `avx512bf16`), llama.cpp mode also marks
+    `graph.rope`, `graph.silu`, `graph.attention` and the matmuls with
+    `ggml_avx512` (BF16 matmuls only with `avx512bf16`): their f32 arithmetic then
     follows ggml's AVX-512 kernels too (SIMD exp, reduction trees, RoPE
     angles), which keeps last-bit differences from flipping int8 roundings.
     llama.cpp picks its kernels by the CPU it runs on; llmc passes the
@@ -54,7 +55,8 @@ def GraphActQuant : Pass<"graph-act-quant", "mlir::ModuleOp"> {
     Option<"mode", "mode", "std::string", /*default=*/"\"exact\"",
            "exact (f32 activations) or llama.cpp">,
     Option<"isa", "isa", "std::string", /*default=*/"\"none\"",
-           "the x86 SIMD level whose ggml kernels to follow: none or avx512">
+           "the x86 SIMD level whose ggml kernels to follow: none, avx512, "
+           "or avx512bf16 (also BF16 products as VDPBF16PS)">
   ];
 }
 

@@ -51,19 +51,25 @@ struct GraphActQuantPass
           << mode << "' (expected exact or llama.cpp)";
       return signalPassFailure();
     }
-    if (isa != "none" && isa != "avx512") {
+    if (isa != "none" && isa != "avx512" && isa != "avx512bf16") {
       getOperation().emitError("graph-act-quant: unknown isa '")
-          << isa << "' (expected none or avx512)";
+          << isa << "' (expected none, avx512 or avx512bf16)";
       return signalPassFailure();
     }
-    bool ggml = mode == "llama.cpp" && isa == "avx512";
+    bool ggml = mode == "llama.cpp" && isa != "none";
     getOperation().walk([&](Operation *op) {
-      if (llvm::isa<RopeOp, SiluOp, AttentionOp, MatmulOp>(op)) {
-        if (ggml)
-          op->setAttr("ggml_avx512", UnitAttr::get(&getContext()));
-        else
-          op->removeAttr("ggml_avx512");
+      if (!llvm::isa<RopeOp, SiluOp, AttentionOp, MatmulOp>(op))
+        return;
+      // ggml's BF16 products follow VDPBF16PS only where the CPU has it.
+      bool bf16 = false;
+      if (auto mm = llvm::dyn_cast<MatmulOp>(op)) {
+        Type act = llamaCppActType(storedElementType(mm.getWeight()));
+        bf16 = act && act.isBF16();
       }
+      if (ggml && (!bf16 || isa == "avx512bf16"))
+        op->setAttr("ggml_avx512", UnitAttr::get(&getContext()));
+      else
+        op->removeAttr("ggml_avx512");
     });
     getOperation().walk([&](MatmulOp op) {
       Type act = mode == "exact" ? Type()
