@@ -1,6 +1,7 @@
 """Error paths of the `llmc` command line itself: each exits non-zero with a
 message naming what is wrong, and leaves nothing half-written behind."""
 import os
+import subprocess
 
 import pytest
 
@@ -98,3 +99,57 @@ def test_run_errors(llmc, tmp_path, tiny_model):
     _fails(e2e_util.run([llmc, "run", art, "--prompt", "hello", "--max-tokens", "2"]), "tokenizer")
     _fails(e2e_util.run([llmc, "run", art, "--prompt-ids", "1", "--max-tokens", "x"]), "--max-tokens")
     _fails(e2e_util.run([llmc, "run", art, "--prompt-ids", "99999", "--max-tokens", "2", "--print-ids"]), "99999")
+
+
+def test_run_model_act_quant_errors(llmc, tmp_path, tiny_model):
+    """`llmc run MODEL --act-quant ...` passes the option to the compilation
+    into the cache: a missing or unknown value is an error, and nothing is
+    cached."""
+    cache = tmp_path / "cache"
+    env = dict(os.environ, LLMC_CACHE_DIR=str(cache))
+    p = subprocess.run([llmc, "run", str(tiny_model), "--prompt-ids", "1", "--act-quant"],
+                       capture_output=True, text=True, env=env)
+    _fails(p, "option --act-quant needs a value")
+    p = subprocess.run([llmc, "run", str(tiny_model), "--prompt-ids", "1", "--act-quant=int4"],
+                       capture_output=True, text=True, env=env)
+    _fails(p, "--act-quant: expected exact or llama.cpp, got 'int4'")
+    assert not cache.exists() or os.listdir(cache) == []
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--text"], "option --text needs a value"),
+    (["--input"], "option --input needs a value"),
+    (["--ids"], "option --ids needs a value"),
+    (["--text", "a", "--output"], "option --output needs a value"),
+    (["--text", "a", "--vocab-size", "0"], "--vocab-size: expected a positive integer"),
+    (["--text", "a", "--frobnicate"], "unknown option '--frobnicate' for llmc tokenize"),
+    (["--text", "a", "extra"], "llmc tokenize: unexpected argument 'extra'"),
+    (["--text", "a", "--ids", "ids.json"], "give exactly one of --text, --input, --ids"),
+    ([], "give exactly one of --text, --input, --ids"),
+])
+def test_tokenize_usage_errors(llmc, tmp_path, model_file, args, message):
+    p = e2e_util.run([llmc, "tokenize", model_file("tok512.bin")] + args)
+    _fails(p, message)
+
+
+def test_tokenize_input_errors(llmc, tmp_path, model_file):
+    tok = model_file("tok512.bin")
+    _fails(e2e_util.run([llmc, "tokenize"]), "llmc tokenize: no tokenizer or model given")
+    _fails(e2e_util.run([llmc, "tokenize", tmp_path / "nope.model", "--text", "a"]),
+           "nope.model: no such file or directory")
+    strings = tmp_path / "strings.json"
+    strings.write_text('{"a": 1}')
+    _fails(e2e_util.run([llmc, "tokenize", tok, "--input", strings]),
+           "strings.json: expected a JSON list of strings")
+    strings.write_text('["a", 3]')
+    _fails(e2e_util.run([llmc, "tokenize", tok, "--input", strings]),
+           "strings.json: expected a JSON list of strings")
+    strings.write_text('["a"')
+    _fails(e2e_util.run([llmc, "tokenize", tok, "--input", strings]),
+           "strings.json: invalid JSON")
+    ids = tmp_path / "ids.json"
+    ids.write_text('[[1, "x"]]')
+    _fails(e2e_util.run([llmc, "tokenize", tok, "--ids", ids]),
+           "ids.json: expected a JSON list of lists of token ids")
+    _fails(e2e_util.run([llmc, "tokenize", tok, "--text", "a", "--output",
+                         tmp_path / "no" / "dir" / "out.json"]), "out.json: cannot write")

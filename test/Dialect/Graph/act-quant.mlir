@@ -4,12 +4,14 @@
 // RUN: llm-opt %s -split-input-file -graph-act-quant="mode=llama.cpp isa=avx512" -graph-act-quant | FileCheck %s --check-prefix=EXACT
 // RUN: llm-opt %s -split-input-file -graph-act-quant="mode=llama.cpp isa=avx512bf16" | FileCheck %s --check-prefix=BF16
 // RUN: not llm-opt %s -split-input-file -graph-act-quant=mode=int4 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not llm-opt %s -split-input-file -graph-act-quant="mode=llama.cpp isa=sse2" 2>&1 | FileCheck %s --check-prefix=BADISA
 
-// llama.cpp's vec_dot_type per stored weight type: F16/BF16 weights (widened
-// to f32 by the importer, the stored type is on the param's source) round the
-// activations to f16/bf16; Q8_0/Q4_0 quantize them to Q8_0 blocks, K-quants
+// llama.cpp's vec_dot_type per stored weight type: F16/BF16 weights (here f32
+// params widened from 16-bit data: the stored type is on the source) round
+// the activations to f16/bf16; Q8_0/Q4_0 quantize them to Q8_0 blocks, K-quants
 // to Q8_K; F32 weights keep exact f32 products. mode=exact removes it all.
 // BAD: unknown mode 'int4' (expected exact or llama.cpp)
+// BADISA: unknown isa 'sse2' (expected none, avx512 or avx512bf16)
 // EXACT-NOT: act_type
 // CHECK-LABEL: func.func @kinds
 func.func @kinds(%x: tensor<?x256xf32>, %w: !graph.weights) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {

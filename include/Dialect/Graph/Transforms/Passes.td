@@ -8,7 +8,8 @@ def GraphLayoutWeights : Pass<"graph-layout-weights", "mlir::ModuleOp"> {
   let summary = "Assign every parameter a byte offset in the weight blob";
   let description = [{
     Gives each distinct parameter name a `blob_offset`: parameters are laid
-    out in order of first use, each aligned to `alignment` bytes, as f32.
+    out in order of first use, each aligned to `alignment` bytes, in its
+    element type (f32, f16, bf16, or ggml blocks).
     Params that share a name (a tied classifier and the embedding table)
     share one copy. The total size is recorded as the module attribute
     `graph.weights_bytes`. The artifact writer copies (and converts) the data
@@ -40,8 +41,9 @@ def GraphActQuant : Pass<"graph-act-quant", "mlir::ModuleOp"> {
     | Q8_0, Q4_0                           | `!graph.q8_0`   |
     | Q4_K, Q6_K                           | `!graph.q8_k`   |
 
-    F16/BF16 weights are widened to f32 by the importer, so the stored type
-    is read from the weight's `graph.param` source (`#graph.extern`).
+    The stored type is the weight's element type; for an f32 parameter
+    whose file data is 16-bit (a vector the artifact writer widens) it is
+    read from the `graph.param` source (`#graph.extern`).
 
     With `isa=avx512` (or `avx512bf16`), llama.cpp mode also marks
     `graph.rope`, `graph.silu`, `graph.attention` and the matmuls with

@@ -16,11 +16,11 @@ namespace llmc::graph {
 using namespace mlir;
 using namespace llmc::graph;
 
-/// The element type the weight has in the model file: a quantized type as
-/// is, an f32 tensor from its param's source (the importer widens F16/BF16).
+/// The element type the weight has in the model file: its own, except for
+/// an f32 parameter widened from 16-bit data (its param's source says).
 static Type storedElementType(Value weight) {
   Type element = llvm::cast<RankedTensorType>(weight.getType()).getElementType();
-  if (quantBlockBytes(element))
+  if (!element.isF32())
     return element;
   if (auto param = weight.getDefiningOp<ParamOp>())
     if (ExternalTensorAttr source = param.getSourceAttr())
