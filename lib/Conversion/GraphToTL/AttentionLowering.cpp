@@ -281,15 +281,6 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     AffineExpr s = nb.d(0), h = nb.d(1), t = nb.d(2);
     AffineMap sc3 = nb.map(3, {s, h, t}), row3 = nb.map(3, {s, h});
     SmallVector<IterKind> sp3(3, IterKind::spatial);
-    auto laneReads = [&](Value buf, int64_t n, unsigned numIters,
-                         SmallVector<AffineMap> &maps) {
-      SmallVector<Access> reads;
-      for (int64_t i = 0; i < n; ++i) {
-        maps.push_back(nb.map(numIters, {nb.c(i)}));
-        reads.push_back({buf, maps.back()});
-      }
-      return reads;
-    };
     int64_t steps = hd / 64, rest = hd % 64;
 
     // q . k
@@ -317,14 +308,12 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
                 nb.store(nb.f32(0.0), lanes, lane, iv);
               });
         });
-        SmallVector<AffineMap> maps;
-        nb.block("attention_qk_sum", {is, ih, it}, sp3,
-                 laneReads(lanes, 64, 3, maps), {{scores, sc3}},
+        LaneReads ll(nb, lanes, 3);
+        SmallVector<Access> reads;
+        ll.appendTo(reads);
+        nb.block("attention_qk_sum", {is, ih, it}, sp3, reads, {{scores, sc3}},
                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                   SmallVector<Value> a;
-                   for (AffineMap m : maps)
-                     a.push_back(nb.load(lanes, m, iv));
-                   nb.store(reduceAdd64(b, a), scores, sc3, iv);
+                   nb.store(reduceAdd64(b, ll.load(nb, iv)), scores, sc3, iv);
                  });
       }
       if (rest) {
@@ -473,22 +462,19 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
                            lanes16, l16, iv);
                 });
           });
-          SmallVector<AffineMap> m64, m16;
-          SmallVector<Access> reads = laneReads(lanes, 64, 4, m64);
-          llvm::append_range(reads, laneReads(lanes16, 16, 4, m16));
+          LaneReads l64s(nb, lanes, 4), l16s(nb, lanes16, 4);
+          SmallVector<Access> reads;
+          l64s.appendTo(reads);
+          l16s.appendTo(reads);
           AffineMap outMap = nb.map(4, {s, h * hd + dd});
           nb.block("attention_pv_sum", {is, hdv[0], nb.index(0), hdv[1]},
                    {IterKind::spatial, IterKind::spatial, IterKind::spatial,
                     IterKind::spatial},
                    reads, {{out, outMap}},
                    [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                     SmallVector<Value> a, c;
-                     for (AffineMap m : m64)
-                       a.push_back(nb.load(lanes, m, iv));
-                     for (AffineMap m : m16)
-                       c.push_back(nb.load(lanes16, m, iv));
-                     nb.store(arith::SelectOp::create(b, several, reduceAdd16(b, c),
-                                                      reduceAdd64(b, a)),
+                     nb.store(arith::SelectOp::create(
+                                  b, several, reduceAdd16(b, l16s.load(nb, iv)),
+                                  reduceAdd64(b, l64s.load(nb, iv))),
                               out, outMap, iv);
                    });
         });

@@ -213,19 +213,51 @@ inline Value allocLike(NestBuilder &nb, Value x, int64_t last, Type element) {
   return nb.alloc(MemRefType::get(shape, element), dyn);
 }
 
-/// GCC's `_mm512_reduce_add_ps` of 16 lanes: halves added pairwise,
-/// ((v[i+8] + v[i]) then (+4), then lanes (0+2), (1+3), then the two).
-inline Value reduceAdd16(ImplicitLocOpBuilder &b, ArrayRef<Value> v) {
+/// ggml's `hsum_float_8` of 8 lanes: halves added pairwise (v[i+4] + v[i]),
+/// then lanes (0+2) and (1+3), then the two.
+inline Value reduceAdd8(ImplicitLocOpBuilder &b, ArrayRef<Value> v) {
   auto add = [&](Value p, Value q) {
     return arith::AddFOp::create(b, p, q).getResult();
   };
-  SmallVector<Value> t3, t6;
-  for (int i = 0; i < 8; ++i)
-    t3.push_back(add(v[i + 8], v[i]));
+  SmallVector<Value> t;
   for (int i = 0; i < 4; ++i)
-    t6.push_back(add(t3[i + 4], t3[i]));
-  return add(add(t6[0], t6[2]), add(t6[1], t6[3]));
+    t.push_back(add(v[i + 4], v[i]));
+  return add(add(t[0], t[2]), add(t[1], t[3]));
 }
+
+/// GCC's `_mm512_reduce_add_ps` of 16 lanes: the halves added pairwise
+/// (v[i+8] + v[i]), then reduceAdd8.
+inline Value reduceAdd16(ImplicitLocOpBuilder &b, ArrayRef<Value> v) {
+  SmallVector<Value> t;
+  for (int i = 0; i < 8; ++i)
+    t.push_back(arith::AddFOp::create(b, v[i + 8], v[i]));
+  return reduceAdd8(b, t);
+}
+
+/// Every element of a small 1-D scratch buffer (a SIMD kernel's lanes), as
+/// read by a block with `numIters` variables: one constant map each.
+struct LaneReads {
+  Value buffer;
+  SmallVector<AffineMap> maps;
+
+  LaneReads(NestBuilder &nb, Value buffer, unsigned numIters) : buffer(buffer) {
+    int64_t n = llvm::cast<MemRefType>(buffer.getType()).getDimSize(0);
+    for (int64_t i = 0; i < n; ++i)
+      maps.push_back(nb.map(numIters, {nb.c(i)}));
+  }
+  /// Appends the regions to a block's reads.
+  void appendTo(SmallVectorImpl<Access> &reads) const {
+    for (AffineMap m : maps)
+      reads.push_back({buffer, m});
+  }
+  /// Loads every lane at the block instance `it`.
+  SmallVector<Value> load(NestBuilder &nb, ValueRange it) const {
+    SmallVector<Value> v;
+    for (AffineMap m : maps)
+      v.push_back(nb.load(buffer, m, it));
+    return v;
+  }
+};
 
 /// ggml_vec_dot_f32's reduction of its four 16-lane accumulators (64 lanes,
 /// accumulator j in lanes 16j..16j+15): (acc0 + acc2) + (acc1 + acc3), then

@@ -349,26 +349,16 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
             });
       });
       unsigned nOut = lead + 1;
+      LaneReads gl(nb, gemm, nOut), dl(nb, dot, nOut);
       SmallVector<Access> reads;
-      SmallVector<AffineMap> gm, dm;
-      for (int64_t j = 0; j < 16; ++j) {
-        gm.push_back(nb.map(nOut, {nb.c(j)}));
-        reads.push_back({gemm, gm.back()});
-      }
-      for (int64_t j = 0; j < 32; ++j) {
-        dm.push_back(nb.map(nOut, {nb.c(j)}));
-        reads.push_back({dot, dm.back()});
-      }
+      gl.appendTo(reads);
+      dl.appendTo(reads);
       AffineMap outMap = leadMap(nb, nOut, lead, {nb.d(lead)});
       nb.block("matmul_bf16_sum", ivs, SmallVector<IterKind>(nOut, IterKind::spatial),
                reads, {{out, outMap}}, [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                 SmallVector<Value> g, c1, c2;
-                 for (AffineMap m : gm)
-                   g.push_back(nb.load(gemm, m, iv));
-                 for (int j = 0; j < 16; ++j) {
-                   c1.push_back(nb.load(dot, dm[j], iv));
-                   c2.push_back(nb.load(dot, dm[j + 16], iv));
-                 }
+                 SmallVector<Value> g = gl.load(nb, iv), d = dl.load(nb, iv);
+                 ArrayRef<Value> c1 = ArrayRef<Value>(d).take_front(16);
+                 ArrayRef<Value> c2 = ArrayRef<Value>(d).drop_front(16);
                  Value single = arith::TruncFOp::create(
                      b, f32,
                      arith::AddFOp::create(
@@ -436,24 +426,14 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
       gemmStep(ivs);
       dotStep(ivs);
       unsigned nOut = lead + 1;
+      LaneReads gl(nb, gemm, nOut), dl(nb, dot, nOut);
       SmallVector<Access> reads;
-      SmallVector<AffineMap> gm, dm;
-      for (int64_t j = 0; j < 16; ++j) {
-        gm.push_back(nb.map(nOut, {nb.c(j)}));
-        reads.push_back({gemm, gm.back()});
-      }
-      for (int64_t j = 0; j < 64; ++j) {
-        dm.push_back(nb.map(nOut, {nb.c(j)}));
-        reads.push_back({dot, dm.back()});
-      }
+      gl.appendTo(reads);
+      dl.appendTo(reads);
       AffineMap outMap = leadMap(nb, nOut, lead, {nb.d(lead)});
       nb.block("matmul_f16_sum", ivs, SmallVector<IterKind>(nOut, IterKind::spatial),
                reads, {{out, outMap}}, [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                 SmallVector<Value> g, d;
-                 for (AffineMap m : gm)
-                   g.push_back(nb.load(gemm, m, iv));
-                 for (AffineMap m : dm)
-                   d.push_back(nb.load(dot, m, iv));
+                 SmallVector<Value> g = gl.load(nb, iv), d = dl.load(nb, iv);
                  Value several = arith::CmpIOp::create(
                      b, arith::CmpIPredicate::uge, seq, nb.index(2));
                  nb.store(arith::SelectOp::create(b, several, reduceAdd16(b, g),
@@ -763,24 +743,14 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
               });
         });
       });
-      // hsum_float_8.
       unsigned nOut = lead + 1;
+      LaneReads ll(nb, lanes, nOut);
       SmallVector<Access> reads;
-      SmallVector<AffineMap> laneAt;
-      for (int64_t i = 0; i < 8; ++i) {
-        laneAt.push_back(nb.map(nOut, {nb.c(i)}));
-        reads.push_back({lanes, laneAt.back()});
-      }
+      ll.appendTo(reads);
       AffineMap outMap = leadMap(nb, nOut, lead, {nb.d(lead)});
       nb.block("matmul_hsum", outer, SmallVector<IterKind>(nOut, IterKind::spatial),
                reads, {{out, outMap}}, [&](ImplicitLocOpBuilder &b, ValueRange it) {
-                 auto at = [&](int i) { return nb.load(lanes, laneAt[i], it); };
-                 auto add = [&](Value p, Value q) {
-                   return arith::AddFOp::create(b, p, q).getResult();
-                 };
-                 Value r0 = add(add(at(4), at(0)), add(at(6), at(2)));
-                 Value r1 = add(add(at(5), at(1)), add(at(7), at(3)));
-                 nb.store(add(r0, r1), out, outMap, it);
+                 nb.store(reduceAdd8(b, ll.load(nb, it)), out, outMap, it);
                });
     });
   }
