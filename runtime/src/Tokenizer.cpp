@@ -27,7 +27,7 @@ Tokenizer::~Tokenizer() = default;
 
 std::unique_ptr<Tokenizer> Tokenizer::load(const std::string &path,
                                            int64_t vocabSize) {
-  return Llama2cTokenizer::load(path, vocabSize);
+  return Llama2cTokenizer::parse(readFile(path), path, vocabSize);
 }
 
 std::unique_ptr<Tokenizer> Tokenizer::loadLlmc(const std::string &path) {
@@ -39,7 +39,7 @@ std::unique_ptr<Tokenizer> Tokenizer::open(const std::string &path,
   std::string data = readFile(path);
   size_t first = data.find_first_not_of(" \t\r\n");
   if (first == std::string::npos || data[first] != '{')
-    return Llama2cTokenizer::load(path, vocabSize);
+    return Llama2cTokenizer::parse(data, path, vocabSize);
   std::unique_ptr<Tokenizer> t = parseLlmc(data, path);
   if (vocabSize > 0 && t->vocabSize() != vocabSize)
     throw Error(path + ": the tokenizer has " + std::to_string(t->vocabSize()) +
@@ -140,11 +140,12 @@ static int hexDigit(char c) {
 }
 
 std::unique_ptr<Llama2cTokenizer>
-Llama2cTokenizer::load(const std::string &path, int64_t vocabSize) {
-  if (vocabSize < 1 || vocabSize > INT32_MAX)
+Llama2cTokenizer::parse(const std::string &data, const std::string &path,
+                        int64_t vocabSize) {
+  bool all = vocabSize == 0;
+  if (vocabSize < 0 || vocabSize > INT32_MAX)
     throw Error(path + ": invalid vocabulary size " +
                 std::to_string(vocabSize));
-  std::string data = readFile(path);
   size_t off = 0;
   auto readRaw = [&](void *dst, size_t n, const std::string &what) {
     if (data.size() - off < n)
@@ -160,13 +161,13 @@ Llama2cTokenizer::load(const std::string &path, int64_t vocabSize) {
   if (maxTokenLength < 1)
     throw Error(path + ": invalid max_token_length " +
                 std::to_string(maxTokenLength));
-  t->pieces.resize(vocabSize);
-  t->scores.resize(vocabSize);
-  t->types.assign(vocabSize, TokenType::Normal);
-  t->byteValue.assign(vocabSize, -1);
-  for (int32_t i = 0; i < vocabSize; ++i) {
+  for (int32_t i = 0; all ? off < data.size() && i < INT32_MAX : i < vocabSize;
+       ++i) {
     std::string what = "token " + std::to_string(i);
     int32_t length;
+    t->scores.emplace_back();
+    t->pieces.emplace_back();
+    t->byteValue.push_back(-1);
     readRaw(&t->scores[i], 4, what);
     readRaw(&length, 4, what);
     if (length < 0 || length > maxTokenLength)
@@ -181,6 +182,10 @@ Llama2cTokenizer::load(const std::string &path, int64_t vocabSize) {
       t->byteValue[i] =
           static_cast<int16_t>(hexDigit(p[3]) * 16 + hexDigit(p[4]));
   }
+  if (t->pieces.empty())
+    throw Error(path + ": the tokenizer file holds no tokens");
+  vocabSize = static_cast<int64_t>(t->pieces.size());
+  t->types.assign(t->pieces.size(), TokenType::Normal);
   // A longer file means the vocabulary size from the metadata is wrong, and
   // every id past it would be unreachable: better to say so now.
   if (off != data.size())

@@ -57,8 +57,9 @@ public:
   /// Byte b falls back to token b + kByteOffset ("<0xNN>") in llama2.c.
   static constexpr int32_t kByteOffset = 3;
 
-  /// Reads a llama2.c tokenizer file holding `vocabSize` tokens. Throws
-  /// Error naming the file if it is unreadable, truncated, or longer.
+  /// Reads a llama2.c tokenizer file holding `vocabSize` tokens (0: as many
+  /// as it holds). Throws Error naming the file if it is unreadable,
+  /// truncated, or longer.
   static std::unique_ptr<Tokenizer> load(const std::string &path,
                                          int64_t vocabSize);
   /// Reads an llmc tokenizer file (docs/artifact.md, "llmc-tokenizer").
@@ -68,8 +69,7 @@ public:
                                               const std::string &path);
   /// Either format, told apart by the contents: a file whose first
   /// non-blank byte is '{' is an llmc tokenizer, anything else llama2.c.
-  /// `vocabSize` is required for llama2.c files; for llmc files it is
-  /// checked when positive.
+  /// `vocabSize`, when positive, is checked against the file's count.
   static std::unique_ptr<Tokenizer> open(const std::string &path,
                                          int64_t vocabSize);
 

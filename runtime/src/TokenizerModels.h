@@ -21,8 +21,10 @@ namespace llmc::rt {
 /// cleaner BPE formulation, to produce the reference's ids on every input.
 class Llama2cTokenizer final : public Tokenizer {
 public:
-  static std::unique_ptr<Llama2cTokenizer> load(const std::string &path,
-                                                int64_t vocabSize);
+  /// Parses the bytes `data` of the file `path` (named in errors), which
+  /// holds `vocabSize` tokens, or with `vocabSize` 0 as many as it holds.
+  static std::unique_ptr<Llama2cTokenizer>
+  parse(const std::string &data, const std::string &path, int64_t vocabSize);
   const char *kind() const override { return "llama2c"; }
   float score(int32_t id) const { return scores[id]; }
   std::vector<int32_t> tokenize(std::string_view text,

@@ -153,6 +153,23 @@ TEST(TokenizerTest, VocabularySizeMismatch) {
             std::string::npos);
 }
 
+TEST(TokenizerTest, VocabularySizeZeroReadsEveryToken) {
+  TempDir dir;
+  std::string path = dir.file("tok.bin");
+  writeFile(path, tokenizerFile(baseVocab({{"abc", 1}})));
+  auto t = Tokenizer::load(path, 0);
+  EXPECT_EQ(t->vocabSize(), 260);
+  EXPECT_EQ(t->piece(259), "abc");
+  // A cut record is still an error, and so is a file without tokens.
+  std::string data = tokenizerFile(baseVocab({{"abc", 1}}));
+  writeFile(path, data.substr(0, data.size() - 1));
+  EXPECT_NE(loadError(path, 0).find(path + ": truncated file: token 259"),
+            std::string::npos);
+  writeFile(path, tokenizerFile({}));
+  EXPECT_EQ(loadError(path, 0), path + ": the tokenizer file holds no tokens");
+  EXPECT_EQ(loadError(path, -1), path + ": invalid vocabulary size -1");
+}
+
 TEST(TokenizerTest, BadTokenLength) {
   TempDir dir;
   std::string path = dir.file("tok.bin");

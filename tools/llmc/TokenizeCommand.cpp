@@ -25,7 +25,6 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -66,29 +65,6 @@ std::string takeError(char *error) {
   std::string message = error ? error : "unknown error";
   llmc_string_free(error);
   return message;
-}
-
-/// The number of tokens a llama2.c tokenizer file holds.
-llvm::Expected<int64_t> countLlama2CTokens(StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return llvm::createStringError(
-        path + ": cannot read: " + buffer.getError().message());
-  StringRef data = (*buffer)->getBuffer();
-  size_t pos = 4;
-  int64_t n = 0;
-  while (pos + 8 <= data.size()) {
-    int32_t length;
-    std::memcpy(&length, data.data() + pos + 4, 4);
-    if (length < 0 || static_cast<size_t>(length) > data.size() - pos - 8)
-      break;
-    pos += 8 + static_cast<size_t>(length);
-    ++n;
-  }
-  if (n == 0)
-    return llvm::createStringError(path + ": not a llama2.c tokenizer file");
-  return n;
 }
 
 /// Reads a JSON file; `what` describes the expected contents.
@@ -134,14 +110,8 @@ std::string open(const Options &o, Loaded &l) {
   if (!llvm::sys::fs::exists(o.file))
     return o.file + ": no such file or directory";
   if (llmc::isLlama2CTokenizer(o.file)) {
-    int64_t vocab = o.vocabSize;
-    if (vocab <= 0) {
-      auto n = countLlama2CTokens(o.file);
-      if (!n)
-        return llvm::toString(n.takeError());
-      vocab = *n;
-    }
-    if (llmc_tokenizer_open(o.file.c_str(), vocab, &l.tokenizer, &error))
+    // --vocab-size 0 (the default): every token the file holds.
+    if (llmc_tokenizer_open(o.file.c_str(), o.vocabSize, &l.tokenizer, &error))
       return takeError(error);
     return "";
   }

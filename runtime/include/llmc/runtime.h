@@ -98,7 +98,7 @@ typedef struct llmc_tokenizer llmc_tokenizer;
 
 /** Loads a tokenizer file: an llmc tokenizer file (JSON; `vocab_size`, when
  *  positive, must equal its number of tokens) or a llama2.c tokenizer file
- *  holding `vocab_size` tokens (required). */
+ *  holding `vocab_size` tokens (0: as many as the file holds). */
 int llmc_tokenizer_open(const char *path, int64_t vocab_size,
                         llmc_tokenizer **out, char **error);
 
