@@ -365,6 +365,25 @@ llvm::Expected<TokenizerSpec> llmc::readGGUFTokenizer(StringRef path) {
   auto key = [&](StringRef k) {
     return file->get(("tokenizer.ggml." + k).str());
   };
+  // The array of strings at tokenizer.ggml.<k>, required; `hint` says why
+  // when it is missing.
+  auto strings = [&](StringRef k, StringRef hint, bool nonEmpty,
+                     std::vector<std::string> &out) -> llvm::Error {
+    const gguf::Value *v = key(k);
+    if (!v)
+      return tokError(path, "missing metadata key 'tokenizer.ggml." + k + "'" +
+                                hint);
+    if (!v->asArray() || (nonEmpty && v->asArray()->empty()))
+      return tokError(path, "metadata key 'tokenizer.ggml." + k + "' must be " +
+                                (nonEmpty ? "a non-empty array of strings"
+                                          : "an array of strings"));
+    for (const gguf::Value &e : *v->asArray()) {
+      if (!e.asString())
+        return tokError(path, "tokenizer.ggml." + k + " holds a non-string");
+      out.push_back(*e.asString());
+    }
+    return llvm::Error::success();
+  };
   const gguf::Value *model = key("model");
   if (!model)
     return tokError(path, "missing metadata key 'tokenizer.ggml.model' (the "
@@ -384,17 +403,8 @@ llvm::Expected<TokenizerSpec> llmc::readGGUFTokenizer(StringRef path) {
   }
   s.source = (path + " (GGUF tokenizer.ggml.model = " + kind + ")").str();
 
-  const gguf::Value *tokens = key("tokens");
-  if (!tokens)
-    return tokError(path, "missing metadata key 'tokenizer.ggml.tokens'");
-  if (!tokens->asArray() || tokens->asArray()->empty())
-    return tokError(path, "metadata key 'tokenizer.ggml.tokens' must be a "
-                          "non-empty array of strings");
-  for (const gguf::Value &t : *tokens->asArray()) {
-    if (!t.asString())
-      return tokError(path, "tokenizer.ggml.tokens holds a non-string");
-    s.tokens.push_back(*t.asString());
-  }
+  if (auto e = strings("tokens", "", /*nonEmpty=*/true, s.tokens))
+    return std::move(e);
   size_t n = s.tokens.size();
   auto sameLength =
       [&](StringRef k,
@@ -460,18 +470,9 @@ llvm::Expected<TokenizerSpec> llmc::readGGUFTokenizer(StringRef path) {
     s.preTokenizer = std::get<0>(*mapped);
     s.ignoreMerges = std::get<1>(*mapped);
     s.addBos = std::get<2>(*mapped);
-    const gguf::Value *merges = key("merges");
-    if (!merges)
-      return tokError(path, "missing metadata key 'tokenizer.ggml.merges' "
-                            "(a gpt2 tokenizer needs its BPE merges)");
-    if (!merges->asArray())
-      return tokError(path, "metadata key 'tokenizer.ggml.merges' must be "
-                            "an array of strings");
-    for (const gguf::Value &m : *merges->asArray()) {
-      if (!m.asString())
-        return tokError(path, "tokenizer.ggml.merges holds a non-string");
-      s.merges.push_back(*m.asString());
-    }
+    if (auto e = strings("merges", " (a gpt2 tokenizer needs its BPE merges)",
+                         /*nonEmpty=*/false, s.merges))
+      return std::move(e);
   }
   for (auto [k, field] :
        {std::pair<StringRef, int64_t *>{"bos_token_id", &s.bos},
