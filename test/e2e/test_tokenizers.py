@@ -29,6 +29,7 @@ import numpy as np
 import pytest
 
 import e2e_util
+import gguf_io as G
 import make_gguf_model
 import make_hf_model
 import tokenizer_vocab
@@ -457,3 +458,40 @@ def test_tokenizer_larger_than_the_model(llmc, tmp_path, model_file):
                   tmp_path / "ART"], "tokenizer.model", "32000 tokens but the model's "
            "vocabulary only 1000")
     assert e2e_util.no_artifact_left(tmp_path) == []
+
+
+def _gguf_tokenizer(path, change):
+    """A GGUF file holding only the tiny test models' `llama` tokenizer
+    metadata, with change(fields) applied: {key: (type, value)}."""
+    fields = {k: (t, v) for k, t, v in make_gguf_model.tokenizer_fields(300)}
+    change(fields)
+    G.write(str(path), [(k, t, v) for k, (t, v) in fields.items()], [])
+    return path
+
+
+@pytest.mark.parametrize("name,change,message", [
+    ("no-model", lambda f: f.pop("tokenizer.ggml.model"),
+     "missing metadata key 'tokenizer.ggml.model' (the file has no tokenizer)"),
+    ("int-model", lambda f: f.update({"tokenizer.ggml.model": (G.UINT32, 1)}),
+     "metadata key 'tokenizer.ggml.model' must be a string"),
+    ("bert", lambda f: f.update({"tokenizer.ggml.model": (G.STRING, "bert")}),
+     "tokenizer.ggml.model 'bert' is not supported (supported: llama, gpt2)"),
+    ("no-tokens", lambda f: f.pop("tokenizer.ggml.tokens"),
+     "missing metadata key 'tokenizer.ggml.tokens'"),
+    ("empty-tokens", lambda f: f.update({"tokenizer.ggml.tokens": (G.ARRAY, (G.STRING, []))}),
+     "metadata key 'tokenizer.ggml.tokens' must be a non-empty array of strings"),
+    ("int-tokens", lambda f: f.update({"tokenizer.ggml.tokens": (G.ARRAY, (G.INT32, [1, 2]))}),
+     "tokenizer.ggml.tokens holds a non-string"),
+    ("short-scores", lambda f: f.update({"tokenizer.ggml.scores": (G.ARRAY, (G.FLOAT32, [0.0]))}),
+     "tokenizer.ggml.scores has 1 entries but tokenizer.ggml.tokens 300"),
+    ("nan-score", lambda f: f.update({"tokenizer.ggml.scores": (
+        G.ARRAY, (G.FLOAT32, [float("nan")] * 300))}),
+     "tokenizer.ggml.scores[0] is not a finite number"),
+    ("bos", lambda f: f.update({"tokenizer.ggml.bos_token_id": (G.UINT32, 300)}),
+     "tokenizer.ggml.bos_token_id = 300 is outside the vocabulary [0, 300)"),
+    ("add-bos", lambda f: f.update({"tokenizer.ggml.add_bos_token": (G.UINT32, 1)}),
+     "metadata key 'tokenizer.ggml.add_bos_token' must be a boolean"),
+])
+def test_gguf_tokenizer_metadata_errors(llmc, tmp_path, name, change, message):
+    path = _gguf_tokenizer(tmp_path / (name + ".gguf"), change)
+    _fails(llmc, ["tokenize", path, "--text", "a"], path, message)
