@@ -9,7 +9,7 @@
 #include "Dialect/TL/IR/TL.h"
 #include "Dialect/TL/Transforms/Schedule.h"
 #include "Import/Import.h"
-#include "Target/Artifact.h"
+#include "Artifact/Artifact.h"
 #include "Transforms/Pipelines.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -162,9 +162,19 @@ struct IRPrinter : PassInstrumentation {
   py::function callback;
 };
 
+/// The resolved target `spec` (`cpu` is this host), or LLMCError.
+llmc::TargetDescription resolveTargetOrThrow(const std::string &spec) {
+  auto t = llmc::resolveTarget(spec);
+  if (!t)
+    throw LLMCError("target: " + llvm::toString(t.takeError()));
+  return std::move(*t);
+}
+
 /// A pass pipeline, from a textual pipeline or a phase name.
 struct PyPassManager {
   std::string pipeline;
+  std::string target = "cpu";
+  std::string actQuant = "exact";
   bool timing = false;
   py::object printAfter = py::none();
   std::string timingReport;
@@ -175,7 +185,10 @@ struct PyPassManager {
     std::string text = pipeline;
     if (auto phase = llmc::parsePhase(pipeline)) {
       // A phase name runs every phase up to it, as --compile-to does.
-      llmc::buildCompilePipeline(pm, *phase);
+      llmc::PipelineOptions options;
+      options.target = resolveTargetOrThrow(target);
+      options.actQuant = actQuant;
+      llmc::buildCompilePipeline(pm, options, *phase);
     } else {
       std::string errors;
       llvm::raw_string_ostream es(errors);
@@ -342,9 +355,19 @@ struct PyRuntime {
   std::unique_ptr<llmc::Model> model;
   std::string dir;
 
-  explicit PyRuntime(const std::string &dir) : dir(dir) {
+  PyRuntime(const std::string &dir, int32_t threads) : dir(dir) {
     try {
       model = std::make_unique<llmc::Model>(llmc::Model::open(dir));
+      if (threads)
+        model->setThreads(threads);
+    } catch (const std::exception &e) {
+      throw LLMCError(e.what());
+    }
+  }
+  int32_t threads() const { return model->threads(); }
+  void setThreads(int32_t n) {
+    try {
+      model->setThreads(n);
     } catch (const std::exception &e) {
       throw LLMCError(e.what());
     }
@@ -466,15 +489,23 @@ PYBIND11_MODULE(_llmc, m) {
 
   py::class_<PyPassManager>(m, "PassManager")
       .def(py::init([](std::string pipeline, bool timing,
-                       py::object printAfter) {
+                       py::object printAfter, std::string target,
+                       std::string actQuant) {
+             if (actQuant != "exact" && actQuant != "llama.cpp")
+               throw py::value_error(
+                   "act_quant: expected 'exact' or 'llama.cpp', got '" +
+                   actQuant + "'");
              auto pm = std::make_unique<PyPassManager>();
              pm->pipeline = std::move(pipeline);
              pm->timing = timing;
              pm->printAfter = printAfter;
+             pm->target = std::move(target);
+             pm->actQuant = std::move(actQuant);
              return pm;
            }),
            py::arg("pipeline"), py::arg("timing") = false,
-           py::arg("print_ir_after") = py::none())
+           py::arg("print_ir_after") = py::none(), py::arg("target") = "cpu",
+           py::arg("act_quant") = "exact")
       .def("run", &PyPassManager::run, py::arg("module"))
       .def_readonly("timing_report", &PyPassManager::timingReport);
 
@@ -535,16 +566,16 @@ PYBIND11_MODULE(_llmc, m) {
         DiagnosticCollector diags(module->ctx.get());
         llmc::ArtifactOptions options;
         options.outDir = output;
-        options.target = target;
+        options.pipeline.target = resolveTargetOrThrow(target);
         options.tokenizer = tokenizer;
-        options.actQuant = actQuant;
+        options.pipeline.actQuant = actQuant;
         // Compilation lowers in place: work on a copy.
         auto copy = std::make_shared<PyModule>(module->clone());
         // A Python exception from the schedule is kept and re-raised after
         // the (C++) compilation has unwound cleanly.
         std::optional<py::error_already_set> pyError;
         if (!schedule.is_none())
-          options.scheduleTL = [&](ModuleOp) -> LogicalResult {
+          options.pipeline.schedule = [&](ModuleOp) -> LogicalResult {
             try {
               schedule(copy);
               return success();
@@ -570,7 +601,11 @@ PYBIND11_MODULE(_llmc, m) {
       "Compiles a graph module into an artifact directory; returns its path.");
 
   py::class_<PyRuntime>(m, "Runtime")
-      .def(py::init<const std::string &>(), py::arg("artifact"))
+      .def(py::init<const std::string &, int32_t>(), py::arg("artifact"),
+           py::arg("threads") = 0,
+           "Loads an artifact; `threads` (default: LLMC_THREADS, else every "
+           "core) is how many threads its forward calls use.")
+      .def_property("threads", &PyRuntime::threads, &PyRuntime::setThreads)
       .def_property_readonly("vocab_size", &PyRuntime::vocab)
       .def("logits", &PyRuntime::logits, py::arg("token_ids"))
       .def("generate", &PyRuntime::generate, py::arg("prompt"),

@@ -1,10 +1,24 @@
-//===- Pipelines.h - llmc's named compilation phases ------------*- C++ -*-===//
+//===- Pipelines.h - llmc's compilation pipeline ----------------*- C++ -*-===//
+//
+// The one pipeline builder that `llmc compile`, `llm-opt --compile-to` and
+// the Python module all run. Its options are the top of the pipeline: the
+// target description and the numeric mode enter here and flow down to the
+// passes as their options.
+//
+//===----------------------------------------------------------------------===//
 #ifndef LLMC_TRANSFORMS_PIPELINES_H
 #define LLMC_TRANSFORMS_PIPELINES_H
 
+#include "Target/TargetDescription.h"
+
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringRef.h"
+
+#include <functional>
+#include <memory>
+#include <string>
 
 namespace llmc {
 
@@ -15,21 +29,41 @@ enum class Phase { Graph, TL, LLVM };
 /// Parses "graph", "tl" or "llvm".
 std::optional<Phase> parsePhase(llvm::StringRef name);
 
-/// graph: target-independent tensor rewrites and the weight-blob layout.
-void buildGraphPhase(mlir::OpPassManager &pm);
-/// tl: graph ops to tl loop nests over buffers and the out-parameter ABI;
-/// the phase after which schedules apply.
-void buildTLPhase(mlir::OpPassManager &pm);
-/// llvm: buffer release, tl to scf, then the upstream CPU lowering to the
-/// LLVM dialect.
-void buildLLVMPhase(mlir::OpPassManager &pm);
-/// Every phase from graph up to and including `last`.
-void buildCompilePipeline(mlir::OpPassManager &pm, Phase last);
+/// A schedule written outside the pipeline (Python, C++): called on the
+/// module at the schedule slot of the tl phase. Diagnostics it emits are
+/// reported; failure stops the compilation.
+using ScheduleCallback = std::function<mlir::LogicalResult(mlir::ModuleOp)>;
+
+struct PipelineOptions {
+  /// The target, already resolved (resolveTarget).
+  TargetDescription target;
+  /// "exact" or "llama.cpp" (graph-act-quant, docs/numerics.md).
+  std::string actQuant = "exact";
+  /// Runs at the schedule slot, after the default schedule.
+  ScheduleCallback schedule;
+};
+
+/// graph: numerics, target-independent tensor rewrites and the weight-blob
+/// layout.
+void buildGraphPhase(mlir::OpPassManager &pm, const PipelineOptions &options);
+/// tl: graph ops to tl loop nests over buffers, the out-parameter ABI, and
+/// the schedule slot.
+void buildTLPhase(mlir::OpPassManager &pm, const PipelineOptions &options);
+/// The target phase (`llvm` on the CPU): the back end's lowering.
+void buildTargetPhase(mlir::OpPassManager &pm, const PipelineOptions &options);
+/// Every phase from `first` up to and including `last`.
+void buildCompilePipeline(mlir::OpPassManager &pm,
+                          const PipelineOptions &options, Phase last,
+                          Phase first = Phase::Graph);
+
+/// The schedule slot: runs `callback` on the module (a registered pass,
+/// `llmc-schedule-slot`, that does nothing when given no callback).
+std::unique_ptr<mlir::Pass> createScheduleSlotPass(ScheduleCallback callback);
 
 /// Registers llmc's dialects and the upstream dialects its IR uses.
 void registerLLMCDialects(mlir::DialectRegistry &registry);
-/// Registers llmc's passes and named pipelines (llmc-graph, llmc-tl,
-/// llmc-llvm, llmc-compile).
+/// Registers llmc's passes and named pipelines (llmc-compile{to target
+/// act-quant}).
 void registerLLMCPasses();
 
 } // namespace llmc

@@ -1,4 +1,4 @@
-//===- Pipelines.cpp - llmc's named compilation phases --------------------===//
+//===- Pipelines.cpp - llmc's compilation pipeline ------------------------===//
 #include "Transforms/Pipelines.h"
 
 #include "Conversion/Passes.h"
@@ -6,6 +6,7 @@
 #include "Dialect/Graph/Transforms/Passes.h"
 #include "Dialect/TL/IR/TL.h"
 #include "Dialect/TL/Transforms/Passes.h"
+#include "Target/TargetBackend.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -15,24 +16,25 @@
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+using namespace llmc;
 
-std::optional<llmc::Phase> llmc::parsePhase(llvm::StringRef name) {
+std::optional<Phase> llmc::parsePhase(llvm::StringRef name) {
   return llvm::StringSwitch<std::optional<Phase>>(name)
       .Case("graph", Phase::Graph)
       .Case("tl", Phase::TL)
@@ -40,13 +42,32 @@ std::optional<llmc::Phase> llmc::parsePhase(llvm::StringRef name) {
       .Default(std::nullopt);
 }
 
-void llmc::buildGraphPhase(OpPassManager &pm) {
+/// A pass that fails with `message`: how a pipeline whose options do not
+/// hold reports it when it runs.
+static std::unique_ptr<Pass> createErrorPass(std::string message) {
+  return createScheduleSlotPass([message](ModuleOp m) {
+    return m.emitError(message), failure();
+  });
+}
+
+void llmc::buildGraphPhase(OpPassManager &pm, const PipelineOptions &options) {
+  if (options.actQuant != "exact") {
+    graph::GraphActQuantOptions act;
+    act.mode = options.actQuant;
+    const TargetDescription &t = options.target;
+    // llama.cpp runs the ggml kernels that fit the CPU it runs on; follow
+    // those of the target.
+    act.isa = !(t.has("avx512f") && t.has("avx512dq")) ? "none"
+              : t.hasBF16Dot()                         ? "avx512bf16"
+                                                       : "avx512";
+    pm.addPass(graph::createGraphActQuant(act));
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(graph::createGraphLayoutWeights());
 }
 
-void llmc::buildTLPhase(OpPassManager &pm) {
+void llmc::buildTLPhase(OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(createConvertGraphToTL());
   // Entry points write their results into caller-provided buffers; when a
   // result is a fresh allocation, the allocation itself becomes the out
@@ -57,36 +78,65 @@ void llmc::buildTLPhase(OpPassManager &pm) {
   outParams.hoistDynamicAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addPass(createCanonicalizerPass());
+  if (options.schedule)
+    pm.addPass(createScheduleSlotPass(options.schedule));
 }
 
-void llmc::buildLLVMPhase(OpPassManager &pm) {
-  // Buffers are released only now, after any schedule has moved computation
-  // between loop nests (compute_at can move a use past a buffer's old last
-  // use).
-  pm.addNestedPass<func::FuncOp>(tl::createTLReleaseBuffers());
-  pm.addPass(createConvertTLToSCF());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(createLoopInvariantCodeMotionPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertToLLVMPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCanonicalizerPass());
+void llmc::buildTargetPhase(OpPassManager &pm, const PipelineOptions &options) {
+  auto backend = createTargetBackend(options.target);
+  if (!backend) {
+    // Reported when the pipeline runs, located at the module.
+    pm.addPass(createErrorPass(llvm::toString(backend.takeError())));
+    return;
+  }
+  (*backend)->buildLowering(pm);
 }
 
-void llmc::buildCompilePipeline(OpPassManager &pm, Phase last) {
-  buildGraphPhase(pm);
+void llmc::buildCompilePipeline(OpPassManager &pm,
+                                const PipelineOptions &options, Phase last,
+                                Phase first) {
+  if (first <= Phase::Graph)
+    buildGraphPhase(pm, options);
   if (last == Phase::Graph)
     return;
-  buildTLPhase(pm);
+  if (first <= Phase::TL)
+    buildTLPhase(pm, options);
   if (last == Phase::TL)
     return;
-  buildLLVMPhase(pm);
+  buildTargetPhase(pm, options);
 }
+
+//===----------------------------------------------------------------------===//
+// The schedule slot
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct ScheduleSlotPass
+    : PassWrapper<ScheduleSlotPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ScheduleSlotPass)
+  ScheduleSlotPass() = default;
+  explicit ScheduleSlotPass(ScheduleCallback callback)
+      : callback(std::move(callback)) {}
+  StringRef getArgument() const override { return "llmc-schedule-slot"; }
+  StringRef getDescription() const override {
+    return "Where a schedule given to the pipeline builder (Python, C++) "
+           "rewrites the tl loop nests; nothing without one";
+  }
+  void runOnOperation() override {
+    if (callback && failed(callback(getOperation())))
+      signalPassFailure();
+  }
+  ScheduleCallback callback;
+};
+} // namespace
+
+std::unique_ptr<Pass> llmc::createScheduleSlotPass(ScheduleCallback callback) {
+  return std::make_unique<ScheduleSlotPass>(std::move(callback));
+}
+
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
 
 void llmc::registerLLMCDialects(DialectRegistry &registry) {
   registry.insert<graph::GraphDialect, tl::TLDialect, func::FuncDialect,
@@ -107,26 +157,82 @@ void llmc::registerLLMCDialects(DialectRegistry &registry) {
 }
 
 namespace {
+/// The options of the registered pipelines: the top of the pipeline.
+struct PhaseOptions : public PassPipelineOptions<PhaseOptions> {
+  Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("the target description (cpu = this host, "
+                     "cpu:znver4, cpu:x86-64-v3,+avx512f, ...)"),
+      llvm::cl::init("cpu")};
+  Option<std::string> actQuant{
+      *this, "act-quant", llvm::cl::desc("numeric mode: exact or llama.cpp"),
+      llvm::cl::init("exact")};
+};
+
 struct CompileOptions : public PassPipelineOptions<CompileOptions> {
   Option<std::string> to{*this, "to",
                          llvm::cl::desc("last phase: graph, tl or llvm"),
                          llvm::cl::init("llvm")};
+  Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("the target description (cpu = this host, "
+                     "cpu:znver4, cpu:x86-64-v3,+avx512f, ...)"),
+      llvm::cl::init("cpu")};
+  Option<std::string> actQuant{
+      *this, "act-quant", llvm::cl::desc("numeric mode: exact or llama.cpp"),
+      llvm::cl::init("exact")};
 };
+
+/// Resolves the pipeline options (the target string once: `cpu` describes
+/// this host) and builds phases `first`..`last`; options that do not hold
+/// become a pass that reports them.
+void buildRegistered(OpPassManager &pm, llvm::StringRef name,
+                     const std::string &target, const std::string &actQuant,
+                     Phase first, Phase last) {
+  if (actQuant != "exact" && actQuant != "llama.cpp")
+    return pm.addPass(createErrorPass(name.str() +
+                                      ": act-quant: expected exact or "
+                                      "llama.cpp, got '" +
+                                      actQuant + "'"));
+  auto resolved = resolveTarget(target);
+  if (!resolved)
+    return pm.addPass(createErrorPass(name.str() + ": " +
+                                      llvm::toString(resolved.takeError())));
+  PipelineOptions po;
+  po.target = std::move(*resolved);
+  po.actQuant = actQuant;
+  buildCompilePipeline(pm, po, last, first);
+}
 } // namespace
 
 void llmc::registerLLMCPasses() {
   graph::registerGraphPasses();
   tl::registerTLPasses();
   registerLLMCConversionPasses();
-  PassPipelineRegistration<>("llmc-graph", "the graph phase",
-                             buildGraphPhase);
-  PassPipelineRegistration<>("llmc-tl", "the tl phase", buildTLPhase);
-  PassPipelineRegistration<>("llmc-llvm", "the llvm phase", buildLLVMPhase);
+  PassRegistration<ScheduleSlotPass>();
   PassPipelineRegistration<CompileOptions>(
-      "llmc-compile", "every phase from graph up to `to`",
+      "llmc-compile",
+      "every phase from graph up to `to`, for `target` (the pipeline "
+      "llmc compile runs)",
       [](OpPassManager &pm, const CompileOptions &options) {
-        // An unknown phase is rejected by llm-opt before we get here; fall
-        // back to the full pipeline for programmatic callers.
-        buildCompilePipeline(pm, parsePhase(options.to).value_or(Phase::LLVM));
+        std::optional<Phase> last = parsePhase(options.to);
+        if (!last)
+          return pm.addPass(createErrorPass("llmc-compile: unknown phase '" +
+                                            options.to +
+                                            "' (expected graph, tl or llvm)"));
+        buildRegistered(pm, "llmc-compile", options.target, options.actQuant,
+                        Phase::Graph, *last);
       });
+  for (auto [name, phase, what] :
+       {std::tuple{"llmc-graph", Phase::Graph, "the graph phase"},
+        std::tuple{"llmc-tl", Phase::TL, "the tl phase"},
+        std::tuple{"llmc-llvm", Phase::LLVM,
+                   "the target phase (the back end's lowering)"}}) {
+    Phase p = phase;
+    llvm::StringRef n = name;
+    PassPipelineRegistration<PhaseOptions>(
+        name, what, [p, n](OpPassManager &pm, const PhaseOptions &options) {
+          buildRegistered(pm, n, options.target, options.actQuant, p, p);
+        });
+  }
 }

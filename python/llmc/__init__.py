@@ -19,16 +19,17 @@ __all__ = ["Error", "Module", "PassManager", "Runtime", "Schedule", "Trace",
 
 def compile(module, output, target="cpu", tokenizer=None, schedule=None, act_quant="exact"):
     """Compiles a graph `module` (left unchanged) into the artifact directory
-    `output` for `target`; bundles `tokenizer` if given: a llama2.c
+    `output` for `target` ("cpu" is this host; "cpu:znver4",
+    "cpu:x86-64-v3,+avxvnni,cores=8", ...); bundles `tokenizer` if given: a llama2.c
     tokenizer.bin (kept as is), or a tokenizer.json, tokenizer.model, GGUF
     file or Hugging Face directory (converted into an llmc tokenizer file).
     `act_quant="llama.cpp"` rounds matmul activations to each weight's kind
     as llama.cpp's CPU backend does (docs/numerics.md); "exact" keeps f32.
 
-    `schedule`, if given, is called with a Schedule of the module after the
-    tl phase (loop nests over buffers), before target lowering; what it does
-    is up to it (it may keep `sch.trace`). Returns the artifact
-    path."""
+    `schedule`, if given, is called with a Schedule of the module at the
+    pipeline's schedule slot (the end of the tl phase: loop nests over
+    buffers), before target lowering; what it does is up to it (it may keep
+    `sch.trace`). Returns the artifact path."""
     hook = None
     if schedule is not None:
         def hook(tl_module):

@@ -152,6 +152,17 @@ int64_t llmc_model_position(const llmc_model *model) {
   return model ? model->impl->position() : 0;
 }
 
+int llmc_model_set_threads(llmc_model *model, int32_t n, char **error) {
+  return guard(error, [&] {
+    requireArg(model, "llmc_model_set_threads", "model");
+    model->impl->setThreads(n);
+  });
+}
+
+int32_t llmc_model_threads(const llmc_model *model) {
+  return model ? model->impl->threads() : 0;
+}
+
 int llmc_tokenizer_open(const char *path, int64_t vocab_size,
                         llmc_tokenizer **out, char **error) {
   return guard(error, [&] {

@@ -53,6 +53,27 @@ static void mapWeights(const ArtifactMetadata &md, void *&map, size_t &bytes) {
   ::close(fd);
 }
 
+/// LLMC_THREADS when set (a positive integer), else the cores of the
+/// machine.
+static int32_t defaultThreads(const ArtifactMetadata &md) {
+  if (const char *env = std::getenv("LLMC_THREADS")) {
+    char *end = nullptr;
+    long n = std::strtol(env, &end, 10);
+    if (end == env || *end || n < 1 || n > 4096)
+      throw Error(md.metadataPath + ": LLMC_THREADS is '" + env +
+                  "', expected a positive integer");
+    return static_cast<int32_t>(n);
+  }
+  long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return cores > 0 ? static_cast<int32_t>(cores) : 1;
+}
+
+void Model::setThreads(int32_t n) {
+  if (n < 1)
+    throw Error("threads must be >= 1, got " + std::to_string(n));
+  numThreads = n;
+}
+
 std::unique_ptr<Model> Model::open(const std::string &dir) {
   std::unique_ptr<Model> m(new Model());
   m->md = readMetadata(dir);
@@ -90,7 +111,10 @@ std::unique_ptr<Model> Model::open(const std::string &dir) {
   if (!sym)
     throw Error(md.libraryPath + ": no symbol '" + md.forwardSymbol +
                 "' (entry.forward in " + md.metadataPath + ")");
-  m->forwardFn = reinterpret_cast<ForwardFn>(sym);
+  m->forwardFn = reinterpret_cast<llmc_forward_fn>(sym);
+  m->setNumThreadsFn = reinterpret_cast<llmc_set_num_threads_fn>(
+      ::dlsym(m->library, LLMC_SET_NUM_THREADS_SYMBOL));
+  m->setThreads(defaultThreads(md));
   return m;
 }
 
@@ -129,16 +153,23 @@ void Model::forward(const int32_t *tokens, int64_t n, int64_t pos0,
   // The descriptor wants a mutable pointer; a private copy keeps the
   // caller's const buffer untouched whatever the compiled code does.
   tokenScratch.assign(tokens, tokens + n);
-  auto tokenDesc = makeDenseDescriptor<int32_t, 1>(tokenScratch.data(), {n});
+  auto tokenDesc =
+      denseDescriptor<llmc_tokens_desc>(tokenScratch.data(), {n});
   // A zero-byte weights file maps nothing; any non-null pointer will do.
   static int8_t emptyWeights[64];
   int8_t *weights =
       weightsMap ? static_cast<int8_t *>(weightsMap) : emptyWeights;
-  auto weightDesc = makeDenseDescriptor<int8_t, 1>(weights, {md.weightsBytes});
+  auto weightDesc =
+      denseDescriptor<llmc_weights_desc>(weights, {md.weightsBytes});
   const std::vector<int64_t> &s = md.kvCacheShape;
-  auto kvDesc =
-      makeDenseDescriptor<float, 5>(kvCache, {s[0], s[1], s[2], s[3], s[4]});
-  auto logitsDesc = makeDenseDescriptor<float, 2>(logits, {n, md.vocabSize});
+  auto kvDesc = denseDescriptor<llmc_kv_cache_desc>(
+      kvCache, {s[0], s[1], s[2], s[3], s[4]});
+  auto logitsDesc =
+      denseDescriptor<llmc_logits_desc>(logits, {n, md.vocabSize});
+  // The setter applies to the calling thread's parallel regions: set it
+  // before every call, whichever thread makes it.
+  if (setNumThreadsFn)
+    setNumThreadsFn(numThreads);
   forwardFn(&tokenDesc, pos0, &weightDesc, &kvDesc, &logitsDesc);
   pos = pos0 + n;
 }

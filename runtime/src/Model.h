@@ -12,33 +12,19 @@
 
 #include "Metadata.h"
 
+#include "llmc/abi.h"
+
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 namespace llmc::rt {
 
-/// MLIR's C-interface memref descriptor (StridedMemRefType): element pointers
-/// as allocated and as aligned, an element offset, then sizes and strides.
-template <typename T, int Rank> struct MemRefDescriptor {
-  T *allocated;
-  T *aligned;
-  int64_t offset;
-  int64_t sizes[Rank];
-  int64_t strides[Rank];
-};
-
-/// The `entry.forward` signature (llvm.emit_c_interface of the forward func).
-using ForwardFn = void (*)(MemRefDescriptor<int32_t, 1> *tokens, int64_t pos0,
-                           MemRefDescriptor<int8_t, 1> *weights,
-                           MemRefDescriptor<float, 5> *kvCache,
-                           MemRefDescriptor<float, 2> *logits);
-
-/// Returns a dense row-major descriptor of `data` with the given sizes.
-template <typename T, int Rank>
-MemRefDescriptor<T, Rank> makeDenseDescriptor(T *data,
-                                              const int64_t (&sizes)[Rank]) {
-  MemRefDescriptor<T, Rank> d;
+/// Fills a dense row-major descriptor (llmc/abi.h's LLMC_MEMREF) of `data`
+/// with the given sizes.
+template <typename Desc, typename T, int Rank>
+Desc denseDescriptor(T *data, const int64_t (&sizes)[Rank]) {
+  Desc d;
   d.allocated = data;
   d.aligned = data;
   d.offset = 0;
@@ -73,12 +59,20 @@ public:
   int64_t position() const { return pos; }
   void reset() { pos = 0; }
 
+  /// Threads of the forward calls: LLMC_THREADS, else every core. Throws
+  /// Error for n < 1.
+  void setThreads(int32_t n);
+  int32_t threads() const { return numThreads; }
+
 private:
   Model() = default;
 
   ArtifactMetadata md;
   void *library = nullptr;
-  ForwardFn forwardFn = nullptr;
+  llmc_forward_fn forwardFn = nullptr;
+  /// The library's thread-count setter, or nullptr (no parallel loops).
+  llmc_set_num_threads_fn setNumThreadsFn = nullptr;
+  int32_t numThreads = 1;
   void *weightsMap = nullptr; ///< the mmap'ed weights.bin (or nullptr)
   size_t weightsMapBytes = 0;
   float *kvCache = nullptr;

@@ -43,7 +43,7 @@ std::string libmPath() {
 /// An artifact whose library is libm and whose entry point is `symbol`.
 struct LibmArtifact {
   explicit LibmArtifact(const std::string &symbol) {
-    std::string md = R"({"format": "llmc-artifact", "version": 1,
+    std::string md = R"({"format": "llmc-artifact", "version": 2,
       "target": "cpu", "library": "model.so",
       "weights": {"file": "weights.bin", "bytes": 0},
       "model": {"vocab_size": 8, "max_seq_len": 4, "bos_id": -1,

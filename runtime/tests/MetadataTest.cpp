@@ -22,7 +22,7 @@ namespace {
 
 const char *kValidMetadata = R"({
   "format": "llmc-artifact",
-  "version": 1,
+  "version": 2,
   "target": "cpu",
   "library": "model.so",
   "weights": {"file": "weights.bin", "bytes": 128},
@@ -82,7 +82,7 @@ TEST(MetadataTest, ValidMetadata) {
   Artifact a(patched("\"tokenizer\": null",
                      R"("tokenizer": {"kind": "llama2c", "file": "tok.bin"})"));
   ArtifactMetadata md = readMetadata(a.dir.path());
-  EXPECT_EQ(md.version, 1);
+  EXPECT_EQ(md.version, LLMC_ARTIFACT_VERSION);
   EXPECT_EQ(md.target, "cpu");
   EXPECT_EQ(md.arch, "llama");
   EXPECT_EQ(md.libraryPath, a.dir.file("model.so"));
@@ -131,10 +131,11 @@ TEST(MetadataTest, UnknownFormat) {
 }
 
 TEST(MetadataTest, UnsupportedVersion) {
-  Artifact a(patched("\"version\": 1", "\"version\": 2"));
+  // An artifact of the previous format (before the ABI of llmc/abi.h).
+  Artifact a(patched("\"version\": 2", "\"version\": 1"));
   EXPECT_EQ(metadataError(a), a.metadataPath() +
-                                  ": unsupported version 2 (this runtime "
-                                  "supports 1)");
+                                  ": unsupported version 1 (this runtime "
+                                  "supports 2)");
 }
 
 struct FieldCase {
@@ -154,9 +155,9 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Values(
         FieldCase{"\"format\": \"llmc-artifact\",", "",
                   "field 'format' is missing"},
-        FieldCase{"\"version\": 1", "\"version\": \"1\"",
+        FieldCase{"\"version\": 2", "\"version\": \"2\"",
                   "field 'version' must be an integer"},
-        FieldCase{"\"version\": 1", "\"version\": 1.0",
+        FieldCase{"\"version\": 2", "\"version\": 2.0",
                   "field 'version' must be an integer"},
         FieldCase{"\"target\": \"cpu\",", "", "field 'target' is missing"},
         FieldCase{"\"library\": \"model.so\"", "\"library\": 3",

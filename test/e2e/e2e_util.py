@@ -26,10 +26,11 @@ def models_dir():
     return os.environ.get("LLMC_MODELS_DIR") or os.path.join(REPO_ROOT, "..", "shared", "models")
 
 
-def run(cmd, timeout=TIMEOUT, check=False):
+def run(cmd, timeout=TIMEOUT, check=False, env=None):
     """Runs cmd (list), returns CompletedProcess with text stdout/stderr."""
     cmd = [str(c) for c in cmd]
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
+                       env=env)
     p.stdout_bytes = p.stdout
     p.stdout = p.stdout.decode("utf-8", errors="replace")
     p.stderr = p.stderr.decode("utf-8", errors="replace")

@@ -29,6 +29,43 @@ def test_unknown_target(llmc, tmp_path, tiny_model):
     assert not e2e_util.no_artifact_left(tmp_path)
 
 
+@pytest.mark.parametrize("target,message", [
+    ("cpu:pentium9", "unknown CPU 'pentium9'"),
+    ("cpu:znver4,+avx1024", "unknown CPU feature 'avx1024'"),
+    ("cpu:znver4,l2=lots", "bad item 'l2=lots'"),
+    ("cpu:znver4,cores=0", "bad item 'cores=0'"),
+    ("cuda:90", "expected cuda:sm_NN"),
+    ("cuda:sm_90", "target 'cuda:sm_90' has no back end yet"),
+    ("vulkan", "target 'vulkan' has no back end yet"),
+])
+def test_bad_target_description(llmc, tmp_path, tiny_model, target, message):
+    p = e2e_util.run([llmc, "compile", tiny_model, "--target", target, "-o", tmp_path / "ART"])
+    _fails(p, message)
+    assert not e2e_util.no_artifact_left(tmp_path)
+
+
+def test_explicit_target_is_recorded(llmc, tmp_path, tiny_model):
+    """An explicit CPU compiles without looking at the host, and the artifact
+    records the description it was built for."""
+    art = tmp_path / "ART"
+    p = e2e_util.run([llmc, "compile", tiny_model, "--target", "cpu:x86-64-v2,cores=3", "-o", art])
+    assert p.returncode == 0, e2e_util.describe(p, "compile failed")
+    import json
+    md = json.loads((art / "metadata.json").read_text())
+    assert md["target"] == "cpu"
+    assert md["target_description"] == "cpu:x86-64-v2,cores=3,l1d=32K,l2=1M,l3=8M"
+
+
+def test_bad_thread_counts(llmc, tmp_path, tiny_model):
+    art = tmp_path / "ART"
+    assert e2e_util.run([llmc, "compile", tiny_model, "-o", art]).returncode == 0
+    _fails(e2e_util.run([llmc, "run", art, "--prompt-ids", "1", "--threads", "0"]),
+           "--threads", "a positive integer")
+    env = dict(os.environ, LLMC_THREADS="many")
+    _fails(e2e_util.run([llmc, "run", art, "--prompt-ids", "1"], env=env),
+           "LLMC_THREADS is 'many', expected a positive integer")
+
+
 def test_missing_tokenizer(llmc, tmp_path, tiny_model):
     p = e2e_util.run([llmc, "compile", tiny_model, "--tokenizer", tmp_path / "nope.bin",
                       "-o", tmp_path / "ART"])

@@ -1,11 +1,15 @@
 //===- llm-opt.cpp - llmc's mlir-opt ---------------------------------------===//
 //
 // mlir-opt with llmc's dialects, passes and pipelines, plus
-// `--compile-to=<phase>`, which runs every phase up to and including one:
-//   llm-opt model.mlir --compile-to=tl
-// is `llm-opt model.mlir --pass-pipeline='builtin.module(llmc-compile{to=tl})'`.
+// `--compile-to=<phase>`, which runs every phase up to and including one of
+// the pipeline `llmc compile` runs:
+//   llm-opt model.mlir --compile-to=tl [--llmc-target=T] [--llmc-act-quant=M]
+// is `llm-opt model.mlir --pass-pipeline='builtin.module(llmc-compile{to=tl
+// target=T act-quant=M})'` with T resolved here, once (`cpu`, the default,
+// describes this host).
 //
 //===----------------------------------------------------------------------===//
+#include "Target/TargetDescription.h"
 #include "Transforms/Pipelines.h"
 
 #include "mlir/InitAllDialects.h"
@@ -23,27 +27,53 @@ int main(int argc, char **argv) {
   mlir::registerAllDialects(registry);
   llmc::registerLLMCDialects(registry);
 
-  // Rewrite --compile-to=<phase> into the equivalent --pass-pipeline.
+  // Rewrite --compile-to=<phase> (with --llmc-target, --llmc-act-quant) into
+  // the equivalent --pass-pipeline.
   std::vector<std::string> storage;
   std::vector<char *> args;
+  std::optional<std::string> phase, target, actQuant;
   for (int i = 0; i < argc; ++i) {
     llvm::StringRef arg(argv[i]);
-    std::string phase;
-    if (arg.consume_front("--compile-to=") || arg.consume_front("-compile-to="))
-      phase = arg.str();
-    else if ((arg == "--compile-to" || arg == "-compile-to") && i + 1 < argc)
-      phase = argv[++i];
-    else {
+    std::optional<std::string> *slot = nullptr;
+    for (auto [flag, dest] : {std::pair{"compile-to", &phase},
+                              std::pair{"llmc-target", &target},
+                              std::pair{"llmc-act-quant", &actQuant}}) {
+      llvm::StringRef a = arg;
+      if (!a.consume_front("--") && !a.consume_front("-"))
+        continue;
+      if (a.consume_front(flag)) {
+        if (a.consume_front("=")) {
+          *dest = a.str();
+          slot = dest;
+        } else if (a.empty() && i + 1 < argc) {
+          *dest = argv[++i];
+          slot = dest;
+        }
+      }
+    }
+    if (!slot)
       args.push_back(argv[i]);
-      continue;
-    }
-    if (!llmc::parsePhase(phase)) {
-      llvm::errs() << "llm-opt: error: unknown phase '" << phase
-                   << "' for --compile-to (expected graph, tl or llvm)\n";
-      return 1;
-    }
+  }
+  auto error = [](const llvm::Twine &msg) {
+    llvm::errs() << "llm-opt: error: " << msg << "\n";
+    return 1;
+  };
+  if (phase) {
+    if (!llmc::parsePhase(*phase))
+      return error("unknown phase '" + *phase +
+                   "' for --compile-to (expected graph, tl or llvm)");
+    auto desc = llmc::resolveTarget(target.value_or("cpu"));
+    if (!desc)
+      return error("--llmc-target: " + llvm::toString(desc.takeError()));
+    std::string mode = actQuant.value_or("exact");
+    if (mode != "exact" && mode != "llama.cpp")
+      return error("--llmc-act-quant: expected exact or llama.cpp, got '" +
+                   mode + "'");
     storage.push_back("--pass-pipeline=builtin.module(llmc-compile{to=" +
-                      phase + "})");
+                      *phase + " target=\"" + desc->str() + "\" act-quant=" +
+                      mode + "})");
+  } else if (target || actQuant) {
+    return error("--llmc-target and --llmc-act-quant go with --compile-to");
   }
   for (std::string &s : storage)
     args.push_back(s.data());

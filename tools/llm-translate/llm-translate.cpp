@@ -2,12 +2,13 @@
 //
 //   llm-translate --import MODEL [--max-seq-len N]   model file -> graph IR
 //   llm-translate --mlir-to-llvmir IN.mlir           LLVM dialect -> LLVM IR
-//   llm-translate --mlir-to-obj IN.mlir -o OUT.o     LLVM dialect -> object
+//   llm-translate --mlir-to-obj IN.mlir -o OUT.o [--target T]
+//                                                    LLVM dialect -> object
 //
 //===----------------------------------------------------------------------===//
 #include "Import/Import.h"
 #include "Transforms/Pipelines.h"
-#include "Target/Artifact.h"
+#include "Target/CPU/CPUBackend.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -34,7 +35,12 @@ static cl::opt<Action> action(
                clEnumValN(Action::ToLLVMIR, "mlir-to-llvmir",
                           "translate an LLVM-dialect module to LLVM IR"),
                clEnumValN(Action::ToObj, "mlir-to-obj",
-                          "compile an LLVM-dialect module to a host object")));
+                          "compile an LLVM-dialect module to an object")));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("the CPU of --mlir-to-obj (cpu = this host, cpu:znver4, "
+                    "...)"),
+           cl::init("cpu"));
 static cl::opt<int64_t> maxSeqLen("max-seq-len",
                                   cl::desc("KV cache length for --import"),
                                   cl::init(0));
@@ -75,7 +81,13 @@ int main(int argc, char **argv) {
   if (action == Action::ToObj) {
     if (output == "-")
       return fail("--mlir-to-obj needs -o FILE");
-    if (Error e = llmc::emitObjectFile(*module, output))
+    auto desc = llmc::resolveTarget(target);
+    if (!desc)
+      return fail("--target: " + toString(desc.takeError()));
+    if (desc->kind != llmc::TargetKind::CPU)
+      return fail("--target: --mlir-to-obj emits CPU objects, not '" +
+                  desc->str() + "'");
+    if (Error e = llmc::emitObjectFile(*module, output, *desc))
       return fail(toString(std::move(e)));
     return 0;
   }

@@ -28,7 +28,7 @@ const char *kRunUsage =
     "usage: llmc run DIR [--prompt TEXT] [--max-tokens N] [--temperature T]\n"
     "                [--top-k K] [--top-p P] [--seed S] [--prompt-ids 1,2,3]\n"
     "                [--dump-logits FILE.npy] [--dump-prompt-logits FILE.npy]\n"
-    "                [--print-ids] [--verbose]\n"
+    "                [--print-ids] [--threads N] [--verbose]\n"
     "\n"
     "Generates up to N tokens (default 256) after the prompt and prints them.\n"
     "  --prompt TEXT       prompt text, with BOS as the tokenizer says and\n"
@@ -47,6 +47,8 @@ const char *kRunUsage =
     "                      write the logits of every prompt position,\n"
     "                      float32 [prompt, vocab], to F (.npy)\n"
     "  --print-ids         print generated token ids instead of text\n"
+    "  --threads N         threads of the compiled code (default: LLMC_THREADS,\n"
+    "                      else every core)\n"
     "  --verbose           print a timing summary to stderr\n";
 
 struct RunOptions {
@@ -60,6 +62,7 @@ struct RunOptions {
   bool printIds = false;
   bool verbose = false;
   bool help = false;
+  int32_t threads = 0; // 0: the runtime's default
 };
 
 RunOptions parseRunOptions(int argc, char **argv) {
@@ -68,7 +71,8 @@ RunOptions parseRunOptions(int argc, char **argv) {
   scanArguments(
       argc, argv,
       {"--prompt", "--max-tokens", "--temperature", "--top-k", "--top-p",
-       "--seed", "--dump-logits", "--prompt-ids", "--dump-prompt-logits"},
+       "--seed", "--dump-logits", "--prompt-ids", "--dump-prompt-logits",
+       "--threads"},
       {"--print-ids", "--verbose", "--help", "-h"}, options, positional);
   RunOptions r;
   for (const Option &o : options) {
@@ -103,6 +107,9 @@ RunOptions parseRunOptions(int argc, char **argv) {
       r.printIds = true;
     else if (o.name == "--verbose")
       r.verbose = true;
+    else if (o.name == "--threads")
+      r.threads = static_cast<int32_t>(
+          parseInteger(o, 1, 4096, "a positive integer"));
   }
   r.dir = artifactDir(positional, "run");
   if (!r.dumpLogits.empty() && r.dumpLogits == r.dumpPromptLogits)
@@ -142,6 +149,8 @@ int run(const RunOptions &opts) {
   checkWritable(opts.dumpPromptLogits);
   llmc::Model model = llmc::Model::open(opts.dir);
   const int64_t vocab = model.vocabSize();
+  if (opts.threads)
+    model.setThreads(opts.threads);
 
   // The tokenizer is needed to encode a text prompt and to print text.
   bool needTokenizer = !opts.promptIds || !opts.printIds;

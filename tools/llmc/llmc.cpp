@@ -1,7 +1,7 @@
 //===- llmc.cpp - the llmc command-line driver -----------------------------===//
 //
-//   llmc compile MODEL [--tokenizer FILE] [--target cpu] [--max-seq-len N]
-//                [--keep-ir] -o DIR
+//   llmc compile MODEL [--tokenizer FILE] [--target T] [--max-seq-len N]
+//                [--act-quant M] [--keep-ir] -o DIR
 //   llmc run DIR --prompt TEXT --max-tokens N [sampling options]
 //   llmc bench DIR
 //   llmc tokenize FILE|DIR [--text T | --input F | --ids F] [...]
@@ -16,7 +16,7 @@
 #include "Import/Import.h"
 #include "Import/Tokenizer.h"
 #include "Transforms/Pipelines.h"
-#include "Target/Artifact.h"
+#include "Artifact/Artifact.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -44,7 +44,7 @@ static int fail(const Twine &message) {
 
 static void usage(raw_ostream &os) {
   os << "usage:\n"
-        "  llmc compile MODEL [--tokenizer FILE] [--target cpu] "
+        "  llmc compile MODEL [--tokenizer FILE] [--target T] "
         "[--max-seq-len N] [--act-quant exact|llama.cpp] [--keep-ir] -o DIR\n"
         "      MODEL: a llama2.c checkpoint, a Hugging Face directory "
         "(config.json + safetensors) or a graph-dialect .mlir file\n"
@@ -52,12 +52,16 @@ static void usage(raw_ostream &os) {
         "tokenizer.model, GGUF, or none\n"
         "      (default: the model's own: GGUF metadata, the directory's "
         "tokenizer.model/tokenizer.json)\n"
+        "      --target: cpu (this host, default), cpu:NAME[,+feat|-feat]...\n"
+        "      [,cores=N,l1d=SIZE,l2=SIZE,l3=SIZE] (e.g. cpu:znver4,\n"
+        "      cpu:x86-64-v3,+avxvnni); docs/design.md, Targets\n"
         "      --act-quant llama.cpp: round matmul activations to the weight's\n"
         "      kind as llama.cpp's CPU backend does (int8 dot products for\n"
         "      quantized weights); exact (default): f32 math\n"
         "  llmc run DIR|MODEL [--act-quant M] --prompt TEXT --max-tokens N "
         "[--temperature T] "
-        "[--top-k K] [--top-p P] [--seed S] [--dump-logits FILE.npy]\n"
+        "[--top-k K] [--top-p P] [--seed S] [--threads N] "
+        "[--dump-logits FILE.npy]\n"
         "  llmc bench DIR [--prompt-len N] [--gen N] [--repeat R]\n"
         "  llmc inspect FILE   (GGUF, safetensors, Hugging Face dir, "
         "llama2.c)\n"
@@ -69,20 +73,25 @@ static int compileMain(int argc, char **argv) {
   std::string model;
   llmc::ArtifactOptions options;
   llmc::ImportOptions importOptions;
-  std::string maxSeq;
+  std::string maxSeq, targetSpec = "cpu";
+  std::string *actQuant = &options.pipeline.actQuant;
   for (int i = 1; i < argc; ++i) {
     StringRef arg(argv[i]);
     if (arg.consume_front("--act-quant=")) {
-      options.actQuant = arg.str();
+      *actQuant = arg.str();
+      continue;
+    }
+    if (arg.consume_front("--target=")) {
+      targetSpec = arg.str();
       continue;
     }
     // Options that take a value, and where the value goes.
     std::string *target = llvm::StringSwitch<std::string *>(arg)
                               .Cases({"-o", "--output"}, &options.outDir)
                               .Case("--tokenizer", &options.tokenizer)
-                              .Case("--target", &options.target)
+                              .Case("--target", &targetSpec)
                               .Case("--max-seq-len", &maxSeq)
-                              .Case("--act-quant", &options.actQuant)
+                              .Case("--act-quant", actQuant)
                               .Default(nullptr);
     if (target) {
       if (i + 1 >= argc)
@@ -110,9 +119,14 @@ static int compileMain(int argc, char **argv) {
     return fail("llmc compile: no model given");
   if (options.outDir.empty())
     return fail("llmc compile: no output directory (-o DIR)");
-  if (options.actQuant != "exact" && options.actQuant != "llama.cpp")
-    return fail("--act-quant: expected exact or llama.cpp, got '" +
-                options.actQuant + "'");
+  if (*actQuant != "exact" && *actQuant != "llama.cpp")
+    return fail("--act-quant: expected exact or llama.cpp, got '" + *actQuant +
+                "'");
+  // The top of the pipeline: the target is described once, here.
+  auto resolved = llmc::resolveTarget(targetSpec);
+  if (!resolved)
+    return fail("--target: " + toString(resolved.takeError()));
+  options.pipeline.target = std::move(*resolved);
 
   mlir::DialectRegistry registry;
   llmc::registerLLMCDialects(registry);
@@ -291,8 +305,26 @@ cachedArtifact(StringRef model, const std::vector<std::string> &compileArgs) {
   if (!hash)
     return hash.takeError();
   uint64_t key = *hash;
-  for (const std::string &a : compileArgs)
+  std::string target = "cpu";
+  for (const std::string &a : compileArgs) {
     key = llvm::hash_combine(key, a);
+    if (StringRef(a).starts_with("--target="))
+      target = a.substr(strlen("--target="));
+  }
+  // What "cpu" means on this machine, and which compiler made the code: a
+  // cache shared between machines or kept across llmc builds never hands
+  // out code built for another CPU or by another compiler.
+  auto resolved = llmc::resolveTarget(target);
+  if (!resolved)
+    return llvm::createStringError("--target: " +
+                                   toString(resolved.takeError()));
+  key = llvm::hash_combine(key, resolved->str());
+  std::string self = llvm::sys::fs::getMainExecutable(
+      "llmc", reinterpret_cast<void *>(&cacheRoot));
+  llvm::sys::fs::file_status st;
+  if (!llvm::sys::fs::status(self, st))
+    key = llvm::hash_combine(key, st.getSize(),
+                             st.getLastModificationTime().time_since_epoch().count());
   llvm::SmallString<256> dir(cacheRoot());
   llvm::sys::path::append(dir, llvm::formatv("{0:x-16}-cpu", key).str());
   llvm::SmallString<256> meta(dir);
@@ -335,12 +367,12 @@ int main(int argc, char **argv) {
         std::vector<char *> args = {argv[1], argv[2]};
         for (int i = 3; i < argc; ++i) {
           StringRef arg(argv[i]);
-          if (arg.starts_with("--act-quant=")) {
+          if (arg.starts_with("--act-quant=") || arg.starts_with("--target=")) {
             compileArgs.push_back(arg.str());
-          } else if (arg == "--act-quant") {
+          } else if (arg == "--act-quant" || arg == "--target") {
             if (i + 1 >= argc)
-              return fail("option --act-quant needs a value");
-            compileArgs.push_back(("--act-quant=" + StringRef(argv[++i])).str());
+              return fail("option " + arg + " needs a value");
+            compileArgs.push_back((arg + "=" + StringRef(argv[++i])).str());
           } else {
             args.push_back(argv[i]);
           }

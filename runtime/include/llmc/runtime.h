@@ -24,13 +24,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The artifact `format` string and `version` this runtime accepts, and the
+ * rest of the compiler/runtime contract. */
+#include "llmc/abi.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/** The artifact `format` string and `version` this runtime accepts. */
-#define LLMC_ARTIFACT_FORMAT "llmc-artifact"
-#define LLMC_ARTIFACT_VERSION 1
 
 /** Frees a message returned through an `error` out-parameter. NULL is fine. */
 void llmc_string_free(char *s);
@@ -86,6 +87,15 @@ void llmc_model_reset(llmc_model *model);
 
 /** Returns the current position (tokens processed since the last reset). */
 int64_t llmc_model_position(const llmc_model *model);
+
+/** Sets how many threads the model's forward calls run on (>= 1). The
+ *  default is the LLMC_THREADS environment variable when set, else every
+ *  core of the machine. Code compiled without parallel loops runs on one
+ *  thread whatever is set. Returns nonzero (and a message) for n < 1. */
+int llmc_model_set_threads(llmc_model *model, int32_t n, char **error);
+
+/** The thread count forward calls use. */
+int32_t llmc_model_threads(const llmc_model *model);
 
 /*===------------------------- Tokenizer ----------------------------------===*/
 

@@ -98,6 +98,12 @@ public:
   }
   void reset() { llmc_model_reset(get()); }
   int64_t position() const { return llmc_model_position(get()); }
+  /// Threads of the forward calls (llmc_model_set_threads).
+  void setThreads(int32_t n) {
+    char *error = nullptr;
+    detail::check(llmc_model_set_threads(get(), n, &error), error);
+  }
+  int32_t threads() const { return llmc_model_threads(get()); }
 
   llmc_model *get() const { return handle.get(); }
 

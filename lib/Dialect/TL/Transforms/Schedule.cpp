@@ -1,5 +1,6 @@
 //===- Schedule.cpp - schedule primitives on tl loop nests ----------------===//
 #include "Dialect/TL/Transforms/Schedule.h"
+#include "Dialect/TL/Analysis/Independence.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -320,51 +321,34 @@ FailureOr<ForOp> llmc::tl::fuse(RewriterBase &rw, ArrayRef<ForOp> loops) {
 // Loop kinds
 //===----------------------------------------------------------------------===//
 
-/// Iterations of `loop` may run in any order or at once: no block under it
-/// binds the loop to a reduction variable, and every block writes elements
-/// that depend on the loop.
-static LogicalResult checkIndependent(ForOp loop, StringRef primitive) {
-  Value iv = loop.getInductionVar();
-  WalkResult result = loop.getBody()->walk([&](BlockOp block) {
-    bool writesDepend = false;
-    for (unsigned i = 0, e = block.getNumIters(); i < e; ++i) {
-      if (!dependsOn(block.getIterValues()[i], iv, loop))
-        continue;
-      if (block.getIterKind(i) == IterKind::reduce) {
-        InFlightDiagnostic diag =
-            loop.emitError(primitive)
-            << ": the loop carries reduction variable " << i
-            << " of tl.block '" << block.getName()
-            << "'; its iterations are not independent";
-        diag.attachNote(block.getLoc()) << "the block is here";
-        return WalkResult::interrupt();
-      }
-      for (Attribute m : block.getWriteMaps())
-        if (llvm::cast<AffineMapAttr>(m).getValue().isFunctionOfDim(i))
-          writesDepend = true;
-    }
-    if (!writesDepend) {
-      InFlightDiagnostic diag =
-          loop.emitError(primitive)
-          << ": every iteration of the loop writes the same elements in "
-             "tl.block '"
-          << block.getName() << "'";
-      diag.attachNote(block.getLoc()) << "the block is here";
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return failure(result.wasInterrupted());
-}
-
 static void setKind(ForOp loop, LoopKind kind) {
   loop.setKindAttr(LoopKindAttr::get(loop.getContext(), kind));
   if (kind != LoopKind::thread_bound)
     loop.removeThreadAttr();
 }
 
+/// The loop of kind `kind` enclosing or inside `loop`, if any.
+static ForOp nestedOfKind(ForOp loop, LoopKind kind) {
+  for (Operation *p = loop->getParentOp(); p; p = p->getParentOp())
+    if (auto l = dyn_cast<ForOp>(p); l && l.getKind() == kind)
+      return l;
+  ForOp inner;
+  loop.getBody()->walk([&](ForOp l) {
+    if (!inner && l.getKind() == kind)
+      inner = l;
+  });
+  return inner;
+}
+
 LogicalResult llmc::tl::parallel(ForOp loop) {
-  if (failed(checkIndependent(loop, "parallel")))
+  if (ForOp other = nestedOfKind(loop, LoopKind::parallel)) {
+    InFlightDiagnostic diag =
+        loop.emitError("parallel: the loop is nested with another parallel "
+                       "loop; one loop of a nest runs on threads");
+    diag.attachNote(other.getLoc()) << "the other parallel loop";
+    return diag;
+  }
+  if (failed(verifyIndependent(loop, "parallel")))
     return failure();
   setKind(loop, LoopKind::parallel);
   return success();
@@ -378,7 +362,7 @@ LogicalResult llmc::tl::vectorize(ForOp loop) {
   loop.getBody()->walk([&](ForOp) { innermost = false; });
   if (!innermost)
     return loop.emitError("vectorize: only innermost loops can be vectorized");
-  if (failed(checkIndependent(loop, "vectorize")))
+  if (failed(verifyIndependent(loop, "vectorize")))
     return failure();
   setKind(loop, LoopKind::vectorized);
   return success();
@@ -400,7 +384,7 @@ LogicalResult llmc::tl::bind(ForOp loop, StringRef thread) {
     return loop.emitError("bind: unknown thread axis '")
            << thread
            << "' (expected threadIdx.x/y/z or blockIdx.x/y/z)";
-  if (failed(checkIndependent(loop, "bind")))
+  if (failed(verifyIndependent(loop, "bind")))
     return failure();
   setKind(loop, LoopKind::thread_bound);
   loop.setThreadAttr(StringAttr::get(loop.getContext(), thread));

@@ -1,5 +1,5 @@
-//===- ObjectEmitter.cpp - LLVM dialect to a host object file -------------===//
-#include "Target/Artifact.h"
+//===- ObjectEmitter.cpp - LLVM dialect to an object file -----------------===//
+#include "Target/CPU/CPUBackend.h"
 #include "Import/Import.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -10,11 +10,11 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
-#include "llvm/TargetParser/Host.h"
 
 using namespace llmc;
 
-llvm::Error llmc::emitObjectFile(mlir::ModuleOp module, llvm::StringRef path) {
+llvm::Error llmc::emitObjectFile(mlir::ModuleOp module, llvm::StringRef path,
+                                 const TargetDescription &desc) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::LLVMContext llvmContext;
@@ -23,21 +23,16 @@ llvm::Error llmc::emitObjectFile(mlir::ModuleOp module, llvm::StringRef path) {
   if (!llvmModule)
     return fileError(path, "translation to LLVM IR failed");
 
-  llvm::Triple triple(llvm::sys::getProcessTriple());
+  llvm::Triple triple(desc.triple());
   std::string error;
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return fileError(path, "no LLVM target for " + triple.str() + ": " + error);
-  llvm::StringMap<bool> hostFeatures = llvm::sys::getHostCPUFeatures();
-  std::string features;
-  for (auto &f : hostFeatures)
-    features += (features.empty() ? "" : ",") +
-                std::string(f.second ? "+" : "-") + f.first().str();
   llvm::TargetOptions targetOptions;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), features, targetOptions,
-      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      triple, desc.name, desc.llvmFeatures(), targetOptions, llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   llvmModule->setTargetTriple(triple);
   llvmModule->setDataLayout(machine->createDataLayout());
 

@@ -1,96 +1,30 @@
 //===- Artifact.cpp - write an artifact directory from a graph module -----===//
-#include "Target/Artifact.h"
+#include "Artifact/Artifact.h"
+
+#include "llmc/abi.h"
 
 #include "Dialect/Graph/IR/Graph.h"
 #include "Dialect/Graph/Transforms/Passes.h"
 #include "Import/Import.h"
 #include "Import/Tokenizer.h"
+#include "Target/TargetBackend.h"
 #include "Transforms/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/ScopeExit.h"
-#include "llvm/TargetParser/Host.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
 
 using namespace mlir;
 using namespace llmc;
-
-TargetBackend::~TargetBackend() = default;
-
-//===----------------------------------------------------------------------===//
-// The CPU back end
-//===----------------------------------------------------------------------===//
-
-namespace {
-class CPUBackend : public TargetBackend {
-public:
-  llvm::StringRef name() const override { return "cpu"; }
-  void buildLowering(OpPassManager &pm) const override { buildLLVMPhase(pm); }
-  llvm::Expected<std::string> emit(ModuleOp lowered,
-                                   llvm::StringRef dir) const override;
-};
-} // namespace
-
-/// The C compiler driver used to link shared objects (it brings libc and
-/// libm; a bare ld.lld -shared does not).
-static llvm::Expected<std::string> findLinker() {
-  if (const char *cc = std::getenv("LLMC_CC"))
-    return std::string(cc);
-  for (const char *name : {"clang-22", "clang", "cc", "gcc"})
-    if (auto path = llvm::sys::findProgramByName(name))
-      return *path;
-  return llvm::createStringError(
-      "no C compiler driver (clang-22, clang, cc) to link model.so; set LLMC_CC");
-}
-
-llvm::Expected<std::string> CPUBackend::emit(ModuleOp lowered,
-                                             llvm::StringRef dir) const {
-  llvm::SmallString<256> obj(dir), so(dir);
-  llvm::sys::path::append(obj, "model.o");
-  llvm::sys::path::append(so, "model.so");
-  if (auto e = emitObjectFile(lowered, obj))
-    return std::move(e);
-  auto cc = findLinker();
-  if (!cc)
-    return cc.takeError();
-  llvm::SmallString<256> log(dir);
-  llvm::sys::path::append(log, "link.log");
-  std::string objStr = obj.str().str(), soStr = so.str().str();
-  llvm::SmallVector<llvm::StringRef> args = {*cc, "-shared", "-o", soStr,
-                                             objStr, "-lm"};
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
-                                                log.str()};
-  std::string errMsg;
-  int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, redirects, 0, 0,
-                                     &errMsg);
-  if (rc != 0) {
-    std::string detail;
-    if (auto buf = llvm::MemoryBuffer::getFile(log))
-      detail = (*buf)->getBuffer().str();
-    return fileError(so, "linking failed (" + *cc + "): " + errMsg + detail);
-  }
-  llvm::sys::fs::remove(obj);
-  llvm::sys::fs::remove(log);
-  return std::string("model.so");
-}
-
-llvm::Expected<std::unique_ptr<TargetBackend>>
-llmc::createTargetBackend(llvm::StringRef target) {
-  if (target == "cpu")
-    return std::make_unique<CPUBackend>();
-  return llvm::createStringError("unknown target '" + target.str() +
-                                 "' (supported: cpu)");
-}
 
 //===----------------------------------------------------------------------===//
 // Weights
@@ -219,7 +153,8 @@ static llvm::Error writeWeights(llvm::ArrayRef<PlacedParam> params,
 static llvm::Error writeMetadata(llvm::StringRef path, ModuleOp module,
                                  graph::KVCacheType cache,
                                  llvm::ArrayRef<PlacedParam> params,
-                                 int64_t weightBytes, llvm::StringRef target,
+                                 int64_t weightBytes,
+                                 const TargetBackend &backend,
                                  llvm::StringRef library,
                                  llvm::StringRef tokenizerKind,
                                  llvm::StringRef tokenizerFile) {
@@ -232,9 +167,10 @@ static llvm::Error writeMetadata(llvm::StringRef path, ModuleOp module,
     return fileError(path, "cannot write: " + ec.message());
   llvm::json::OStream j(os, 2);
   j.object([&] {
-    j.attribute("format", "llmc-artifact");
-    j.attribute("version", 1);
-    j.attribute("target", target);
+    j.attribute("format", LLMC_ARTIFACT_FORMAT);
+    j.attribute("version", LLMC_ARTIFACT_VERSION);
+    j.attribute("target", backend.name());
+    j.attribute("target_description", backend.target().str());
     j.attribute("library", library);
     j.attributeObject("weights", [&] {
       j.attribute("file", "weights.bin");
@@ -256,16 +192,16 @@ static llvm::Error writeMetadata(llvm::StringRef path, ModuleOp module,
       }
     });
     j.attributeObject("kv_cache", [&] {
-      j.attribute("dtype", "f32");
+      j.attribute("dtype", LLMC_KV_CACHE_DTYPE);
       j.attributeArray("shape", [&] {
         for (int64_t d : {cache.getLayers(), int64_t(2), cache.getMaxSeq(),
                           cache.getKvHeads(), cache.getHeadDim()})
           j.value(d);
       });
-      j.attribute("layout", "layer, k|v, position, kv_head, head_dim");
+      j.attribute("layout", LLMC_KV_CACHE_LAYOUT);
     });
     j.attributeObject("entry",
-                      [&] { j.attribute("forward", "_mlir_ciface_forward"); });
+                      [&] { j.attribute("forward", LLMC_FORWARD_SYMBOL); });
     j.attributeArray("params", [&] {
       for (const PlacedParam &p : params)
         j.object([&] {
@@ -326,7 +262,7 @@ static llvm::Error moveIntoPlace(llvm::StringRef tmp, llvm::StringRef outDir) {
 llvm::Error llmc::compileArtifact(ModuleOp module,
                                   const ArtifactOptions &options) {
   MLIRContext *ctx = module.getContext();
-  auto backend = createTargetBackend(options.target);
+  auto backend = createTargetBackend(options.pipeline.target);
   if (!backend)
     return backend.takeError();
   if (!options.tokenizer.empty() && !llvm::sys::fs::exists(options.tokenizer))
@@ -357,7 +293,7 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
     }
   }
 
-  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  auto forward = module.lookupSymbol<func::FuncOp>(LLMC_FORWARD_FUNCTION);
   if (!forward || forward.getNumArguments() != 4 ||
       !llvm::isa<graph::KVCacheType>(forward.getArgumentTypes()[3]))
     return llvm::createStringError(
@@ -365,19 +301,7 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
   auto cache = llvm::cast<graph::KVCacheType>(forward.getArgumentTypes()[3]);
 
   PassManager graphPM(ctx);
-  if (options.actQuant != "exact") {
-    graph::GraphActQuantOptions actOptions;
-    actOptions.mode = options.actQuant;
-    // llama.cpp runs the ggml kernels that fit the CPU; the artifact runs on
-    // this host, so follow the host's.
-    llvm::StringMap<bool> cpu = llvm::sys::getHostCPUFeatures();
-    actOptions.isa = !(cpu.lookup("avx512f") && cpu.lookup("avx512dq"))
-                         ? "none"
-                     : cpu.lookup("avx512bf16") ? "avx512bf16"
-                                                : "avx512";
-    graphPM.addPass(graph::createGraphActQuant(actOptions));
-  }
-  buildGraphPhase(graphPM);
+  buildGraphPhase(graphPM, options.pipeline);
   if (failed(graphPM.run(module)))
     return llvm::createStringError("the graph phase failed");
   auto params = collectParams(module);
@@ -417,12 +341,9 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
   };
   dumpIR("graph.mlir");
   PassManager tlPM(ctx);
-  buildTLPhase(tlPM);
+  buildTLPhase(tlPM, options.pipeline);
   if (failed(tlPM.run(module)))
     return llvm::createStringError("the tl phase failed");
-  if (options.scheduleTL && (failed(options.scheduleTL(module)) ||
-                             failed(mlir::verify(module))))
-    return llvm::createStringError("scheduling the tl loop nests failed");
   dumpIR("tl.mlir");
   PassManager lowerPM(ctx);
   (*backend)->buildLowering(lowerPM);
@@ -447,7 +368,7 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
       return e;
   }
   if (auto e = writeMetadata(file("metadata.json"), module, cache, *params,
-                             weightBytes, (*backend)->name(), *library,
+                             weightBytes, **backend, *library,
                              tokenizerKind, tokenizerFile))
     return e;
   if (auto e = moveIntoPlace(tmp, outDir))

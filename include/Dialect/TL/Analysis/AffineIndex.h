@@ -1,0 +1,53 @@
+//===- AffineIndex.h - index values as affine expressions -------*- C++ -*-===//
+//
+// Schedule primitives and analyses reason about the values a tl.block's
+// iteration variables are bound to (sums and constant multiples of loop
+// variables). This turns such a value into an affine expression whose dims
+// are the loop variables and outside values it is made of.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_DIALECT_TL_ANALYSIS_AFFINEINDEX_H
+#define LLMC_DIALECT_TL_ANALYSIS_AFFINEINDEX_H
+
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+
+namespace llmc::tl {
+
+/// Turns index computations (constants, +, -, * by a constant) into affine
+/// expressions. Values defined inside `scope` by such ops are decomposed;
+/// every other value (a loop variable, a value from outside `scope`, or one
+/// defined inside by another op when `opaqueInside` is set) becomes a dim,
+/// collected in `dims`.
+struct AffineIndexBuilder {
+  explicit AffineIndexBuilder(mlir::Operation *scope, bool opaqueInside = false)
+      : scope(scope), opaqueInside(opaqueInside) {}
+
+  /// The expression of `v`, or nullopt when it is not affine (a value
+  /// computed inside `scope` by another op, unless opaqueInside).
+  std::optional<mlir::AffineExpr> build(mlir::Value v);
+  /// The dim standing for `v` (added when new).
+  mlir::AffineExpr dim(mlir::Value v);
+  /// The expressions of a block's accesses: `map` (over the block's
+  /// iteration variables) composed with the values they are bound to.
+  std::optional<llvm::SmallVector<mlir::AffineExpr>>
+  compose(mlir::AffineMap map, mlir::ValueRange iterValues);
+
+  llvm::SmallVector<mlir::Value> dims;
+  mlir::Operation *scope;
+  bool opaqueInside;
+};
+
+/// The constant multiplier of dim `dim` in `e`, or nullopt when `e` is not
+/// pure affine (it has a mod, floordiv or ceildiv).
+std::optional<int64_t> linearCoefficient(mlir::AffineExpr e, unsigned dim,
+                                         unsigned numDims);
+
+} // namespace llmc::tl
+
+#endif // LLMC_DIALECT_TL_ANALYSIS_AFFINEINDEX_H

@@ -1,0 +1,30 @@
+//===- Independence.h - may a loop's iterations run at once? ----*- C++ -*-===//
+//
+// The analysis behind the `parallel`, `vectorized` and `thread_bound` loop
+// kinds: the schedule primitives ask it before they set a kind, and the
+// tl-verify-parallel pass asks it again at phase boundaries, so that a kind
+// that would race never reaches code generation.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_DIALECT_TL_ANALYSIS_INDEPENDENCE_H
+#define LLMC_DIALECT_TL_ANALYSIS_INDEPENDENCE_H
+
+#include "Dialect/TL/IR/TL.h"
+
+namespace llmc::tl {
+
+/// Checks that the iterations of `loop` are independent, i.e. may run in
+/// any order or at once:
+///  - no block under the loop binds it to a reduction variable;
+///  - every buffer written under the loop is private to one iteration
+///    (allocated inside it), or all accesses to it under the loop use one
+///    dimension whose index is `c * iv + r`, with the same c != 0 and every
+///    r within an interval narrower than |c| (so iterations touch disjoint
+///    slices).
+/// Emits an error at the loop, prefixed with `what` (the primitive), with a
+/// note at the offending block, and fails when it cannot show this.
+mlir::LogicalResult verifyIndependent(ForOp loop, llvm::StringRef what);
+
+} // namespace llmc::tl
+
+#endif // LLMC_DIALECT_TL_ANALYSIS_INDEPENDENCE_H

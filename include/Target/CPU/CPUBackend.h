@@ -1,0 +1,23 @@
+//===- CPUBackend.h - the x86 CPU back end ----------------------*- C++ -*-===//
+#ifndef LLMC_TARGET_CPU_CPUBACKEND_H
+#define LLMC_TARGET_CPU_CPUBACKEND_H
+
+#include "Target/TargetBackend.h"
+
+namespace llmc {
+
+/// The CPU back end: tl -> scf/vector/OpenMP -> LLVM dialect; object code
+/// for the described CPU, linked into model.so.
+std::unique_ptr<TargetBackend> createCPUBackend(const TargetDescription &target);
+
+/// Adds the CPU lowering (the `llvm` phase) for `target` to `pm`.
+void buildCPULowering(mlir::OpPassManager &pm, const TargetDescription &target);
+
+/// Translates an LLVM-dialect module to an object file for `target`,
+/// optimised at -O3.
+llvm::Error emitObjectFile(mlir::ModuleOp module, llvm::StringRef path,
+                           const TargetDescription &target);
+
+} // namespace llmc
+
+#endif // LLMC_TARGET_CPU_CPUBACKEND_H

@@ -1,0 +1,97 @@
+//===- TargetDescription.h - what llmc knows about a target -----*- C++ -*-===//
+//
+// The one description of the machine llmc compiles for, built once from the
+// `--target` string at the top of the pipeline and handed down to every pass
+// that makes a target decision (the default schedule, the back end's
+// lowering and code emission). Nothing below the driver probes the host:
+// `cpu` (this host) is resolved into an explicit description by
+// resolveTarget(), which the drivers call; passes only parse explicit ones.
+//
+// Spelling (docs/design.md, "Targets"):
+//
+//   cpu                         this host (drivers only)
+//   cpu:NAME[+feat|-feat]...[,key=value]...
+//                               an LLVM x86 CPU name (znver4, x86-64-v3,
+//                               sapphirerapids, ...) with feature changes
+//   vulkan, cuda:sm_90          GPU targets (described; no back end yet)
+//
+// keys: cores=N, l1d=SIZE, l2=SIZE, l3=SIZE (SIZE in bytes, or with K/M).
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_TARGET_TARGETDESCRIPTION_H
+#define LLMC_TARGET_TARGETDESCRIPTION_H
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace llmc {
+
+enum class TargetKind { CPU, Vulkan, CUDA };
+
+/// Facts about one compilation target. Derived facts (vector width, dot
+/// product instructions) follow from the CPU name and features; sizes that
+/// no name implies (caches, cores) are explicit or defaulted.
+struct TargetDescription {
+  TargetKind kind = TargetKind::CPU;
+  /// CPU: the LLVM CPU name; CUDA: the SM architecture ("sm_90").
+  std::string name;
+  /// Feature changes relative to the CPU's own set, in the order given
+  /// (LLVM feature names: "avx512f", "avxvnni", ...).
+  std::vector<std::pair<std::string, bool>> featureChanges;
+  /// Physical cores the generated code may use by default.
+  unsigned cores = 1;
+  /// Data cache sizes in bytes (per core for L1/L2).
+  int64_t l1d = 32 * 1024, l2 = 1024 * 1024, l3 = 8 * 1024 * 1024;
+
+  //===--- derived (set by parse) -------------------------------------===//
+  /// Every feature the CPU has, implied ones included.
+  llvm::StringMap<bool> features;
+  /// The widest SIMD register in bits (128, 256 or 512) and how many.
+  unsigned vectorBits = 128;
+  unsigned vectorRegisters = 16;
+
+  bool has(llvm::StringRef feature) const { return features.lookup(feature); }
+  /// Fused multiply-add.
+  bool hasFMA() const { return has("fma") || has("avx512f"); }
+  /// F16 <-> F32 conversions in registers.
+  bool hasF16C() const { return has("f16c"); }
+  /// VDPBF16PS: bf16 pair dot products into f32.
+  bool hasBF16Dot() const { return has("avx512bf16"); }
+  /// VPDPBUSD: u8 x s8 dot products of 4 into i32, at `bits` width.
+  bool hasInt8Dot(unsigned bits) const {
+    if (bits == 512)
+      return has("avx512vnni");
+    return has("avxvnni") || (has("avx512vnni") && has("avx512vl"));
+  }
+  /// Lanes of `elementBits`-wide elements in one vector register.
+  unsigned lanes(unsigned elementBits) const {
+    return vectorBits / elementBits;
+  }
+  /// The LLVM target triple.
+  std::string triple() const;
+  /// The feature string for LLVM's TargetMachine ("+avx2,-avx512f,...").
+  std::string llvmFeatures() const;
+
+  /// The canonical spelling; parse(str()) gives the same description.
+  std::string str() const;
+
+  /// Parses an explicit description. `cpu` alone (the host) is refused: the
+  /// driver resolves it with resolveTarget().
+  static llvm::Expected<TargetDescription> parse(llvm::StringRef spec);
+};
+
+/// parse(), except that `cpu` (or `host`) describes the machine this process
+/// runs on. Only drivers (llmc, llm-opt, the Python module) call this.
+llvm::Expected<TargetDescription> resolveTarget(llvm::StringRef spec);
+
+/// The host CPU as an explicit description (lib/Target/CPU/Host.cpp).
+TargetDescription detectHostTarget();
+
+} // namespace llmc
+
+#endif // LLMC_TARGET_TARGETDESCRIPTION_H

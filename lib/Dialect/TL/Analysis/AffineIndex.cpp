@@ -1,0 +1,105 @@
+//===- AffineIndex.cpp - index values as affine expressions ---------------===//
+#include "Dialect/TL/Analysis/AffineIndex.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+using namespace mlir;
+using namespace llmc::tl;
+
+AffineExpr AffineIndexBuilder::dim(Value v) {
+  MLIRContext *ctx = v.getContext();
+  auto it = llvm::find(dims, v);
+  if (it == dims.end()) {
+    dims.push_back(v);
+    return getAffineDimExpr(dims.size() - 1, ctx);
+  }
+  return getAffineDimExpr(it - dims.begin(), ctx);
+}
+
+std::optional<AffineExpr> AffineIndexBuilder::build(Value v) {
+  MLIRContext *ctx = v.getContext();
+  if (auto c = getConstantIntValue(v))
+    return getAffineConstantExpr(*c, ctx);
+  Operation *def = v.getDefiningOp();
+  if (!def || !scope->isAncestor(def))
+    return dim(v); // a loop variable or a value from outside
+  auto binary = [&](Value a, Value b) {
+    return std::make_pair(build(a), build(b));
+  };
+  if (auto add = dyn_cast<arith::AddIOp>(def)) {
+    auto [a, b] = binary(add.getLhs(), add.getRhs());
+    if (a && b)
+      return *a + *b;
+  } else if (auto sub = dyn_cast<arith::SubIOp>(def)) {
+    auto [a, b] = binary(sub.getLhs(), sub.getRhs());
+    if (a && b)
+      return *a - *b;
+  } else if (auto mul = dyn_cast<arith::MulIOp>(def)) {
+    auto [a, b] = binary(mul.getLhs(), mul.getRhs());
+    if (a && b && (isa<AffineConstantExpr>(*a) || isa<AffineConstantExpr>(*b)))
+      return *a * *b;
+  } else if (auto apply = dyn_cast<affine::AffineApplyOp>(def)) {
+    SmallVector<AffineExpr> operands;
+    for (Value o : apply.getMapOperands()) {
+      auto e = build(o);
+      if (!e)
+        return std::nullopt;
+      operands.push_back(*e);
+    }
+    AffineMap m = apply.getAffineMap();
+    AffineExpr r = m.getResult(0).replaceDimsAndSymbols(
+        ArrayRef<AffineExpr>(operands).take_front(m.getNumDims()),
+        ArrayRef<AffineExpr>(operands).drop_front(m.getNumDims()));
+    return r;
+  }
+  if (opaqueInside)
+    return dim(v);
+  return std::nullopt;
+}
+
+std::optional<SmallVector<AffineExpr>>
+AffineIndexBuilder::compose(AffineMap map, ValueRange iterValues) {
+  SmallVector<AffineExpr> bound(map.getNumDims());
+  SmallVector<AffineExpr> results;
+  for (AffineExpr e : map.getResults()) {
+    // Only the iteration variables the result uses need to be affine.
+    for (unsigned i = 0; i < map.getNumDims(); ++i) {
+      if (bound[i] || !e.isFunctionOfDim(i))
+        continue;
+      auto b = build(iterValues[i]);
+      if (!b)
+        return std::nullopt;
+      bound[i] = *b;
+    }
+    SmallVector<AffineExpr> repl;
+    for (unsigned i = 0; i < map.getNumDims(); ++i)
+      repl.push_back(bound[i] ? bound[i]
+                              : getAffineConstantExpr(0, map.getContext()));
+    results.push_back(simplifyAffineExpr(e.replaceDims(repl),
+                                         std::max<unsigned>(dims.size(), 1),
+                                         0));
+  }
+  return results;
+}
+
+std::optional<int64_t> llmc::tl::linearCoefficient(AffineExpr e, unsigned dim,
+                                                   unsigned numDims) {
+  if (!e.isPureAffine())
+    return std::nullopt;
+  MLIRContext *ctx = e.getContext();
+  auto at = [&](int64_t v) {
+    SmallVector<AffineExpr> repl;
+    for (unsigned k = 0; k < numDims; ++k)
+      repl.push_back(k == dim ? getAffineConstantExpr(v, ctx)
+                              : getAffineDimExpr(k, ctx));
+    return e.replaceDims(repl);
+  };
+  AffineExpr d1 = simplifyAffineExpr(at(1) - at(0), numDims, 0);
+  AffineExpr d2 = simplifyAffineExpr(at(2) - at(1), numDims, 0);
+  auto c = dyn_cast<AffineConstantExpr>(d1);
+  if (!c || d1 != d2)
+    return std::nullopt;
+  return c.getValue();
+}

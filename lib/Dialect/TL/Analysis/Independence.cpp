@@ -1,0 +1,227 @@
+//===- Independence.cpp - may a loop's iterations run at once? ------------===//
+#include "Dialect/TL/Analysis/Independence.h"
+#include "Dialect/TL/Analysis/AffineIndex.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/ADT/MapVector.h"
+
+using namespace mlir;
+using namespace llmc::tl;
+
+/// True when `v` is `iv` or computed from it by ops inside `scope`.
+static bool dependsOn(Value v, Value iv, Operation *scope) {
+  SmallVector<Value> work = {v};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value cur = work.pop_back_val();
+    if (cur == iv)
+      return true;
+    if (!seen.insert(cur).second)
+      continue;
+    Operation *def = cur.getDefiningOp();
+    if (!def || !scope->isAncestor(def))
+      continue;
+    llvm::append_range(work, def->getOperands());
+  }
+  return false;
+}
+
+/// The range [lo, hi] a loop variable takes: lower bound and step constant,
+/// upper bound a constant or a min with one.
+static std::optional<std::pair<int64_t, int64_t>> ivRange(ForOp l) {
+  auto lb = getConstantIntValue(l.getLowerBound());
+  auto step = getConstantIntValue(l.getStep());
+  if (!lb || !step || *step <= 0)
+    return std::nullopt;
+  Value ub = l.getUpperBound();
+  std::optional<int64_t> hi = getConstantIntValue(ub);
+  if (!hi)
+    if (auto min = ub.getDefiningOp<arith::MinUIOp>()) {
+      auto a = getConstantIntValue(min.getLhs());
+      auto b = getConstantIntValue(min.getRhs());
+      hi = a && b ? std::min(*a, *b) : a ? a : b;
+    }
+  if (!hi)
+    if (auto min = ub.getDefiningOp<arith::MinSIOp>()) {
+      auto a = getConstantIntValue(min.getLhs());
+      auto b = getConstantIntValue(min.getRhs());
+      hi = a && b ? std::min(*a, *b) : a ? a : b;
+    }
+  if (!hi)
+    return std::nullopt;
+  if (*hi <= *lb)
+    return std::pair<int64_t, int64_t>{*lb, *lb};
+  return std::pair<int64_t, int64_t>{*lb, *lb + (*hi - 1 - *lb) / *step * *step};
+}
+
+namespace {
+/// One access to a shared buffer under the loop.
+struct Access {
+  BlockOp block;
+  SmallVector<AffineExpr> indices;
+  bool write;
+};
+} // namespace
+
+LogicalResult llmc::tl::verifyIndependent(ForOp loop, StringRef what) {
+  Value iv = loop.getInductionVar();
+  auto fail = [&](BlockOp block, const Twine &msg) {
+    InFlightDiagnostic diag = loop.emitError(what) << ": " << msg;
+    diag.attachNote(block.getLoc()) << "the block is here";
+    return diag;
+  };
+  // Buffers allocated inside the loop are private to an iteration.
+  auto isPrivate = [&](Value buffer) {
+    Operation *def = buffer.getDefiningOp();
+    while (def && isa<ViewLikeOpInterface>(def))
+      def = cast<ViewLikeOpInterface>(def).getViewSource().getDefiningOp();
+    return def && loop->isProperAncestor(def) &&
+           isa<memref::AllocOp, memref::AllocaOp>(def);
+  };
+  AffineIndexBuilder builder(loop);
+  builder.dim(iv); // dim 0
+  llvm::MapVector<Value, SmallVector<Access>> accesses;
+  std::optional<LogicalResult> result;
+  loop.getBody()->walk([&](BlockOp block) {
+    if (result)
+      return;
+    for (unsigned i = 0, e = block.getNumIters(); i < e; ++i)
+      if (block.getIterKind(i) == IterKind::reduce &&
+          dependsOn(block.getIterValues()[i], iv, loop)) {
+        result = fail(block, "the loop carries reduction variable " +
+                                 Twine(i) + " of tl.block '" +
+                                 block.getName() +
+                                 "'; its iterations are not independent");
+        return;
+      }
+    auto record = [&](OperandRange buffers, ArrayAttr maps, bool write) {
+      for (auto [buffer, attr] : llvm::zip(buffers, maps)) {
+        if (isPrivate(buffer))
+          continue;
+        auto map = cast<AffineMapAttr>(attr).getValue();
+        auto indices = builder.compose(map, block.getIterValues());
+        if (!indices) {
+          if (write)
+            result = fail(block, "the write region of tl.block '" +
+                                     block.getName() +
+                                     "' is not affine in the loop variables");
+          else
+            accesses[buffer].push_back({block, {}, false});
+          return;
+        }
+        accesses[buffer].push_back({block, *indices, write});
+      }
+    };
+    record(block.getWrites(), block.getWriteMaps(), true);
+    record(block.getReads(), block.getReadMaps(), false);
+  });
+  if (result)
+    return *result;
+
+  unsigned numDims = builder.dims.size();
+  // What each dim of the expressions is: the loop itself (0), a loop inside
+  // it (with its range), or a value fixed for the whole loop.
+  SmallVector<std::optional<std::pair<int64_t, int64_t>>> range(numDims);
+  SmallVector<bool> varying(numDims, false);
+  for (unsigned d = 1; d < numDims; ++d) {
+    Value v = builder.dims[d];
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      if (auto l = dyn_cast<ForOp>(arg.getOwner()->getParentOp()))
+        if (loop->isProperAncestor(l)) {
+          varying[d] = true;
+          range[d] = ivRange(l);
+          continue;
+        }
+    Operation *def = v.getDefiningOp();
+    varying[d] = def && loop->isProperAncestor(def);
+  }
+
+  for (auto &[buffer, list] : accesses) {
+    if (!llvm::any_of(list, [](const Access &a) { return a.write; }))
+      continue;
+    BlockOp writer =
+        llvm::find_if(list, [](const Access &a) { return a.write; })->block;
+    auto conflict = [&]() {
+      return fail(writer, "cannot show that iterations of the loop write "
+                          "disjoint elements of a buffer of tl.block '" +
+                              writer.getName() + "' (every access must index "
+                              "one dimension by c * iv + r with r narrower "
+                              "than c)");
+    };
+    if (llvm::any_of(list, [](const Access &a) { return a.indices.empty(); }))
+      return conflict();
+    // The common mistake gets its own message: a write that is the same in
+    // every iteration (a scratch buffer shared by all of them).
+    for (Access &a : list)
+      if (a.write && llvm::none_of(a.indices, [&](AffineExpr e) {
+            return e.isFunctionOfDim(0);
+          }))
+        return fail(a.block, "every iteration of the loop writes the same "
+                             "elements in tl.block '" +
+                                 a.block.getName() + "'");
+    unsigned rank = list.front().indices.size();
+    bool proven = false;
+    for (unsigned d = 0; d < rank && !proven; ++d) {
+      std::optional<int64_t> c;
+      int64_t lo = INT64_MAX, hi = INT64_MIN;
+      std::optional<AffineExpr> fixedPart;
+      bool ok = true;
+      for (const Access &a : list) {
+        AffineExpr e = a.indices[d];
+        auto coef = linearCoefficient(e, 0, numDims);
+        if (!coef || *coef == 0 || (c && *coef != *c)) {
+          ok = false;
+          break;
+        }
+        c = coef;
+        // r = e - c * iv: its varying part spans [rlo, rhi]; its fixed part
+        // (constants aside) must be the same for every access.
+        int64_t rlo = 0, rhi = 0;
+        SmallVector<AffineExpr> repl;
+        for (unsigned k = 0; k < numDims; ++k)
+          repl.push_back(getAffineDimExpr(k, e.getContext()));
+        repl[0] = getAffineConstantExpr(0, e.getContext());
+        for (unsigned k = 1; k < numDims && ok; ++k) {
+          if (!varying[k] || !e.isFunctionOfDim(k))
+            continue;
+          auto ak = linearCoefficient(e, k, numDims);
+          if (!ak || !range[k]) {
+            ok = false;
+            break;
+          }
+          int64_t x = *ak * range[k]->first, y = *ak * range[k]->second;
+          rlo += std::min(x, y);
+          rhi += std::max(x, y);
+          repl[k] = getAffineConstantExpr(0, e.getContext());
+        }
+        if (!ok)
+          break;
+        AffineExpr rest = simplifyAffineExpr(e.replaceDims(repl), numDims, 0);
+        int64_t constant = 0;
+        if (auto ce = dyn_cast<AffineConstantExpr>(rest)) {
+          constant = ce.getValue();
+          rest = getAffineConstantExpr(0, e.getContext());
+        } else if (auto bin = dyn_cast<AffineBinaryOpExpr>(rest);
+                   bin && bin.getKind() == AffineExprKind::Add &&
+                   isa<AffineConstantExpr>(bin.getRHS())) {
+          constant = cast<AffineConstantExpr>(bin.getRHS()).getValue();
+          rest = bin.getLHS();
+        }
+        if (fixedPart && *fixedPart != rest) {
+          ok = false;
+          break;
+        }
+        fixedPart = rest;
+        lo = std::min(lo, constant + rlo);
+        hi = std::max(hi, constant + rhi);
+      }
+      if (ok && c && hi - lo < std::abs(*c))
+        proven = true;
+    }
+    if (!proven)
+      return conflict();
+  }
+  return success();
+}

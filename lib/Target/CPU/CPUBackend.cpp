@@ -1,0 +1,104 @@
+//===- CPUBackend.cpp - the x86 CPU back end ------------------------------===//
+//
+// Lowers scheduled tl loop nests through scf, memref and arith to the LLVM
+// dialect, emits an object file for the described CPU and links it into
+// model.so with the system C driver.
+//
+//===----------------------------------------------------------------------===//
+#include "Target/CPU/CPUBackend.h"
+
+#include "Conversion/Passes.h"
+#include "Dialect/TL/Transforms/Passes.h"
+#include "Import/Import.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+using namespace mlir;
+using namespace llmc;
+
+void llmc::buildCPULowering(OpPassManager &pm, const TargetDescription &) {
+  // Buffers are released only now, after any schedule has moved computation
+  // between loop nests (compute_at can move a use past a buffer's old last
+  // use).
+  pm.addNestedPass<func::FuncOp>(tl::createTLReleaseBuffers());
+  pm.addPass(createConvertTLToSCF());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createLoopInvariantCodeMotionPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+namespace {
+class CPUBackend : public TargetBackend {
+public:
+  using TargetBackend::TargetBackend;
+  llvm::StringRef name() const override { return "cpu"; }
+  void buildLowering(OpPassManager &pm) const override {
+    buildCPULowering(pm, target());
+  }
+  llvm::Expected<std::string> emit(ModuleOp lowered,
+                                   llvm::StringRef dir) const override;
+};
+} // namespace
+
+std::unique_ptr<TargetBackend>
+llmc::createCPUBackend(const TargetDescription &target) {
+  return std::make_unique<CPUBackend>(target);
+}
+
+/// The C compiler driver used to link shared objects (it brings libc and
+/// libm; a bare ld.lld -shared does not).
+static llvm::Expected<std::string> findLinker() {
+  if (const char *cc = std::getenv("LLMC_CC"))
+    return std::string(cc);
+  for (const char *name : {"clang-22", "clang", "cc", "gcc"})
+    if (auto path = llvm::sys::findProgramByName(name))
+      return *path;
+  return llvm::createStringError(
+      "no C compiler driver (clang-22, clang, cc) to link model.so; set LLMC_CC");
+}
+
+llvm::Expected<std::string> CPUBackend::emit(ModuleOp lowered,
+                                             llvm::StringRef dir) const {
+  llvm::SmallString<256> obj(dir), so(dir);
+  llvm::sys::path::append(obj, "model.o");
+  llvm::sys::path::append(so, "model.so");
+  if (auto e = emitObjectFile(lowered, obj, target()))
+    return std::move(e);
+  auto cc = findLinker();
+  if (!cc)
+    return cc.takeError();
+  llvm::SmallString<256> log(dir);
+  llvm::sys::path::append(log, "link.log");
+  std::string objStr = obj.str().str(), soStr = so.str().str();
+  llvm::SmallVector<llvm::StringRef> args = {*cc, "-shared", "-o", soStr,
+                                             objStr, "-lm"};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
+                                                log.str()};
+  std::string errMsg;
+  int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, redirects, 0, 0,
+                                     &errMsg);
+  if (rc != 0) {
+    std::string detail;
+    if (auto buf = llvm::MemoryBuffer::getFile(log))
+      detail = (*buf)->getBuffer().str();
+    return fileError(so, "linking failed (" + *cc + "): " + errMsg + detail);
+  }
+  llvm::sys::fs::remove(obj);
+  llvm::sys::fs::remove(log);
+  return std::string("model.so");
+}

@@ -1,0 +1,77 @@
+/*===- llmc/abi.h - the contract between compiler and runtime -----*- C -*-===*
+ *
+ * Everything compiled code and the runtime must agree on, spelled once: the
+ * artifact format version, the entry points a compiled model exports and
+ * their argument layout, the KV cache's layout and element type, and the
+ * alignment of weights.bin. The compiler (lib/) and the runtime (runtime/)
+ * both include this header; it has no MLIR or LLVM dependency.
+ * docs/artifact.md describes the same contract in prose.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef LLMC_ABI_H
+#define LLMC_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** metadata.json's `format` and `version`. */
+#define LLMC_ARTIFACT_FORMAT "llmc-artifact"
+#define LLMC_ARTIFACT_VERSION 2
+
+/** Every parameter starts at a multiple of this in weights.bin, and the
+ *  runtime maps the file at a page boundary. */
+#define LLMC_WEIGHTS_ALIGNMENT 64
+
+/*===--- Entry points ------------------------------------------------------===*/
+
+/** The model's function in the compiler's IR, and the symbol the artifact's
+ *  library exports for it (MLIR's C interface: `_mlir_ciface_` + name). */
+#define LLMC_FORWARD_FUNCTION "forward"
+#define LLMC_FORWARD_SYMBOL "_mlir_ciface_forward"
+
+/** Optional export: sets how many threads the following forward calls use
+ *  (the generated code's parallel loops). Absent when the code has none. */
+#define LLMC_SET_NUM_THREADS_SYMBOL "llmc_set_num_threads"
+
+/** MLIR's strided memref descriptor of rank N: pointers as allocated and as
+ *  aligned, an element offset, then N sizes and N strides. */
+#define LLMC_MEMREF(T, N)                                                      \
+  struct {                                                                     \
+    T *allocated;                                                              \
+    T *aligned;                                                                \
+    int64_t offset;                                                            \
+    int64_t sizes[N];                                                          \
+    int64_t strides[N];                                                        \
+  }
+
+typedef LLMC_MEMREF(int32_t, 1) llmc_tokens_desc;
+typedef LLMC_MEMREF(int8_t, 1) llmc_weights_desc;
+typedef LLMC_MEMREF(float, 5) llmc_kv_cache_desc;
+typedef LLMC_MEMREF(float, 2) llmc_logits_desc;
+
+/** forward(tokens[n], pos0, weights, kv_cache, logits[n, vocab]): runs the
+ *  n tokens at positions pos0 .. pos0 + n - 1, reading the cache below pos0
+ *  and writing positions pos0 .., and writes one row of logits per token. */
+typedef void (*llmc_forward_fn)(llmc_tokens_desc *tokens, int64_t pos0,
+                                llmc_weights_desc *weights,
+                                llmc_kv_cache_desc *kv_cache,
+                                llmc_logits_desc *logits);
+typedef void (*llmc_set_num_threads_fn)(int32_t threads);
+
+/*===--- KV cache ----------------------------------------------------------===*/
+
+/** f32, dense row-major, [layers][2][max_seq_len][kv_heads][head_dim]
+ *  (index 0 of the second axis holds keys, 1 values). The runtime allocates
+ *  it (aligned to 64 bytes, zeroed) and owns it across calls. */
+#define LLMC_KV_CACHE_DTYPE "f32"
+#define LLMC_KV_CACHE_RANK 5
+#define LLMC_KV_CACHE_LAYOUT "layer, k|v, position, kv_head, head_dim"
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LLMC_ABI_H */
