@@ -6,6 +6,7 @@
 #include "Dialect/Graph/Transforms/Passes.h"
 #include "Dialect/TL/IR/TL.h"
 #include "Dialect/TL/Transforms/Passes.h"
+#include "Target/CPU/Passes.h"
 #include "Target/TargetBackend.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -14,6 +15,9 @@
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -78,8 +82,13 @@ void llmc::buildTLPhase(OpPassManager &pm, const PipelineOptions &options) {
   outParams.hoistDynamicAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addPass(createCanonicalizerPass());
-  if (options.schedule)
+  if (options.schedule) {
     pm.addPass(createScheduleSlotPass(options.schedule));
+    pm.addPass(createCanonicalizerPass());
+  }
+  // The phase boundary: whatever scheduled the loops, a kind that would
+  // race stops here.
+  pm.addPass(tl::createTLVerifyParallel());
 }
 
 void llmc::buildTargetPhase(OpPassManager &pm, const PipelineOptions &options) {
@@ -143,7 +152,7 @@ void llmc::registerLLMCDialects(DialectRegistry &registry) {
                   arith::ArithDialect, math::MathDialect,
                   memref::MemRefDialect, affine::AffineDialect,
                   scf::SCFDialect, cf::ControlFlowDialect,
-                  LLVM::LLVMDialect>();
+                  LLVM::LLVMDialect, omp::OpenMPDialect>();
   // convert-to-llvm finds each dialect's patterns through these interfaces.
   arith::registerConvertArithToLLVMInterface(registry);
   cf::registerConvertControlFlowToLLVMInterface(registry);
@@ -151,9 +160,11 @@ void llmc::registerLLMCDialects(DialectRegistry &registry) {
   index::registerConvertIndexToLLVMInterface(registry);
   registerConvertMathToLLVMInterface(registry);
   registerConvertMemRefToLLVMInterface(registry);
+  registerConvertOpenMPToLLVMInterface(registry);
   ub::registerConvertUBToLLVMInterface(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerOpenMPDialectTranslation(registry);
 }
 
 namespace {
@@ -208,6 +219,7 @@ void buildRegistered(OpPassManager &pm, llvm::StringRef name,
 void llmc::registerLLMCPasses() {
   graph::registerGraphPasses();
   tl::registerTLPasses();
+  cpu::registerCPUPasses();
   registerLLMCConversionPasses();
   PassRegistration<ScheduleSlotPass>();
   PassPipelineRegistration<CompileOptions>(

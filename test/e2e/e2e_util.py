@@ -57,19 +57,47 @@ def parse_ids(stdout):
     return ids
 
 
+def run_logits(llmc, art, prompt, steps, threads=2, extra=()):
+    """Greedy `llmc run ART` from the prompt ids for `steps` tokens on
+    `threads` threads. -> (CompletedProcess, prompt logits, step logits,
+    generated ids)."""
+    tag = "t%d" % threads
+    pl, sl = os.path.join(str(art) + "." + tag + "-P.npy"), str(art) + "." + tag + "-S.npy"
+    p = run([llmc, "run", art, "--prompt-ids", ",".join(map(str, prompt)),
+             "--max-tokens", steps, "--dump-prompt-logits", pl, "--dump-logits", sl,
+             "--print-ids", "--threads", threads] + list(extra))
+    assert p.returncode == 0, describe(p, "llmc run failed")
+    return p, np.load(pl), np.load(sl), parse_ids(p.stdout)
+
+
+def check_threads(llmc, art, prompt, steps, got, exact_mode=True):
+    """The same run on one thread gives the same logits as `got` (a
+    run_logits result on two): bit for bit in llama.cpp mode (a parallel loop
+    never splits a reduction there), within 1e-5 of max|logit| in exact
+    mode."""
+    _, P1, S1, ids1 = run_logits(llmc, art, prompt, steps, threads=1)
+    _, P, S, ids = got
+    assert ids1 == ids, "greedy ids differ between 1 and 2 threads: %s vs %s" % (ids1, ids)
+    if exact_mode:
+        scale = max(np.abs(P).max(), 1e-30)
+        assert np.abs(P1 - P).max() <= 1e-5 * scale
+        assert np.abs(S1 - S).max() <= 1e-5 * scale
+    else:
+        np.testing.assert_array_equal(P1, P)
+        np.testing.assert_array_equal(S1, S)
+
+
 def compile_and_run(llmc, model, tmp_path, prompt, steps):
     """`llmc compile MODEL` into tmp_path/ART, then greedy `llmc run` from the
-    prompt ids for `steps` tokens. -> (CompletedProcess, prompt logits,
-    step logits, generated ids)."""
+    prompt ids for `steps` tokens on two threads, checked against one
+    (check_threads). -> (CompletedProcess, prompt logits, step logits,
+    generated ids)."""
     art = tmp_path / "ART"
     p = run([llmc, "compile", model, "--target", "cpu", "-o", art])
     assert p.returncode == 0, describe(p, "llmc compile failed")
-    pl, sl = tmp_path / "P.npy", tmp_path / "S.npy"
-    p = run([llmc, "run", art, "--prompt-ids", ",".join(map(str, prompt)),
-             "--max-tokens", steps, "--dump-prompt-logits", pl, "--dump-logits", sl,
-             "--print-ids"])
-    assert p.returncode == 0, describe(p, "llmc run failed")
-    return p, np.load(pl), np.load(sl), parse_ids(p.stdout)
+    got = run_logits(llmc, art, prompt, steps)
+    check_threads(llmc, art, prompt, steps, got)
+    return got
 
 
 def deterministic_prompt_ids(n=32, vocab=300):

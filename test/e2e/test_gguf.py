@@ -55,13 +55,13 @@ def test_gguf_matches_torch(llmc, tmp_path, arch, tied, dtype):
     art = tmp_path / "art"
     e2e_util.run([llmc, "compile", gguf, "-o", art], check=True)
     ids = e2e_util.deterministic_prompt_ids(32, 300)
-    prompt, steps = tmp_path / "p.npy", tmp_path / "s.npy"
-    got = _run_ids(llmc, art, "--prompt-ids", ",".join(map(str, ids)), "--max-tokens", "16",
-                   "--dump-prompt-logits", prompt, "--dump-logits", steps)
+    run = e2e_util.run_logits(llmc, art, ids, 16)
+    e2e_util.check_threads(llmc, art, ids, 16, run)
+    _, prompt, steps, got = run
     ref_prompt, ref_steps, ref_ids = hf_torch_ref.reference(str(hf), ids, 16)
-    assert np.abs(np.load(prompt) - ref_prompt).max() <= 1e-4
+    assert np.abs(prompt - ref_prompt).max() <= 1e-4
     n = _generated_prefix(got, ref_ids)
-    assert np.abs(np.load(steps) - ref_steps[:n]).max() <= 1e-4
+    assert np.abs(steps - ref_steps[:n]).max() <= 1e-4
 
 
 def test_inspect(llmc, tmp_path, stories_paths):
@@ -242,17 +242,17 @@ def test_quantized_stays_quantized_and_matches_exact_dequantization(llmc, tmp_pa
     # The weight blob is about the size of the quantized file, not 4x it.
     assert os.path.getsize(art / "weights.bin") <= 1.1 * os.path.getsize(gguf)
     ids = e2e_util.deterministic_prompt_ids(32, 300)
-    prompt, steps = tmp_path / "p.npy", tmp_path / "s.npy"
-    got = _run_ids(llmc, art, "--prompt-ids", ",".join(map(str, ids)), "--max-tokens", "16",
-                   "--dump-prompt-logits", prompt, "--dump-logits", steps)
+    run = e2e_util.run_logits(llmc, art, ids, 16)
+    e2e_util.check_threads(llmc, art, ids, 16, run)
+    _, prompt, steps, got = run
     ref_prompt, ref_steps, ref_ids = hf_torch_ref.reference(str(deq), ids, 16)
     scale = np.abs(ref_prompt).max()
     if qtype in ("q6_k", "q4_k"):
         assert scale > 0.1   # a model whose logits are not all ~0
-    assert np.abs(np.load(prompt) - ref_prompt).max() <= 1e-4 * max(scale, 1.0)
+    assert np.abs(prompt - ref_prompt).max() <= 1e-4 * max(scale, 1.0)
     # llmc stops at the model's EOS (id 2); the reference does not.
     n = _generated_prefix(got, ref_ids)
-    assert np.abs(np.load(steps) - ref_steps[:n]).max() <= 1e-4 * max(scale, 1.0)
+    assert np.abs(steps - ref_steps[:n]).max() <= 1e-4 * max(scale, 1.0)
 
 
 @pytest.mark.parametrize("arch,tied", [("llama", True), ("qwen3", False)])
@@ -273,12 +273,12 @@ def test_q4_k_m_mix_matches_ggml_dequantization(llmc, tmp_path, arch, tied):
     e2e_util.run([llmc, "compile", gguf, "-o", art], check=True)
     assert os.path.getsize(art / "weights.bin") <= 1.1 * os.path.getsize(gguf)
     ids = [(i * 13 + 7) % 500 for i in range(24)]
-    prompt, steps = tmp_path / "p.npy", tmp_path / "s.npy"
-    got = _run_ids(llmc, art, "--prompt-ids", ",".join(map(str, ids)), "--max-tokens", "12",
-                   "--dump-prompt-logits", prompt, "--dump-logits", steps)
+    run = e2e_util.run_logits(llmc, art, ids, 12)
+    e2e_util.check_threads(llmc, art, ids, 12, run)
+    _, prompt, steps, got = run
     import gguf_torch_ref
     ref_prompt, ref_steps, ref_ids = gguf_torch_ref.reference(str(gguf), ids, 12)
     scale = max(np.abs(ref_prompt).max(), 1.0)
-    assert np.abs(np.load(prompt) - ref_prompt).max() <= 1e-4 * scale
+    assert np.abs(prompt - ref_prompt).max() <= 1e-4 * scale
     n = _generated_prefix(got, ref_ids)
-    assert np.abs(np.load(steps) - ref_steps[:n]).max() <= 1e-4 * scale
+    assert np.abs(steps - ref_steps[:n]).max() <= 1e-4 * scale

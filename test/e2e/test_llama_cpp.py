@@ -45,12 +45,9 @@ def _llmc(llmc, model, tmp_path, mode):
     art = tmp_path / ("art-" + mode)
     p = e2e_util.run([llmc, "compile", model, "--act-quant", mode, "-o", art])
     assert p.returncode == 0, e2e_util.describe(p, "llmc compile failed")
-    pl, sl = tmp_path / (mode + "-P.npy"), tmp_path / (mode + "-S.npy")
-    p = e2e_util.run([llmc, "run", art, "--prompt-ids", ",".join(map(str, PROMPT)),
-                      "--max-tokens", STEPS, "--dump-prompt-logits", pl, "--dump-logits", sl,
-                      "--print-ids"])
-    assert p.returncode == 0, e2e_util.describe(p, "llmc run failed")
-    return np.load(pl), np.load(sl), e2e_util.parse_ids(p.stdout)
+    got = e2e_util.run_logits(llmc, art, PROMPT, STEPS)
+    e2e_util.check_threads(llmc, art, PROMPT, STEPS, got, exact_mode=mode == "exact")
+    return got[1:]
 
 
 def _compare(got, ref):

@@ -63,3 +63,10 @@ def test_artifact_metadata(stories_artifact):
     assert (m["dim"], m["hidden_dim"], m["n_layers"], m["n_heads"], m["n_kv_heads"],
             m["vocab_size"], m["max_seq_len"]) == (64, 172, 5, 8, 4, 512, 512)
     assert meta["tokenizer"] is not None
+
+
+def test_stories260k_threads(llmc, stories_artifact):
+    """One thread and two give the same logits (exact mode: within 1e-5)."""
+    prompt = [1, 403, 407, 261, 378, 271]
+    got = e2e_util.run_logits(llmc, stories_artifact, prompt, 40)
+    e2e_util.check_threads(llmc, stories_artifact, prompt, 40, got)

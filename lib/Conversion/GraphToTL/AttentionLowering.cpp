@@ -278,6 +278,8 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     Value rowSum = nb.alloc(MemRefType::get({ShapedType::kDynamic, nh}, f64), {seq});
     Value lanes = nb.alloc(MemRefType::get({64}, f32), {});
     Value lanes16 = nb.alloc(MemRefType::get({16}, f32), {});
+    // p.V's lanes are its own: scratch scoped to one loop nest each.
+    Value pvLanes = nb.alloc(MemRefType::get({64}, f32), {});
     AffineExpr s = nb.d(0), h = nb.d(1), t = nb.d(2);
     AffineMap sc3 = nb.map(3, {s, h, t}), row3 = nb.map(3, {s, h});
     SmallVector<IterKind> sp3(3, IterKind::spatial);
@@ -435,9 +437,9 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
             nb.block("attention_pv_zero", {is, hdv[0], il, hdv[1]},
                      {IterKind::spatial, IterKind::spatial, IterKind::spatial,
                       IterKind::spatial},
-                     {}, {{lanes, z64}, {lanes16, z16}},
+                     {}, {{pvLanes, z64}, {lanes16, z16}},
                      [&](ImplicitLocOpBuilder &, ValueRange iv) {
-                       nb.store(nb.f32(0.0), lanes, z64, iv);
+                       nb.store(nb.f32(0.0), pvLanes, z64, iv);
                        nb.store(nb.f32(0.0), lanes16, z16, iv);
                      });
           });
@@ -447,7 +449,7 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
                 {IterKind::spatial, IterKind::spatial, IterKind::reduce,
                  IterKind::spatial},
                 {{scores, scMap}, {rowSum, rowMap}, {cache, vMap}},
-                {{lanes, l64}, {lanes16, l16}},
+                {{pvLanes, l64}, {lanes16, l16}},
                 [&](ImplicitLocOpBuilder &b, ValueRange iv) {
                   Value inv = arith::TruncFOp::create(
                       b, f32,
@@ -456,13 +458,13 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
                           nb.load(rowSum, rowMap, iv)));
                   Value p = arith::MulFOp::create(b, nb.load(scores, scMap, iv), inv);
                   Value vv = nb.load(cache, vMap, iv);
-                  nb.store(math::FmaOp::create(b, vv, p, nb.load(lanes, l64, iv)),
-                           lanes, l64, iv);
+                  nb.store(math::FmaOp::create(b, vv, p, nb.load(pvLanes, l64, iv)),
+                           pvLanes, l64, iv);
                   nb.store(math::FmaOp::create(b, vv, p, nb.load(lanes16, l16, iv)),
                            lanes16, l16, iv);
                 });
           });
-          LaneReads l64s(nb, lanes, 4), l16s(nb, lanes16, 4);
+          LaneReads l64s(nb, pvLanes, 4), l16s(nb, lanes16, 4);
           SmallVector<Access> reads;
           l64s.appendTo(reads);
           l16s.appendTo(reads);

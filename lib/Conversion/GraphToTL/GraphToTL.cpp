@@ -389,6 +389,92 @@ struct ReshapeLowering : GraphLowering<ReshapeOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// Scratch buffers
+//===----------------------------------------------------------------------===//
+
+/// True when every iteration variable that loop `l` binds in the blocks
+/// accessing `buffer` is spatial: no value flows through the buffer from one
+/// iteration of `l` to the next.
+static bool spatialFor(tl::ForOp l, Value buffer, ArrayRef<tl::BlockOp> users) {
+  Value iv = l.getInductionVar();
+  for (tl::BlockOp b : users)
+    for (unsigned i = 0, e = b.getNumIters(); i < e; ++i) {
+      Value bound = b.getIterValues()[i];
+      bool fromIv = bound == iv;
+      if (Operation *def = bound.getDefiningOp())
+        fromIv |= llvm::is_contained(def->getOperands(), iv);
+      if (fromIv && b.getIterKind(i) == IterKind::reduce)
+        return false;
+    }
+  return true;
+}
+
+/// Gives each small statically shaped buffer of the function (the lanes and
+/// partial sums of one output) the smallest scope it needs: a memref.alloca
+/// at the start of the innermost loop that encloses every use and carries no
+/// value through it between iterations. A scratch buffer at the function's
+/// top would be shared by the iterations of a parallel loop; scoped, each
+/// iteration has its own.
+static void scopeScratchBuffers(func::FuncOp func) {
+  SmallVector<memref::AllocOp> allocs;
+  for (Operation &op : func.getBody().front())
+    if (auto a = dyn_cast<memref::AllocOp>(&op))
+      if (a.getType().hasStaticShape() && a.getType().getNumElements() <= 4096)
+        allocs.push_back(a);
+  for (memref::AllocOp alloc : allocs) {
+    Value buffer = alloc.getResult();
+    SmallVector<tl::BlockOp> users;
+    bool onlyBlocks = true;
+    for (Operation *user : buffer.getUsers()) {
+      // The block itself (its regions) or an access in its body.
+      auto b = dyn_cast<tl::BlockOp>(user);
+      if (!b)
+        b = user->getParentOfType<tl::BlockOp>();
+      if (!b) {
+        onlyBlocks = false;
+        break;
+      }
+      if (!llvm::is_contained(users, b))
+        users.push_back(b);
+    }
+    if (!onlyBlocks || users.empty())
+      continue;
+    // The innermost loop enclosing every user.
+    tl::ForOp common;
+    for (Operation *p = users.front()->getParentOp(); p; p = p->getParentOp()) {
+      auto l = dyn_cast<tl::ForOp>(p);
+      if (l && llvm::all_of(users, [&](tl::BlockOp b) {
+            return l->isProperAncestor(b);
+          })) {
+        common = l;
+        break;
+      }
+    }
+    // Outward to the first loop that carries nothing through the buffer.
+    while (common && !spatialFor(common, buffer, users))
+      common = common->getParentOfType<tl::ForOp>();
+    if (!common)
+      continue;
+    // Each iteration must write before it reads: the first user (in program
+    // order) either only writes the buffer or initialises it.
+    tl::BlockOp first;
+    common.getBody()->walk<WalkOrder::PreOrder>([&](tl::BlockOp b) {
+      if (!first && llvm::is_contained(users, b))
+        first = b;
+    });
+    bool writesFirst = !llvm::is_contained(first.getReads(), buffer) ||
+                       first.getInitBlock();
+    if (!writesFirst)
+      continue;
+    OpBuilder b(common.getBody(), common.getBody()->begin());
+    auto scoped = memref::AllocaOp::create(b, alloc.getLoc(), alloc.getType(),
+                                           alloc.getAlignmentAttr());
+    buffer.replaceAllUsesWith(scoped);
+    alloc.erase();
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
 
@@ -420,6 +506,9 @@ struct ConvertGraphToTLPass
     populateCallOpTypeConversionPattern(patterns, converter);
     if (failed(applyFullConversion(getOperation(), target, std::move(patterns))))
       return signalPassFailure();
+
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      scopeScratchBuffers(func);
 
     // Block names are how schedules find blocks: make them unique per
     // function ("matmul", "matmul_1", ...), in program order.

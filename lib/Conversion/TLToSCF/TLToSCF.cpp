@@ -18,17 +18,26 @@ using namespace llmc;
 
 namespace {
 
-/// tl.for -> scf.for. Parallel and vectorized loops become serial loops whose
-/// iterations LLVM may still reorder or vectorize; unrolled loops were
-/// unrolled before.
+/// tl.for -> scf.parallel (parallel loops) or scf.for (the others; unrolled
+/// loops were unrolled before).
 struct ForToSCF : OpRewritePattern<tl::ForOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tl::ForOp op,
                                 PatternRewriter &rewriter) const override {
-    auto loop = scf::ForOp::create(rewriter, op.getLoc(), op.getLowerBound(),
-                                   op.getUpperBound(), op.getStep());
     Block *body = op.getBody();
     rewriter.eraseOp(body->getTerminator());
+    if (op.getKind() == tl::LoopKind::parallel) {
+      auto loop = scf::ParallelOp::create(
+          rewriter, op.getLoc(), ValueRange{op.getLowerBound()},
+          ValueRange{op.getUpperBound()}, ValueRange{op.getStep()});
+      Block *dest = loop.getBody();
+      rewriter.inlineBlockBefore(body, dest->getTerminator(),
+                                 {loop.getInductionVars()[0]});
+      rewriter.eraseOp(op);
+      return success();
+    }
+    auto loop = scf::ForOp::create(rewriter, op.getLoc(), op.getLowerBound(),
+                                   op.getUpperBound(), op.getStep());
     rewriter.eraseOp(loop.getBody()->getTerminator());
     rewriter.mergeBlocks(body, loop.getBody(), {loop.getInductionVar()});
     rewriter.setInsertionPointToEnd(loop.getBody());
@@ -37,6 +46,33 @@ struct ForToSCF : OpRewritePattern<tl::ForOp> {
     return success();
   }
 };
+
+/// Loop kinds the loops of a CPU cannot honour: thread_bound (a GPU thread
+/// axis) anywhere, and a parallel loop inside another (one level of threads).
+static LogicalResult checkKinds(Operation *root) {
+  WalkResult r = root->walk([](tl::ForOp loop) {
+    if (loop.getKind() == tl::LoopKind::thread_bound) {
+      loop.emitOpError("is bound to GPU thread axis ")
+          << loop.getThreadAttr()
+          << ", which the loops of a CPU cannot honour (bind is for GPU "
+             "targets)";
+      return WalkResult::interrupt();
+    }
+    if (loop.getKind() == tl::LoopKind::parallel)
+      if (auto outer = loop->getParentOfType<tl::ForOp>()) {
+        for (; outer; outer = outer->getParentOfType<tl::ForOp>())
+          if (outer.getKind() == tl::LoopKind::parallel) {
+            InFlightDiagnostic d = loop.emitOpError(
+                "is a parallel loop inside another parallel loop; the CPU "
+                "runs one level of threads");
+            d.attachNote(outer.getLoc()) << "the enclosing parallel loop";
+            return WalkResult::interrupt();
+          }
+      }
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
+}
 
 /// Rewrites the affine accesses of `block` into memref accesses with the
 /// index arithmetic spelled out, so the block can be inlined where its
@@ -132,6 +168,8 @@ static LogicalResult unrollFully(tl::ForOp loop) {
 struct ConvertTLToSCFPass
     : llmc::impl::ConvertTLToSCFBase<ConvertTLToSCFPass> {
   void runOnOperation() override {
+    if (failed(checkKinds(getOperation())))
+      return signalPassFailure();
     // Unroll first (innermost first), then lower what is left.
     SmallVector<tl::ForOp> unrolled;
     getOperation()->walk([&](tl::ForOp loop) {

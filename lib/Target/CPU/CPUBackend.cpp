@@ -10,9 +10,11 @@
 #include "Conversion/Passes.h"
 #include "Dialect/TL/Transforms/Passes.h"
 #include "Import/Import.h"
+#include "Target/CPU/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
@@ -32,6 +34,11 @@ void llmc::buildCPULowering(OpPassManager &pm, const TargetDescription &) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createLoopInvariantCodeMotionPass());
+  // Threads: each parallel loop's body becomes a function (its stack
+  // buffers in its entry block), the loop an OpenMP region calling it.
+  pm.addPass(cpu::createCPUOutlineParallelBodies());
+  pm.addPass(createConvertSCFToOpenMPPass());
+  pm.addPass(cpu::createCPUAddThreadControl());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
@@ -87,6 +94,23 @@ llvm::Expected<std::string> CPUBackend::emit(ModuleOp lowered,
   std::string objStr = obj.str().str(), soStr = so.str().str();
   llvm::SmallVector<llvm::StringRef> args = {*cc, "-shared", "-o", soStr,
                                              objStr, "-lm"};
+  // Parallel loops run on LLVM's OpenMP runtime (libomp), found where the
+  // toolchain installs it and recorded in model.so's run path.
+  bool openmp = false;
+  lowered.walk([&](LLVM::LLVMFuncOp f) {
+    openmp |= f.getName() == "__kmpc_fork_call";
+  });
+  lowered.walk([&](Operation *op) {
+    openmp |= op->getDialect() &&
+              op->getDialect()->getNamespace() == "omp";
+  });
+  std::string libDir = "-L" LLMC_OPENMP_LIB_DIR,
+              rpath = "-Wl,-rpath," LLMC_OPENMP_LIB_DIR;
+  if (openmp) {
+    args.push_back(libDir);
+    args.push_back(rpath);
+    args.push_back("-lomp");
+  }
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
                                                 log.str()};
   std::string errMsg;

@@ -2,11 +2,12 @@
 
 // Blocks are inlined: iteration variables become their bound values, affine
 // accesses become index arithmetic and memref accesses, and the init runs
-// under an scf.if when the reduction variable is zero.
+// under an scf.if when the reduction variable is zero. The parallel loop
+// becomes an scf.parallel (threads), the other an scf.for.
 // CHECK-LABEL: func.func @reduce
 // CHECK-SAME: (%[[X:.+]]: memref<?x8xf32>, %[[Y:.+]]: memref<?xf32>)
 // CHECK-NOT: tl.
-// CHECK: scf.for %[[I:.+]] =
+// CHECK: scf.parallel (%[[I:.+]]) =
 // CHECK: scf.for %[[K:.+]] =
 // CHECK: %[[FIRST:.+]] = arith.cmpi eq, %[[K]], %{{.*}} : index
 // CHECK: scf.if %[[FIRST]] {

@@ -21,6 +21,7 @@ where use_more_bits(i, n_layers) holds (here layer 1 of 2). 1-D norm weights
 are always F32.
 """
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -133,10 +134,26 @@ def tokenizer_fields(vocab):
     types = [TOKEN_UNKNOWN, TOKEN_CONTROL, TOKEN_CONTROL] + [TOKEN_BYTE] * 256
     scores = [0.0] * len(tokens)
     chars = ["\u2581"] + list("etaoinshrdlucmfwypvbgkqjxz")
-    pieces = list(chars) + [a + b for a in chars for b in chars if b != "\u2581"]
+
+    def pieces_of_length(n):
+        """The n-letter pieces, the word-start mark only first."""
+        if n == 1:
+            yield from chars
+            return
+        for head in pieces_of_length(n - 1):
+            for c in chars[1:]:
+                yield head + c
+
+    def all_pieces():
+        n = 1
+        while True:
+            yield from pieces_of_length(n)
+            n += 1
+
     need = vocab - len(tokens)
-    if need < 0 or need > len(pieces):
+    if need < 0:
         raise ValueError("vocab %d out of range" % vocab)
+    pieces = list(itertools.islice(all_pieces(), need))
     for k, p in enumerate(pieces[:need]):
         tokens.append(p)
         types.append(TOKEN_NORMAL)
@@ -171,7 +188,7 @@ def metadata(cfg, mtype, tokenizer=None):
           (arch + ".block_count", G.UINT32, cfg["num_hidden_layers"]),
           (arch + ".attention.head_count", G.UINT32, cfg["num_attention_heads"]),
           (arch + ".attention.head_count_kv", G.UINT32, cfg["num_key_value_heads"])]
-    if arch == "qwen3":
+    if arch == "qwen3" or hd != cfg["hidden_size"] // cfg["num_attention_heads"]:
         f += [(arch + ".attention.key_length", G.UINT32, hd),
               (arch + ".attention.value_length", G.UINT32, hd)]
     f += [(arch + ".rope.dimension_count", G.UINT32, hd),

@@ -39,4 +39,19 @@ def TLVectorize : Pass<"tl-vectorize", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def TLVerifyParallel : Pass<"tl-verify-parallel"> {
+  let summary = "Check that every parallel, vectorized and thread_bound loop is independent";
+  let description = [{
+    Runs the independence analysis of the schedule primitives
+    (`Dialect/TL/Analysis/Independence.h`) again on every loop whose kind
+    runs iterations at once, so that IR from any source (a Python
+    schedule, hand-written IR, a later pass) cannot reach code generation
+    with a kind that would race: no such loop may carry a reduction
+    variable, and the elements its iterations write must be disjoint (or
+    in buffers private to an iteration). Parallel loops may not nest. The
+    pipeline runs it at the end of the tl phase. Errors are located at the
+    loop, with a note at the block.
+  }];
+}
+
 #endif // LLMC_DIALECT_TL_TRANSFORMS_PASSES_TD

@@ -1,0 +1,42 @@
+//===- Passes.td - passes of the CPU back end --------------*- tablegen -*-===//
+#ifndef LLMC_TARGET_CPU_PASSES_TD
+#define LLMC_TARGET_CPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def CPUOutlineParallelBodies
+    : Pass<"cpu-outline-parallel-bodies", "mlir::ModuleOp"> {
+  let summary = "Give parallel loop bodies and stack buffers a function of their own";
+  let description = [{
+    The body of every `scf.parallel` becomes a private function (called from
+    the loop with the induction variables and the values it uses), and every
+    statically shaped `memref.alloca` moves to the entry block of its
+    function. Allocations in an entry block are what LLVM promotes to
+    registers (SROA, mem2reg): the lanes and tiles of a scheduled kernel
+    live in vector registers instead of round-tripping through the stack.
+    Outlined, each thread's iterations get their own copy, and the OpenMP
+    region that `convert-scf-to-openmp` makes of the loop holds only a call.
+
+    Input: `scf.parallel` loops with no reductions, not nested.
+    Output: each such loop's body is one `func.call`; no static alloca
+    outside an entry block.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def CPUAddThreadControl : Pass<"cpu-add-thread-control", "mlir::ModuleOp"> {
+  let summary = "Export the thread-count setter of llmc/abi.h";
+  let description = [{
+    When the module has OpenMP parallel regions, adds the exported function
+    `llmc_set_num_threads(i32)` (LLMC_SET_NUM_THREADS_SYMBOL), which sets
+    the thread count of the parallel regions the calling thread starts
+    (`omp_set_num_threads`). The runtime calls it before each forward call.
+    Without parallel regions the module is left as it is, and the runtime
+    finds no setter.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::LLVM::LLVMDialect"];
+}
+
+#endif // LLMC_TARGET_CPU_PASSES_TD

@@ -1,0 +1,37 @@
+// RUN: llm-opt %s -convert-tl-to-scf -split-input-file -verify-diagnostics
+
+// A GPU thread axis has no meaning on a CPU: an error, not a serial loop.
+func.func @thread_bound(%y: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  // expected-error @+1 {{is bound to GPU thread axis "threadIdx.x", which the loops of a CPU cannot honour}}
+  tl.for %i = %c0 to %c64 step %c1 kind(thread_bound) thread("threadIdx.x") {
+    tl.block "fill" (%vi = spatial %i) reads() writes(%y[%vi] : memref<64xf32>) {
+      %z = arith.constant 1.0 : f32
+      affine.store %z, %y[%vi] : memref<64xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// One level of threads: a parallel loop inside another is refused.
+func.func @nested_parallel(%y: memref<8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  // expected-note @+1 {{the enclosing parallel loop}}
+  tl.for %i = %c0 to %c8 step %c1 kind(parallel) {
+    // expected-error @+1 {{is a parallel loop inside another parallel loop}}
+    tl.for %j = %c0 to %c8 step %c1 kind(parallel) {
+      tl.block "fill" (%vi = spatial %i, %vj = spatial %j) reads()
+          writes(%y[%vi, %vj] : memref<8x8xf32>) {
+        %z = arith.constant 1.0 : f32
+        affine.store %z, %y[%vi, %vj] : memref<8x8xf32>
+      }
+    }
+  }
+  return
+}

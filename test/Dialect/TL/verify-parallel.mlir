@@ -1,0 +1,124 @@
+// RUN: llm-opt %s -tl-verify-parallel -split-input-file -verify-diagnostics | FileCheck %s
+
+// Independent iterations pass: each writes its own tile (c * iv + r with r
+// in [0, c)), reads what no iteration writes, and keeps partial sums in a
+// buffer of its own.
+// CHECK-LABEL: func.func @tiles
+func.func @tiles(%x: memref<64xf32>, %y: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  tl.for %i = %c0 to %c16 step %c1 kind(parallel) {
+    %acc = memref.alloca() : memref<1xf32>
+    tl.for %j = %c0 to %c4 step %c1 {
+      tl.block "acc" (%vi = spatial %i, %vj = reduce %j)
+          reads(%x[%vi * 4 + %vj] : memref<64xf32>, %acc[0] : memref<1xf32>)
+          writes(%acc[0] : memref<1xf32>) init {
+        %z = arith.constant 0.0 : f32
+        affine.store %z, %acc[0] : memref<1xf32>
+      } {
+        %a = affine.load %x[%vi * 4 + %vj] : memref<64xf32>
+        %s = affine.load %acc[0] : memref<1xf32>
+        %r = arith.addf %a, %s : f32
+        affine.store %r, %acc[0] : memref<1xf32>
+      }
+    }
+    tl.for %j = %c0 to %c4 step %c1 {
+      %k = arith.muli %i, %c4 : index
+      %e = arith.addi %k, %j : index
+      tl.block "out" (%ve = spatial %e) reads(%acc[0] : memref<1xf32>)
+          writes(%y[%ve] : memref<64xf32>) {
+        %s = affine.load %acc[0] : memref<1xf32>
+        affine.store %s, %y[%ve] : memref<64xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A scratch buffer shared by every iteration would race.
+func.func @shared_scratch(%x: memref<16xf32>, %y: memref<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %t = memref.alloc() : memref<1xf32>
+  // expected-error @+1 {{tl-verify-parallel: every iteration of the loop writes the same elements in tl.block 'stash'}}
+  tl.for %i = %c0 to %c16 step %c1 kind(parallel) {
+    // expected-note @+1 {{the block is here}}
+    tl.block "stash" (%vi = spatial %i) reads(%x[%vi] : memref<16xf32>)
+        writes(%t[0] : memref<1xf32>) {
+      %a = affine.load %x[%vi] : memref<16xf32>
+      affine.store %a, %t[0] : memref<1xf32>
+    }
+    tl.block "use" (%vi = spatial %i) reads(%t[0] : memref<1xf32>)
+        writes(%y[%vi] : memref<16xf32>) {
+      %a = affine.load %t[0] : memref<1xf32>
+      affine.store %a, %y[%vi] : memref<16xf32>
+    }
+  }
+  memref.dealloc %t : memref<1xf32>
+  return
+}
+
+// -----
+
+// Iteration i reads the element iteration i + 1 writes.
+func.func @neighbour(%y: memref<17xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  // expected-error @+1 {{cannot show that iterations of the loop write disjoint elements of a buffer of tl.block 'shift'}}
+  tl.for %i = %c0 to %c16 step %c1 kind(parallel) {
+    // expected-note @+1 {{the block is here}}
+    tl.block "shift" (%vi = spatial %i) reads(%y[%vi + 1] : memref<17xf32>)
+        writes(%y[%vi] : memref<17xf32>) {
+      %a = affine.load %y[%vi + 1] : memref<17xf32>
+      affine.store %a, %y[%vi] : memref<17xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// A parallel loop may not carry a reduction.
+func.func @reduction(%x: memref<16xf32>, %y: memref<1xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  // expected-error @+1 {{the loop carries reduction variable 0 of tl.block 'sum'}}
+  tl.for %i = %c0 to %c16 step %c1 kind(parallel) {
+    // expected-note @+1 {{the block is here}}
+    tl.block "sum" (%vi = reduce %i) reads(%x[%vi] : memref<16xf32>, %y[0] : memref<1xf32>)
+        writes(%y[0] : memref<1xf32>) {
+      %a = affine.load %x[%vi] : memref<16xf32>
+      %s = affine.load %y[0] : memref<1xf32>
+      %r = arith.addf %a, %s : f32
+      affine.store %r, %y[0] : memref<1xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @nested(%y: memref<8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  // expected-note @+1 {{the enclosing parallel loop}}
+  tl.for %i = %c0 to %c8 step %c1 kind(parallel) {
+    // expected-error @+1 {{tl-verify-parallel: a parallel loop inside another parallel loop}}
+    tl.for %j = %c0 to %c8 step %c1 kind(parallel) {
+      tl.block "fill" (%vi = spatial %i, %vj = spatial %j) reads()
+          writes(%y[%vi, %vj] : memref<8x8xf32>) {
+        %z = arith.constant 1.0 : f32
+        affine.store %z, %y[%vi, %vj] : memref<8x8xf32>
+      }
+    }
+  }
+  return
+}
