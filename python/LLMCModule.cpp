@@ -281,6 +281,45 @@ struct PySchedule {
       diags.raise("split");
     return wrap(*r);
   }
+  /// split with the remainder peeled off: (loops, tail or None).
+  py::tuple splitPeel(const OpHandle &h, std::vector<int64_t> innerFactors) {
+    DiagnosticCollector diags(module->ctx.get());
+    IRRewriter rw(module->ctx.get());
+    auto r = llmc::tl::splitPeel(rw, loop(h, "split"), innerFactors);
+    if (failed(r))
+      diags.raise("split");
+    py::object tail = py::none();
+    if (r->tail)
+      tail = py::cast(OpHandle{module, r->tail});
+    return py::make_tuple(wrap(r->loops), tail);
+  }
+  py::tuple rfactor(const OpHandle &block, const std::vector<OpHandle> &hs) {
+    DiagnosticCollector diags(module->ctx.get());
+    auto b = dyn_cast<llmc::tl::BlockOp>(block.op);
+    if (!b)
+      throw LLMCError("rfactor: the first handle is not a tl.block");
+    llvm::SmallVector<llmc::tl::ForOp> loops;
+    for (const OpHandle &h : hs)
+      loops.push_back(loop(h, "rfactor"));
+    IRRewriter rw(module->ctx.get());
+    auto r = llmc::tl::rfactor(rw, b, loops);
+    if (failed(r))
+      diags.raise("rfactor");
+    return py::make_tuple(OpHandle{module, r->rf},
+                          OpHandle{module, r->writeBack},
+                          OpHandle{module, r->init});
+  }
+  OpHandle treeReduce(const OpHandle &block) {
+    DiagnosticCollector diags(module->ctx.get());
+    auto b = dyn_cast<llmc::tl::BlockOp>(block.op);
+    if (!b)
+      throw LLMCError("tree_reduce: the handle is not a tl.block");
+    IRRewriter rw(module->ctx.get());
+    auto r = llmc::tl::treeReduce(rw, b);
+    if (failed(r))
+      diags.raise("tree_reduce");
+    return {module, *r};
+  }
   std::vector<OpHandle> reorder(const std::vector<OpHandle> &hs) {
     DiagnosticCollector diags(module->ctx.get());
     IRRewriter rw(module->ctx.get());
@@ -525,6 +564,9 @@ PYBIND11_MODULE(_llmc, m) {
       .def("get_block", &PySchedule::getBlock)
       .def("get_loops", &PySchedule::getLoops)
       .def("split", &PySchedule::split)
+      .def("split_peel", &PySchedule::splitPeel)
+      .def("rfactor", &PySchedule::rfactor)
+      .def("tree_reduce", &PySchedule::treeReduce)
       .def("reorder", &PySchedule::reorder)
       .def("fuse", &PySchedule::fuse)
       .def("decompose_reduction", &PySchedule::decomposeReduction)

@@ -58,7 +58,11 @@ class Trace:
         for method, args, results in self.steps:
             call = "%s.%s(%s)" % (sch, method, ", ".join(fmt(a) for a in args))
             if results:
-                lhs = ", ".join(r.name for r in results)
+                names = [r.name if r is not None else "_" for r in results]
+                if method == "split" and len(args) > 2 and args[2] is True:
+                    lhs = "(%s), %s" % (", ".join(names[:-1]) + ",", names[-1])
+                else:
+                    lhs = ", ".join(names)
                 if len(results) == 1 and method in ("get_loops", "split", "reorder"):
                     lhs += ","
                 lines.append("%s = %s" % (lhs, call))
@@ -83,9 +87,15 @@ class Trace:
         for method, args, results in self.steps:
             out = getattr(sch, method)(*[resolve(a) for a in args])
             if results:
-                outs = out if isinstance(out, list) else [out]
+                if isinstance(out, tuple) and len(out) == 2 and isinstance(out[0], list):
+                    outs = out[0] + [out[1]]          # split(peel=True)
+                elif isinstance(out, (list, tuple)):
+                    outs = list(out)
+                else:
+                    outs = [out]
                 for name, rv in zip(results, outs):
-                    env[name.name] = rv
+                    if name is not None:
+                        env[name.name] = rv
         return sch
 
 
@@ -114,7 +124,7 @@ class Schedule:
                 return [name(x) for x in a]
             return _Name(a.name) if isinstance(a, _RV) else a
         self.trace.append(method, [name(a) for a in args],
-                          [_Name(r.name) for r in results])
+                          [_Name(r.name) if r is not None else None for r in results])
 
     @staticmethod
     def _loop(rv, what):
@@ -134,13 +144,46 @@ class Schedule:
         self._record("get_loops", [block], loops)
         return loops
 
-    def split(self, loop, factors):
+    def split(self, loop, factors, peel=False):
         """Splits a loop into len(factors) nested loops; a first factor of
-        -1 (or None) is inferred."""
+        -1 (or None) is inferred. With `peel`, the loops cover only the whole
+        multiples of the inner factors (constant inner extents, as vectorize
+        and unroll need) and a copy of the loop runs the remaining
+        iterations: returns (loops, tail loop or None)."""
         factors = [-1 if f is None else int(f) for f in factors]
+        if peel:
+            if factors[0] != -1:
+                raise ValueError("split(peel=True): the first factor is inferred (-1 or None)")
+            handles, tail = self._native.split_peel(self._loop(loop, "split"), factors[1:])
+            loops = [self._rv("loop", h) for h in handles]
+            tail = self._rv("loop", tail) if tail is not None else None
+            self._record("split", [loop, factors, True], loops + [tail])
+            return loops, tail
         loops = [self._rv("loop", h) for h in self._native.split(self._loop(loop, "split"), factors)]
         self._record("split", [loop, factors], loops)
         return loops
+
+    def rfactor(self, block, lanes):
+        """Factors reduction `block` over the loops `lanes` (a loop or a
+        list): per-lane partials, accumulated by "<name>_rf" and combined
+        into the output by "<name>" after the reduction; returns the blocks
+        (rf, write_back, init)."""
+        if not isinstance(block, _RV) or block.kind != "block":
+            raise TypeError("rfactor: expected a block, got %r" % (block,))
+        lanes = lanes if isinstance(lanes, list) else [lanes]
+        handles = [self._loop(l, "rfactor") for l in lanes]
+        rf, wb, init = (self._rv("block", h) for h in self._native.rfactor(block.handle, handles))
+        self._record("rfactor", [block, list(lanes)], [rf, wb, init])
+        return rf, wb, init
+
+    def tree_reduce(self, block):
+        """Combines the partials of a write-back block (from rfactor) in a
+        halving tree instead of in order; returns the final block."""
+        if not isinstance(block, _RV) or block.kind != "block":
+            raise TypeError("tree_reduce: expected a block, got %r" % (block,))
+        rv = self._rv("block", self._native.tree_reduce(block.handle))
+        self._record("tree_reduce", [block], [rv])
+        return rv
 
     def reorder(self, loops):
         handles = [self._loop(l, "reorder") for l in loops]

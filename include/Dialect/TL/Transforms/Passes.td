@@ -39,6 +39,38 @@ def TLVectorize : Pass<"tl-vectorize", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def TLSchedule : Pass<"tl-schedule"> {
+  let summary = "Apply a schedule written as a script of primitive calls";
+  let description = [{
+    Runs the schedule primitives (`Dialect/TL/Transforms/Schedule.h`, the
+    same C++ the default schedule and Python drive) named in `script`, in
+    order. Statements are separated by `;`; blocks are named, loops are
+    given as a block and the position of the loop among those around it at
+    that moment (0 = outermost):
+
+    ```
+    split(matmul, 2, 16)            # split loop 2 of block "matmul" by 16
+    split_peel(matmul, 2, 16)       # the same with the remainder peeled off
+    reorder(matmul, 0, 2, 1)        # loops 0, 2, 1 of the block, in order
+    rfactor(matmul, 3)              # lanes: loop 3 (or several: 3, 4)
+    tree_reduce(matmul)
+    parallel(matmul, 0); vectorize(matmul_rf, 3); unroll(matmul, 1)
+    decompose_reduction(matmul, 1); bind(matmul, 0, threadIdx.x)
+    ```
+
+    A primitive that refuses reports its located error and the pass fails.
+    Used by the lit tests of the primitives and to replay schedules from
+    `llm-opt`.
+  }];
+  let options = [
+    Option<"script", "script", "std::string", /*default=*/"\"\"",
+           "the primitive calls, `;`-separated">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::affine::AffineDialect"];
+}
+
 def TLVerifyParallel : Pass<"tl-verify-parallel"> {
   let summary = "Check that every parallel, vectorized and thread_bound loop is independent";
   let description = [{

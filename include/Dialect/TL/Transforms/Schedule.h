@@ -34,6 +34,22 @@ llvm::SmallVector<ForOp> getLoops(BlockOp block);
 mlir::FailureOr<llvm::SmallVector<ForOp>>
 split(mlir::RewriterBase &rewriter, ForOp loop, llvm::ArrayRef<int64_t> factors);
 
+/// The loops of a split with its remainder peeled off.
+struct PeeledSplit {
+  llvm::SmallVector<ForOp> loops; ///< outermost first, inner extents constant
+  ForOp tail; ///< the remaining iterations, or null when there are none
+};
+
+/// Like split with the first factor inferred, but the loops run only over
+/// the whole multiples of the inner factors (so every inner loop has a
+/// constant extent, as vectorize and unroll need) and the remaining
+/// iterations run in a copy of the loop that follows them ("tail
+/// handling"). Blocks in the copy are named "<name>_tail". When the extent
+/// is a constant multiple there is no tail.
+mlir::FailureOr<PeeledSplit> splitPeel(mlir::RewriterBase &rewriter,
+                                       ForOp loop,
+                                       llvm::ArrayRef<int64_t> innerFactors);
+
 /// Reorders the loops of a perfect nest: `order` lists every loop of a chain
 /// of directly nested loops, in the new order (outermost first). No loop's
 /// bounds may depend on another loop of the chain.
@@ -65,6 +81,44 @@ mlir::LogicalResult bind(ForOp loop, llvm::StringRef thread);
 /// decompose_reduction; it lets the accumulator live in a register.)
 mlir::FailureOr<BlockOp> decomposeReduction(mlir::RewriterBase &rewriter,
                                             BlockOp block, ForOp loop);
+
+/// What rfactor made: the partial reduction, its write-back into the
+/// original output, and the nest that fills the partials with the
+/// combiner's identity.
+struct RFactorResult {
+  BlockOp rf, writeBack, init;
+};
+
+/// Factors reduction `block` over the loops `lanes` (directly nested,
+/// constant extents, each binding only reduction variables of the block;
+/// TVM's rfactor): a buffer of partial results, one per lane (and per
+/// iteration of the spatial loops nested inside the reduction, such as the
+/// rows of a register tile), is allocated right before the outermost loop
+/// of the reduction; a block "<name>_rf_init" fills it with the combiner's
+/// identity, the block itself becomes "<name>_rf", accumulating each lane
+/// into its own partial (the lane loops now bind spatial variables of it),
+/// and a block "<name>" after the reduction combines the partials into the
+/// output in lane order, with the original init. Requirements: the block's
+/// update is `acc = combine(acc, x)` (or an fma) of its one written buffer,
+/// which no other block under the reduction touches; its iteration
+/// variables are affine in the loops; every loop inside the reduction binds
+/// either only reduction or only spatial variables (the spatial ones with
+/// constant extents).
+mlir::FailureOr<RFactorResult> rfactor(mlir::RewriterBase &rewriter,
+                                       BlockOp block,
+                                       llvm::ArrayRef<ForOp> lanes);
+
+/// Combines the partials of a write-back reduction `block` (one reduction
+/// variable, bound to the loop directly around it, of a constant power-of-
+/// two extent L, reading a stack buffer of partials at that variable) in a
+/// fixed tree instead of in order: log2(L) levels "<name>_tree<j>" each add
+/// the upper half of the remaining lanes into the lower (lane i += lane
+/// i + h, h = L/2, L/4, ..., 1), in place, then "<name>" combines lane 0
+/// into the output (after the original init). This is the order of a SIMD
+/// horizontal sum (GCC's _mm512_reduce_add_ps, ggml's hsum). Returns the
+/// final block.
+mlir::FailureOr<BlockOp> treeReduce(mlir::RewriterBase &rewriter,
+                                    BlockOp block);
 
 /// Reads buffer `reads[readIndex]` of `block` through a copy: a new buffer
 /// is allocated and filled by a block "<name>_cache_read" right before the

@@ -128,17 +128,24 @@ static void makePerfect(RewriterBase &rw, MutableArrayRef<ForOp> chain) {
 //===----------------------------------------------------------------------===//
 
 /// Splits `loop` into (outer, inner) with an inner extent of `factor`.
+/// With `exact`, the extent is known to be a multiple of `factor` (the
+/// outer loop runs over extent / factor and the inner has no min bound).
 static std::pair<ForOp, ForOp> splitOnce(RewriterBase &rw, ForOp loop,
-                                         int64_t factor) {
+                                         int64_t factor, bool exact = false,
+                                         Value trips = {}) {
   Location loc = loop.getLoc();
   rw.setInsertionPoint(loop);
   Value ub = loop.getUpperBound();
   Value f = arith::ConstantIndexOp::create(rw, loc, factor);
   std::optional<int64_t> staticUb = getConstantIntValue(ub);
   Value outerUb;
-  if (staticUb)
+  if (trips)
+    outerUb = trips;
+  else if (staticUb)
     outerUb = arith::ConstantIndexOp::create(rw, loc,
                                              llvm::divideCeil(*staticUb, factor));
+  else if (exact)
+    outerUb = arith::DivUIOp::create(rw, loc, ub, f);
   else
     outerUb = arith::CeilDivUIOp::create(rw, loc, ub, f);
   LoopKind outerKind =
@@ -150,7 +157,7 @@ static std::pair<ForOp, ForOp> splitOnce(RewriterBase &rw, ForOp loop,
   rw.setInsertionPoint(outer.getBody()->getTerminator());
   Value base = arith::MulIOp::create(rw, loc, outer.getInductionVar(), f);
   Value innerUb = f;
-  if (!staticUb || *staticUb % factor != 0) {
+  if (!exact && (!staticUb || *staticUb % factor != 0)) {
     // The last outer iteration may be partial.
     Value left = arith::SubIOp::create(rw, loc, ub, base);
     innerUb = arith::MinUIOp::create(rw, loc, f, left);
@@ -199,6 +206,77 @@ FailureOr<SmallVector<ForOp>> llmc::tl::split(RewriterBase &rw, ForOp loop,
     rest = innerLoop;
   }
   result.push_back(rest);
+  return result;
+}
+
+FailureOr<PeeledSplit> llmc::tl::splitPeel(RewriterBase &rw, ForOp loop,
+                                           ArrayRef<int64_t> innerFactors) {
+  if (failed(checkNormalised(loop, "split")))
+    return failure();
+  if (innerFactors.empty())
+    return loop.emitError("split: needs at least one inner factor");
+  int64_t product = 1;
+  for (auto [i, f] : llvm::enumerate(innerFactors)) {
+    if (f <= 0)
+      return loop.emitError("split: factor ")
+             << i + 1 << " is " << f << "; inner factors must be positive";
+    product *= f;
+  }
+  Location loc = loop.getLoc();
+  Value ub = loop.getUpperBound();
+  std::optional<int64_t> staticUb = getConstantIntValue(ub);
+  PeeledSplit result;
+  rw.setInsertionPoint(loop);
+  Value p = arith::ConstantIndexOp::create(rw, loc, product);
+  // The whole multiples: [0, ub - ub % product).
+  Value trips =
+      staticUb
+          ? arith::ConstantIndexOp::create(rw, loc, *staticUb / product)
+                .getResult()
+          : arith::DivUIOp::create(rw, loc, ub, p).getResult();
+  Value mainUb =
+      staticUb ? arith::ConstantIndexOp::create(rw, loc,
+                                                *staticUb / product * product)
+                     .getResult()
+               : arith::MulIOp::create(rw, loc, trips, p).getResult();
+  if (!staticUb || *staticUb % product != 0) {
+    // The tail: a copy of the loop over [mainUb, ub), normalised.
+    rw.setInsertionPointAfter(loop);
+    auto tail = cast<ForOp>(rw.clone(*loop));
+    Value zero = arith::ConstantIndexOp::create(rw, loc, 0);
+    Value extent =
+        staticUb
+            ? arith::ConstantIndexOp::create(rw, loc, *staticUb % product)
+                  .getResult()
+            : arith::SubIOp::create(rw, loc, ub, mainUb).getResult();
+    // Constants first: the clone's bound operands must dominate it.
+    zero.getDefiningOp()->moveBefore(tail);
+    extent.getDefiningOp()->moveBefore(tail);
+    rw.modifyOpInPlace(tail, [&] {
+      tail.getLowerBoundMutable().set(zero);
+      tail.getUpperBoundMutable().set(extent);
+    });
+    Value t = tail.getInductionVar();
+    rw.setInsertionPointToStart(tail.getBody());
+    auto shifted = arith::AddIOp::create(rw, loc, mainUb, t);
+    rw.replaceAllUsesExcept(t, shifted.getResult(), shifted);
+    tail.walk([&](BlockOp b) {
+      rw.modifyOpInPlace(b, [&] { b.setName((b.getName() + "_tail").str()); });
+    });
+    result.tail = tail;
+  }
+  rw.modifyOpInPlace(loop, [&] { loop.getUpperBoundMutable().set(mainUb); });
+  ForOp rest = loop;
+  for (size_t i = 0; i < innerFactors.size(); ++i) {
+    int64_t inner = 1;
+    for (int64_t f : innerFactors.drop_front(i))
+      inner *= f;
+    auto [outer, innerLoop] =
+        splitOnce(rw, rest, inner, /*exact=*/true, i == 0 ? trips : Value());
+    result.loops.push_back(outer);
+    rest = innerLoop;
+  }
+  result.loops.push_back(rest);
   return result;
 }
 

@@ -1,0 +1,569 @@
+//===- ReductionPrimitives.cpp - rfactor and tree_reduce ------------------===//
+//
+// The schedule primitives that change how a reduction combines: rfactor
+// splits it into per-lane partials (the lanes of a vector register, the rows
+// of a register tile), tree_reduce combines those partials in a fixed tree.
+// Both check their preconditions first and leave the IR unchanged when one
+// fails.
+//
+//===----------------------------------------------------------------------===//
+#include "Dialect/TL/Analysis/AffineIndex.h"
+#include "Dialect/TL/Analysis/Reduction.h"
+#include "Dialect/TL/Transforms/Schedule.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace llmc::tl;
+
+/// The constant extent of a normalised loop, or nullopt.
+static std::optional<int64_t> constantExtent(ForOp l) {
+  if (getConstantIntValue(l.getLowerBound()) != 0 ||
+      getConstantIntValue(l.getStep()) != 1)
+    return std::nullopt;
+  return getConstantIntValue(l.getUpperBound());
+}
+
+/// Rewrites every affine access in `body` so that its map is over all of
+/// `body`'s arguments: the operand that is argument k stands for `subst[k]`
+/// (an expression over the arguments). Accesses of `from` go to `to`
+/// instead, at `toMap` (over the arguments).
+static void rewriteAccesses(RewriterBase &rw, Block *body,
+                            ArrayRef<AffineExpr> subst, Value from = {},
+                            Value to = {}, AffineMap toMap = {}) {
+  SmallVector<Operation *> accesses;
+  body->walk([&](Operation *op) {
+    if (isa<affine::AffineLoadOp, affine::AffineStoreOp>(op))
+      accesses.push_back(op);
+  });
+  SmallVector<Value> args(body->getArguments());
+  unsigned n = args.size();
+  MLIRContext *ctx = body->getParentOp()->getContext();
+  auto over = [&](AffineMap map, ValueRange operands) {
+    SmallVector<AffineExpr> repl;
+    for (Value v : operands) {
+      // An argument, or a constant standing for one (a reduction variable
+      // that is zero where an init runs).
+      if (auto c = getConstantIntValue(v))
+        repl.push_back(getAffineConstantExpr(*c, ctx));
+      else
+        repl.push_back(subst[cast<BlockArgument>(v).getArgNumber()]);
+    }
+    AffineMap m = map.replaceDimsAndSymbols(
+        ArrayRef<AffineExpr>(repl).take_front(map.getNumDims()),
+        ArrayRef<AffineExpr>(repl).drop_front(map.getNumDims()), n, 0);
+    return simplifyAffineMap(m);
+  };
+  for (Operation *op : accesses) {
+    rw.setInsertionPoint(op);
+    if (auto load = dyn_cast<affine::AffineLoadOp>(op)) {
+      bool redirect = from && load.getMemRef() == from;
+      AffineMap m = redirect ? toMap
+                             : over(load.getAffineMap(), load.getMapOperands());
+      rw.replaceOpWithNewOp<affine::AffineLoadOp>(
+          op, redirect ? to : load.getMemRef(), m, args);
+    } else {
+      auto store = cast<affine::AffineStoreOp>(op);
+      bool redirect = from && store.getMemRef() == from;
+      AffineMap m = redirect
+                        ? toMap
+                        : over(store.getAffineMap(), store.getMapOperands());
+      rw.replaceOpWithNewOp<affine::AffineStoreOp>(
+          op, store.getValueToStore(), redirect ? to : store.getMemRef(), m,
+          args);
+    }
+  }
+}
+
+/// Creates an empty block region entry with `n` index arguments.
+static Block *addBody(RewriterBase &rw, Region &region, unsigned n,
+                      Location loc) {
+  Block *b = rw.createBlock(&region);
+  for (unsigned i = 0; i < n; ++i)
+    b->addArgument(rw.getIndexType(), loc);
+  return b;
+}
+
+/// Builds (at the insertion point) serial loops over `extents` and returns
+/// their induction variables; the insertion point ends in the innermost.
+static SmallVector<Value> buildLoops(RewriterBase &rw, Location loc,
+                                     ArrayRef<int64_t> extents) {
+  SmallVector<Value> ivs;
+  Value zero = arith::ConstantIndexOp::create(rw, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rw, loc, 1);
+  for (int64_t e : extents) {
+    Value ub = arith::ConstantIndexOp::create(rw, loc, e);
+    auto l = ForOp::create(rw, loc, zero, ub, one, LoopKind::serial);
+    ivs.push_back(l.getInductionVar());
+    rw.setInsertionPoint(l.getBody()->getTerminator());
+  }
+  return ivs;
+}
+
+static ArrayAttr kindsAttr(MLIRContext *ctx, ArrayRef<IterKind> kinds) {
+  SmallVector<Attribute> a;
+  for (IterKind k : kinds)
+    a.push_back(IterKindAttr::get(ctx, k));
+  return ArrayAttr::get(ctx, a);
+}
+
+static ArrayAttr mapsAttr(MLIRContext *ctx, ArrayRef<AffineMap> maps) {
+  SmallVector<Attribute> a;
+  for (AffineMap m : maps)
+    a.push_back(AffineMapAttr::get(m));
+  return ArrayAttr::get(ctx, a);
+}
+
+//===----------------------------------------------------------------------===//
+// rfactor
+//===----------------------------------------------------------------------===//
+
+FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
+                                           ArrayRef<ForOp> lanes) {
+  MLIRContext *ctx = block.getContext();
+  Location loc = block.getLoc();
+  auto error = [&](const Twine &msg) {
+    return block.emitError("rfactor: ") << msg;
+  };
+  if (lanes.empty())
+    return error("needs at least one lane loop");
+  SmallVector<ForOp> loops = getLoops(block);
+  SmallVector<int64_t> laneExtents;
+  for (auto [i, l] : llvm::enumerate(lanes)) {
+    if (!llvm::is_contained(loops, l))
+      return error("a lane loop does not enclose tl.block '" +
+                   block.getName() + "'");
+    if (i && l->getParentOp() != lanes[i - 1])
+      return error("the lane loops must be directly nested, outermost first");
+    std::optional<int64_t> e = constantExtent(l);
+    if (!e || *e <= 0)
+      return error("a lane loop must start at 0 with step 1 and have a "
+                   "constant extent");
+    laneExtents.push_back(*e);
+  }
+
+  // The iteration variables as affine expressions of the loops (dims 0..
+  // of `loops`, then outside values).
+  AffineIndexBuilder ab(loops.front());
+  for (ForOp l : loops)
+    ab.dim(l.getInductionVar());
+  unsigned n = block.getNumIters();
+  SmallVector<AffineExpr> bind;
+  for (unsigned i = 0; i < n; ++i) {
+    auto e = ab.build(block.getIterValues()[i]);
+    if (!e)
+      return error("iteration variable " + Twine(i) + " of tl.block '" +
+                   block.getName() + "' is not affine in its loops");
+    bind.push_back(*e);
+  }
+  unsigned numDims = ab.dims.size();
+  auto bindsKind = [&](unsigned loopIndex, IterKind kind) {
+    for (unsigned i = 0; i < n; ++i)
+      if (block.getIterKind(i) == kind && bind[i].isFunctionOfDim(loopIndex))
+        return true;
+    return false;
+  };
+  // The reduction: from the outermost loop that binds a reduction variable.
+  int root = -1;
+  for (unsigned li = 0; li < loops.size() && root < 0; ++li)
+    if (bindsKind(li, IterKind::reduce))
+      root = li;
+  if (root < 0)
+    return error("tl.block '" + block.getName() + "' has no reduction loop");
+  SmallVector<unsigned> spatialInner;
+  SmallVector<int64_t> spatialExtents;
+  SmallVector<unsigned> laneIndex;
+  for (unsigned li = root; li < loops.size(); ++li) {
+    bool red = bindsKind(li, IterKind::reduce);
+    bool sp = bindsKind(li, IterKind::spatial);
+    if (llvm::is_contained(lanes, loops[li])) {
+      if (sp || !red)
+        return error("a lane loop must bind only reduction variables of "
+                     "tl.block '" +
+                     block.getName() + "'");
+      laneIndex.push_back(li);
+      continue;
+    }
+    if (red && sp)
+      return error("a loop of the reduction binds both spatial and "
+                   "reduction variables");
+    if (!red && !sp)
+      return error("a loop of the reduction binds no iteration variable");
+    if (sp) {
+      std::optional<int64_t> e = constantExtent(loops[li]);
+      if (!e)
+        return error("a spatial loop inside the reduction needs a constant "
+                     "extent (it becomes a dimension of the partials)");
+      spatialInner.push_back(li);
+      spatialExtents.push_back(*e);
+    }
+  }
+  if (laneIndex.size() != lanes.size())
+    return error("a lane loop encloses the reduction's outermost loop");
+  FailureOr<ReductionUpdate> update = matchReductionUpdate(block);
+  if (failed(update))
+    return error("the update of tl.block '" + block.getName() +
+                 "' is not `acc = combine(acc, x)` of its one output");
+  Value acc = block.getWrites()[0];
+  AffineMap accMap = cast<AffineMapAttr>(block.getWriteMaps()[0]).getValue();
+  for (unsigned i = 0; i < n; ++i)
+    if (block.getIterKind(i) == IterKind::reduce && accMap.isFunctionOfDim(i))
+      return error("the output region depends on a reduction variable");
+  WalkResult shared = loops[root]->walk([&](BlockOp other) {
+    if (other != block && (llvm::is_contained(other.getReads(), acc) ||
+                           llvm::is_contained(other.getWrites(), acc)))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (shared.wasInterrupted())
+    return error("another block inside the reduction accesses the output of "
+                 "tl.block '" +
+                 block.getName() + "'");
+  // Each reduction variable's dependence on each lane: a constant multiple.
+  SmallVector<SmallVector<int64_t>> coeff(n);
+  for (unsigned i = 0; i < n; ++i)
+    for (unsigned li : laneIndex) {
+      int64_t c = 0;
+      if (bind[i].isFunctionOfDim(li)) {
+        auto k = linearCoefficient(bind[i], li, numDims);
+        if (!k)
+          return error("iteration variable " + Twine(i) +
+                       " is not linear in a lane loop");
+        c = *k;
+      }
+      coeff[i].push_back(c);
+    }
+
+  //===--- Build --------------------------------------------------------===//
+  unsigned numS = spatialInner.size(), numL = lanes.size();
+  SmallVector<int64_t> shape(spatialExtents);
+  llvm::append_range(shape, laneExtents);
+  auto accType = cast<MemRefType>(acc.getType());
+  Type elem = accType.getElementType();
+  rw.setInsertionPoint(loops[root]);
+  Value rf = memref::AllocaOp::create(rw, loc, MemRefType::get(shape, elem),
+                                      rw.getI64IntegerAttr(64));
+  unsigned rank = shape.size();
+  AffineMap rfIdentity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+
+  // The partials start at the combiner's identity.
+  BlockOp init;
+  {
+    OpBuilder::InsertionGuard guard(rw);
+    SmallVector<Value> ivs = buildLoops(rw, loc, shape);
+    init = BlockOp::create(
+        rw, loc, rw.getStringAttr((block.getName() + "_rf_init").str()), ivs,
+        kindsAttr(ctx, SmallVector<IterKind>(rank, IterKind::spatial)),
+        ValueRange{}, rw.getArrayAttr({}), ValueRange{rf},
+        mapsAttr(ctx, {rfIdentity}));
+    Block *b = addBody(rw, init.getBody(), rank, loc);
+    rw.setInsertionPointToStart(b);
+    Value id = reductionIdentity(rw, loc, update->kind, elem);
+    affine::AffineStoreOp::create(rw, loc, id, rf, rfIdentity,
+                                  b->getArguments());
+    YieldOp::create(rw, loc);
+  }
+
+  // The partial reduction, in place of the block.
+  BlockOp rfBlock;
+  {
+    rw.setInsertionPoint(block);
+    SmallVector<Value> values;
+    SmallVector<IterKind> kinds;
+    for (unsigned i = 0; i < n; ++i) {
+      Value v = block.getIterValues()[i];
+      for (auto [j, li] : llvm::enumerate(laneIndex))
+        if (coeff[i][j]) {
+          Value c = arith::ConstantIndexOp::create(rw, loc, coeff[i][j]);
+          Value part = arith::MulIOp::create(
+              rw, loc, loops[li].getInductionVar(), c);
+          v = arith::SubIOp::create(rw, loc, v, part);
+        }
+      values.push_back(v);
+      kinds.push_back(block.getIterKind(i));
+    }
+    for (unsigned li : spatialInner)
+      values.push_back(loops[li].getInductionVar());
+    for (unsigned li : laneIndex)
+      values.push_back(loops[li].getInductionVar());
+    kinds.append(numS + numL, IterKind::spatial);
+    unsigned total = n + numS + numL;
+    // Old variable i stands for itself, plus its lane parts.
+    SmallVector<AffineExpr> subst;
+    for (unsigned i = 0; i < n; ++i) {
+      AffineExpr e = getAffineDimExpr(i, ctx);
+      for (unsigned j = 0; j < numL; ++j)
+        if (coeff[i][j])
+          e = e + getAffineDimExpr(n + numS + j, ctx) * coeff[i][j];
+      subst.push_back(e);
+    }
+    SmallVector<AffineExpr> rfExprs;
+    for (unsigned k = 0; k < numS + numL; ++k)
+      rfExprs.push_back(getAffineDimExpr(n + k, ctx));
+    AffineMap rfMap = AffineMap::get(total, 0, rfExprs, ctx);
+    auto substMap = [&](AffineMap m) {
+      return simplifyAffineMap(m.replaceDimsAndSymbols(subst, {}, total, 0));
+    };
+    SmallVector<Value> reads;
+    SmallVector<AffineMap> readMaps;
+    for (auto [buf, m] : llvm::zip(block.getReads(), block.getReadMaps())) {
+      if (buf == acc)
+        continue;
+      reads.push_back(buf);
+      readMaps.push_back(substMap(cast<AffineMapAttr>(m).getValue()));
+    }
+    reads.push_back(rf);
+    readMaps.push_back(rfMap);
+    rfBlock = BlockOp::create(
+        rw, loc, rw.getStringAttr((block.getName() + "_rf").str()), values,
+        kindsAttr(ctx, kinds), reads, mapsAttr(ctx, readMaps), ValueRange{rf},
+        mapsAttr(ctx, {rfMap}));
+    Block *b = addBody(rw, rfBlock.getBody(), total, loc);
+    IRMapping mapping;
+    for (unsigned i = 0; i < n; ++i)
+      mapping.map(block.getBodyBlock()->getArgument(i), b->getArgument(i));
+    rw.setInsertionPointToStart(b);
+    for (Operation &op : *block.getBodyBlock())
+      rw.clone(op, mapping);
+    SmallVector<AffineExpr> full(subst);
+    for (unsigned k = n; k < total; ++k)
+      full.push_back(getAffineDimExpr(k, ctx));
+    rewriteAccesses(rw, b, full, acc, rf, rfMap);
+  }
+
+  // The write-back after the reduction: the partials, in lane order, into
+  // the output.
+  BlockOp writeBack;
+  {
+    rw.setInsertionPointAfter(loops[root]);
+    SmallVector<Value> sIvs = buildLoops(rw, loc, spatialExtents);
+    SmallVector<Value> lIvs = buildLoops(rw, loc, laneExtents);
+    // The spatial variables, rebound: the spatial loops inside the
+    // reduction are the new ones.
+    SmallVector<Value> dimValues(ab.dims);
+    for (auto [k, li] : llvm::enumerate(spatialInner))
+      dimValues[li] = sIvs[k];
+    SmallVector<Value> values;
+    SmallVector<IterKind> kinds;
+    SmallVector<int> newIndex(n, -1);
+    for (unsigned i = 0; i < n; ++i) {
+      if (block.getIterKind(i) != IterKind::spatial)
+        continue;
+      newIndex[i] = values.size();
+      values.push_back(
+          affine::expandAffineExpr(rw, loc, bind[i], dimValues, {}));
+      kinds.push_back(IterKind::spatial);
+    }
+    unsigned nsp = values.size();
+    llvm::append_range(values, sIvs);
+    kinds.append(numS, IterKind::spatial);
+    llvm::append_range(values, lIvs);
+    kinds.append(numL, IterKind::reduce);
+    unsigned total = values.size();
+    SmallVector<AffineExpr> subst;
+    for (unsigned i = 0; i < n; ++i)
+      subst.push_back(newIndex[i] >= 0
+                          ? getAffineDimExpr(newIndex[i], ctx)
+                          : getAffineConstantExpr(0, ctx));
+    AffineMap outMap = simplifyAffineMap(
+        accMap.replaceDimsAndSymbols(subst, {}, total, 0));
+    SmallVector<AffineExpr> rfExprs;
+    for (unsigned k = 0; k < numS + numL; ++k)
+      rfExprs.push_back(getAffineDimExpr(nsp + k, ctx));
+    AffineMap rfMap = AffineMap::get(total, 0, rfExprs, ctx);
+    writeBack = BlockOp::create(
+        rw, loc, block.getNameAttr(), values, kindsAttr(ctx, kinds),
+        ValueRange{acc, rf}, mapsAttr(ctx, {outMap, rfMap}), ValueRange{acc},
+        mapsAttr(ctx, {outMap}));
+    if (Block *oldInit = block.getInitBlock()) {
+      Block *b = addBody(rw, writeBack.getInit(), total, loc);
+      IRMapping mapping;
+      rw.setInsertionPointToStart(b);
+      Value zero = arith::ConstantIndexOp::create(rw, loc, 0);
+      for (unsigned i = 0; i < n; ++i)
+        mapping.map(oldInit->getArgument(i),
+                    newIndex[i] >= 0 ? b->getArgument(newIndex[i]) : zero);
+      for (Operation &op : *oldInit)
+        rw.clone(op, mapping);
+      // Accesses of the init were over all old variables: only spatial ones
+      // (now at their new places) can appear.
+      SmallVector<AffineExpr> identity;
+      for (unsigned k = 0; k < total; ++k)
+        identity.push_back(getAffineDimExpr(k, ctx));
+      rewriteAccesses(rw, b, identity);
+      if (zero.use_empty())
+        rw.eraseOp(zero.getDefiningOp());
+    }
+    Block *b = addBody(rw, writeBack.getBody(), total, loc);
+    rw.setInsertionPointToStart(b);
+    Value cur = affine::AffineLoadOp::create(rw, loc, acc, outMap,
+                                             b->getArguments());
+    Value part =
+        affine::AffineLoadOp::create(rw, loc, rf, rfMap, b->getArguments());
+    Value next = arith::getReductionOp(update->kind, rw, loc, cur, part);
+    affine::AffineStoreOp::create(rw, loc, next, acc, outMap,
+                                  b->getArguments());
+    YieldOp::create(rw, loc);
+  }
+  rw.eraseOp(block);
+  return RFactorResult{rfBlock, writeBack, init};
+}
+
+//===----------------------------------------------------------------------===//
+// tree_reduce
+//===----------------------------------------------------------------------===//
+
+FailureOr<BlockOp> llmc::tl::treeReduce(RewriterBase &rw, BlockOp block) {
+  MLIRContext *ctx = block.getContext();
+  Location loc = block.getLoc();
+  auto error = [&](const Twine &msg) {
+    return block.emitError("tree_reduce: ") << msg;
+  };
+  unsigned n = block.getNumIters();
+  int red = -1;
+  for (unsigned i = 0; i < n; ++i)
+    if (block.getIterKind(i) == IterKind::reduce) {
+      if (red >= 0)
+        return error("tl.block '" + block.getName() +
+                     "' has more than one reduction variable");
+      red = i;
+    }
+  if (red < 0)
+    return error("tl.block '" + block.getName() +
+                 "' has no reduction variable");
+  auto arg = dyn_cast<BlockArgument>(block.getIterValues()[red]);
+  auto loop = arg ? dyn_cast<ForOp>(arg.getOwner()->getParentOp()) : ForOp();
+  if (!loop || loop.getInductionVar() != arg || block->getParentOp() != loop)
+    return error("the reduction variable must be bound to the loop directly "
+                 "around the block");
+  std::optional<int64_t> extent = constantExtent(loop);
+  if (!extent || *extent < 2 || !llvm::isPowerOf2_64(*extent))
+    return error("the reduction loop needs a constant power-of-two extent "
+                 "(the lanes of a tree)");
+  for (Operation &op : loop.getBody()->without_terminator())
+    if (&op != block.getOperation() && (op.getNumRegions() || !isPure(&op)))
+      return error("the reduction loop holds more than the block");
+  FailureOr<ReductionUpdate> update = matchReductionUpdate(block);
+  if (failed(update) || update->fma)
+    return error("the update of tl.block '" + block.getName() +
+                 "' is not `acc = combine(acc, x)` of its one output");
+  auto partLoad = update->operand.getDefiningOp<affine::AffineLoadOp>();
+  Value parts = partLoad ? partLoad.getMemRef() : Value();
+  if (!parts || !parts.getDefiningOp<memref::AllocaOp>())
+    return error("the combined value must be read from a stack buffer of "
+                 "partials (as rfactor makes)");
+  // The partial's element over the block's variables: the reduction
+  // variable must index its last dimension, by itself.
+  AffineMap partMap = partLoad.getAffineMap();
+  SmallVector<AffineExpr> over;
+  for (Value v : partLoad.getMapOperands())
+    over.push_back(getAffineDimExpr(cast<BlockArgument>(v).getArgNumber(), ctx));
+  partMap = simplifyAffineMap(partMap.replaceDimsAndSymbols(
+      ArrayRef<AffineExpr>(over).take_front(partMap.getNumDims()),
+      ArrayRef<AffineExpr>(over).drop_front(partMap.getNumDims()), n, 0));
+  AffineExpr last = partMap.getResults().back();
+  if (last != getAffineDimExpr(red, ctx))
+    return error("the reduction variable must index the last dimension of "
+                 "the partials");
+  for (AffineExpr e : partMap.getResults().drop_back())
+    if (e.isFunctionOfDim(red))
+      return error("the reduction variable may index only the last "
+                   "dimension of the partials");
+  for (Operation *user : parts.getUsers()) {
+    Operation *owner = user;
+    if (auto b = user->getParentOfType<BlockOp>())
+      owner = b;
+    if (owner->getBlock() == loop->getBlock() && loop->isBeforeInBlock(owner))
+      return error("the partials are read after the write-back");
+  }
+
+  // Levels: partials[.., i] = partials[.., i] (+) partials[.., i + h].
+  rw.setInsertionPoint(loop);
+  SmallVector<Value> spatial;
+  SmallVector<unsigned> spatialIndex;
+  for (unsigned i = 0; i < n; ++i)
+    if ((int)i != red) {
+      spatial.push_back(block.getIterValues()[i]);
+      spatialIndex.push_back(i);
+    }
+  unsigned ns = spatial.size();
+  // Old variable k as a dim of a block over (spatial..., i).
+  SmallVector<AffineExpr> toNew(n);
+  for (auto [j, k] : llvm::enumerate(spatialIndex))
+    toNew[k] = getAffineDimExpr(j, ctx);
+  int level = 0;
+  for (int64_t h = *extent / 2; h >= 1; h /= 2, ++level) {
+    OpBuilder::InsertionGuard guard(rw);
+    SmallVector<Value> ivs = buildLoops(rw, loc, {h});
+    toNew[red] = getAffineDimExpr(ns, ctx);
+    AffineMap lo = simplifyAffineMap(
+        partMap.replaceDimsAndSymbols(toNew, {}, ns + 1, 0));
+    toNew[red] = getAffineDimExpr(ns, ctx) + h;
+    AffineMap hi = simplifyAffineMap(
+        partMap.replaceDimsAndSymbols(toNew, {}, ns + 1, 0));
+    SmallVector<Value> values(spatial);
+    values.push_back(ivs[0]);
+    auto lvl = BlockOp::create(
+        rw, loc,
+        rw.getStringAttr((block.getName() + "_tree" + Twine(level)).str()),
+        values,
+        kindsAttr(ctx, SmallVector<IterKind>(ns + 1, IterKind::spatial)),
+        ValueRange{parts, parts}, mapsAttr(ctx, {lo, hi}), ValueRange{parts},
+        mapsAttr(ctx, {lo}));
+    Block *b = addBody(rw, lvl.getBody(), ns + 1, loc);
+    rw.setInsertionPointToStart(b);
+    Value x = affine::AffineLoadOp::create(rw, loc, parts, lo, b->getArguments());
+    Value y = affine::AffineLoadOp::create(rw, loc, parts, hi, b->getArguments());
+    affine::AffineStoreOp::create(
+        rw, loc, arith::getReductionOp(update->kind, rw, loc, x, y), parts, lo,
+        b->getArguments());
+    YieldOp::create(rw, loc);
+  }
+  // The final combine: the output, after its init, with lane 0.
+  toNew[red] = getAffineConstantExpr(0, ctx);
+  auto inNew = [&](AffineMap m) {
+    return simplifyAffineMap(m.replaceDimsAndSymbols(toNew, {}, ns, 0));
+  };
+  Value acc = block.getWrites()[0];
+  AffineMap outMap =
+      inNew(cast<AffineMapAttr>(block.getWriteMaps()[0]).getValue());
+  AffineMap firstMap = inNew(partMap);
+  auto final = BlockOp::create(
+      rw, loc, block.getNameAttr(), spatial,
+      kindsAttr(ctx, SmallVector<IterKind>(ns, IterKind::spatial)),
+      ValueRange{acc, parts}, mapsAttr(ctx, {outMap, firstMap}),
+      ValueRange{acc}, mapsAttr(ctx, {outMap}));
+  Block *b = addBody(rw, final.getBody(), ns, loc);
+  rw.setInsertionPointToStart(b);
+  Value zero;
+  if (Block *oldInit = block.getInitBlock()) {
+    IRMapping mapping;
+    zero = arith::ConstantIndexOp::create(rw, loc, 0);
+    for (auto [j, k] : llvm::enumerate(spatialIndex))
+      mapping.map(oldInit->getArgument(k), b->getArgument(j));
+    mapping.map(oldInit->getArgument(red), zero);
+    for (Operation &op : oldInit->without_terminator())
+      rw.clone(op, mapping);
+  }
+  Value cur = affine::AffineLoadOp::create(rw, loc, acc, outMap, b->getArguments());
+  Value part =
+      affine::AffineLoadOp::create(rw, loc, parts, firstMap, b->getArguments());
+  affine::AffineStoreOp::create(
+      rw, loc, arith::getReductionOp(update->kind, rw, loc, cur, part), acc,
+      outMap, b->getArguments());
+  YieldOp::create(rw, loc);
+  // The init's accesses were over all old variables: re-express them.
+  SmallVector<AffineExpr> identity;
+  for (unsigned k = 0; k < ns; ++k)
+    identity.push_back(getAffineDimExpr(k, ctx));
+  rewriteAccesses(rw, b, identity);
+  if (zero && zero.use_empty())
+    rw.eraseOp(zero.getDefiningOp());
+  rw.eraseOp(loop);
+  return final;
+}

@@ -1,0 +1,149 @@
+//===- ScheduleScript.cpp - tl-schedule: primitives from a script ---------===//
+#include "Dialect/TL/IR/TL.h"
+#include "Dialect/TL/Transforms/Passes.h"
+#include "Dialect/TL/Transforms/Schedule.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/StringExtras.h"
+
+namespace llmc::tl {
+#define GEN_PASS_DEF_TLSCHEDULE
+#include "Dialect/TL/Transforms/Passes.h.inc"
+} // namespace llmc::tl
+
+using namespace mlir;
+using namespace llmc::tl;
+
+namespace {
+
+/// One statement: `name(arg, arg, ...)`.
+struct Call {
+  std::string name;
+  SmallVector<std::string> args;
+};
+
+FailureOr<SmallVector<Call>> parseScript(StringRef script, Operation *root) {
+  SmallVector<Call> calls;
+  SmallVector<StringRef> statements;
+  script.split(statements, ';', -1, /*KeepEmpty=*/false);
+  for (StringRef st : statements) {
+    st = st.trim();
+    if (st.empty())
+      continue;
+    size_t open = st.find('(');
+    if (open == StringRef::npos || !st.ends_with(")"))
+      return root->emitError("tl-schedule: expected `primitive(args)`, got '")
+             << st << "'";
+    Call c;
+    c.name = st.take_front(open).trim().str();
+    SmallVector<StringRef> args;
+    st.drop_front(open + 1).drop_back().split(args, ',', -1, false);
+    for (StringRef a : args)
+      c.args.push_back(a.trim().str());
+    calls.push_back(std::move(c));
+  }
+  return calls;
+}
+
+struct TLSchedulePass : llmc::tl::impl::TLScheduleBase<TLSchedulePass> {
+  using Base::Base;
+
+  LogicalResult apply(const Call &c, Operation *root, RewriterBase &rw) {
+    auto argError = [&](const Twine &msg) {
+      return root->emitError("tl-schedule: ") << c.name << ": " << msg;
+    };
+    if (c.args.empty())
+      return argError("needs a block name");
+    FailureOr<BlockOp> block = getBlock(root, c.args[0]);
+    if (failed(block))
+      return failure();
+    SmallVector<int64_t> ints;
+    for (const std::string &a : llvm::drop_begin(c.args)) {
+      int64_t v;
+      if (StringRef(a).getAsInteger(10, v)) {
+        if (c.name == "bind" && &a == &c.args.back())
+          continue;
+        return argError("'" + a + "' is not an integer");
+      }
+      ints.push_back(v);
+    }
+    SmallVector<ForOp> loops = getLoops(*block);
+    auto loopAt = [&](int64_t i) -> FailureOr<ForOp> {
+      if (i < 0 || i >= (int64_t)loops.size())
+        return argError("tl.block '" + c.args[0] + "' has " +
+                        Twine(loops.size()) + " loops, no loop " + Twine(i));
+      return loops[i];
+    };
+    auto needs = [&](size_t n) -> LogicalResult {
+      if (ints.size() < n)
+        return argError("needs " + Twine(n) + " loop/factor arguments");
+      return success();
+    };
+    if (c.name == "split" || c.name == "split_peel") {
+      if (failed(needs(2)))
+        return failure();
+      auto l = loopAt(ints[0]);
+      if (failed(l))
+        return failure();
+      if (c.name == "split_peel")
+        return splitPeel(rw, *l, ArrayRef<int64_t>(ints).drop_front());
+      SmallVector<int64_t> factors = {-1};
+      llvm::append_range(factors, ArrayRef<int64_t>(ints).drop_front());
+      return split(rw, *l, factors);
+    }
+    if (c.name == "reorder" || c.name == "fuse" || c.name == "rfactor") {
+      if (failed(needs(1)))
+        return failure();
+      SmallVector<ForOp> ls;
+      for (int64_t i : ints) {
+        auto l = loopAt(i);
+        if (failed(l))
+          return failure();
+        ls.push_back(*l);
+      }
+      if (c.name == "reorder")
+        return reorder(rw, ls);
+      if (c.name == "fuse")
+        return fuse(rw, ls);
+      return rfactor(rw, *block, ls);
+    }
+    if (c.name == "tree_reduce")
+      return treeReduce(rw, *block);
+    if (c.name == "decompose_reduction") {
+      if (failed(needs(1)))
+        return failure();
+      auto l = loopAt(ints[0]);
+      return failed(l) ? failure()
+                       : LogicalResult(decomposeReduction(rw, *block, *l));
+    }
+    if (c.name == "parallel" || c.name == "vectorize" || c.name == "unroll" ||
+        c.name == "bind") {
+      if (failed(needs(1)))
+        return failure();
+      auto l = loopAt(ints[0]);
+      if (failed(l))
+        return failure();
+      if (c.name == "parallel")
+        return parallel(*l);
+      if (c.name == "vectorize")
+        return vectorize(*l);
+      if (c.name == "unroll")
+        return unroll(*l);
+      return llmc::tl::bind(*l, c.args.back());
+    }
+    return argError("unknown primitive");
+  }
+
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    auto calls = parseScript(script, root);
+    if (failed(calls))
+      return signalPassFailure();
+    IRRewriter rw(&getContext());
+    for (const Call &c : *calls)
+      if (failed(apply(c, root, rw)))
+        return signalPassFailure();
+  }
+};
+} // namespace
