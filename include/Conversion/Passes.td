@@ -27,19 +27,32 @@ def ConvertGraphToTL : Pass<"convert-graph-to-tl", "mlir::ModuleOp"> {
 }
 
 def ConvertTLToSCF : Pass<"convert-tl-to-scf"> {
-  let summary = "Lower tl loops and blocks to scf loops and memref accesses";
+  let summary = "Lower tl loops and blocks to scf loops, vector code and memref accesses";
   let description = [{
-    `unrolled` loops are replaced by one copy of their body per iteration;
-    other `tl.for`s become `scf.for` (parallel and vectorized loops are left
-    to later passes and LLVM to exploit); `tl.block` is inlined with its
-    iteration variables replaced by their bound values, its affine accesses
-    expanded into index arithmetic and `memref.load`/`memref.store`, and its
-    `init` region guarded by `scf.if` on all reduction variables being zero.
+    Every loop kind reaches the code it names:
+    - `unrolled` loops are replaced by one copy of their body per iteration;
+    - a band of directly nested `vectorized` loops (constant extents)
+      becomes straight-line code of the vector dialect, one lane per
+      iteration (row-major over the band): contiguous accesses become
+      `vector.load`/`vector.store` (replicated with `vector.shuffle` across
+      lanes they do not depend on), lane-invariant values stay scalar and are
+      broadcast, other accesses go lane by lane; trailing loops of the band
+      that bind reduction variables are reduced into the other lanes
+      (`vector.multi_reduction`);
+    - `parallel` loops become `scf.parallel` (threads, on the CPU);
+    - `thread_bound` loops and parallel loops nested in parallel loops are
+      errors (they need a GPU target);
+    - other loops become `scf.for`.
+    `tl.block` is inlined with its iteration variables replaced by their
+    bound values, its affine accesses expanded into index arithmetic and
+    `memref.load`/`memref.store`, and its `init` region guarded by `scf.if`
+    on all reduction variables being zero.
 
     Output: no tl ops remain.
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
-                           "mlir::arith::ArithDialect"];
+                           "mlir::arith::ArithDialect",
+                           "mlir::vector::VectorDialect"];
 }
 
 #endif // LLMC_CONVERSION_PASSES_TD

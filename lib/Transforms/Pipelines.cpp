@@ -17,6 +17,8 @@
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
@@ -152,7 +154,8 @@ void llmc::registerLLMCDialects(DialectRegistry &registry) {
                   arith::ArithDialect, math::MathDialect,
                   memref::MemRefDialect, affine::AffineDialect,
                   scf::SCFDialect, cf::ControlFlowDialect,
-                  LLVM::LLVMDialect, omp::OpenMPDialect>();
+                  LLVM::LLVMDialect, omp::OpenMPDialect,
+                  vector::VectorDialect>();
   // convert-to-llvm finds each dialect's patterns through these interfaces.
   arith::registerConvertArithToLLVMInterface(registry);
   cf::registerConvertControlFlowToLLVMInterface(registry);
@@ -161,6 +164,7 @@ void llmc::registerLLMCDialects(DialectRegistry &registry) {
   registerConvertMathToLLVMInterface(registry);
   registerConvertMemRefToLLVMInterface(registry);
   registerConvertOpenMPToLLVMInterface(registry);
+  vector::registerConvertVectorToLLVMInterface(registry);
   ub::registerConvertUBToLLVMInterface(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);

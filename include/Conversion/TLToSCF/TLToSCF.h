@@ -5,6 +5,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 #include "Dialect/TL/IR/TL.h"
 
@@ -14,6 +16,12 @@ namespace llmc {
 
 /// Patterns lowering tl.for to scf.for and inlining tl.block.
 void populateTLToSCFPatterns(mlir::RewritePatternSet &patterns);
+
+/// Replaces every band of `vectorized` tl.for loops under `root` by vector
+/// code (VectorizeBands.cpp); fails, with a located error, on a band it
+/// cannot vectorize.
+mlir::LogicalResult vectorizeBands(mlir::Operation *root,
+                                   mlir::RewriterBase &rewriter);
 } // namespace llmc
 
 #endif // LLMC_CONVERSION_TLTOSCF_TLTOSCF_H

@@ -179,6 +179,10 @@ struct ConvertTLToSCFPass
     for (tl::ForOp loop : unrolled)
       if (failed(unrollFully(loop)))
         return signalPassFailure();
+    // Vectorized bands become vector code.
+    IRRewriter rw(&getContext());
+    if (failed(vectorizeBands(getOperation(), rw)))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateTLToSCFPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -35,3 +35,39 @@ func.func @nested_parallel(%y: memref<8x8xf32>) {
   }
   return
 }
+
+// -----
+
+// What a vector lane cannot compute is an error, never a serial loop.
+func.func @not_elementwise(%y: memref<4xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  tl.for %l = %c0 to %c4 step %c1 kind(vectorized) {
+    tl.block "loopy" (%vl = spatial %l) reads() writes(%y[%vl] : memref<4xf32>) {
+      %z = arith.constant 1.0 : f32
+      // expected-error @+1 {{cannot vectorize this operation (only elementwise arithmetic is widened)}}
+      %r = scf.for %i = %c0 to %n step %c1 iter_args(%a = %z) -> f32 {
+        %b = arith.addf %a, %z : f32
+        scf.yield %b : f32
+      }
+      affine.store %r, %y[%vl] : memref<4xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @dynamic_vector(%y: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{a vectorized loop needs bounds 0 to a constant with step 1}}
+  tl.for %l = %c0 to %n step %c1 kind(vectorized) {
+    tl.block "fill" (%vl = spatial %l) reads() writes(%y[%vl] : memref<?xf32>) {
+      %z = arith.constant 1.0 : f32
+      affine.store %z, %y[%vl] : memref<?xf32>
+    }
+  }
+  return
+}

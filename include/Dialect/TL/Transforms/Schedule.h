@@ -64,8 +64,13 @@ mlir::FailureOr<ForOp> fuse(mlir::RewriterBase &rewriter,
 /// Marks `loop` parallel: every block under it must bind the loop only to
 /// spatial variables, and write distinct elements in distinct iterations.
 mlir::LogicalResult parallel(ForOp loop);
-/// Marks an innermost loop with a constant extent vectorized (same data
-/// conditions as parallel).
+/// Marks a loop from 0 to a constant vectorized: its iterations become SIMD
+/// lanes. Loops inside it must be vectorized already (a band, flattened
+/// row-major into one vector). The iterations must be independent (the
+/// conditions of parallel), except for an innermost loop that binds only
+/// reduction variables of blocks updating an accumulator it does not index
+/// (a group reduction: its lanes are reduced into those of the loops
+/// around it, e.g. the four products of an int8 dot-product group).
 mlir::LogicalResult vectorize(ForOp loop);
 /// Marks a loop with a constant extent to be unrolled.
 mlir::LogicalResult unroll(ForOp loop);

@@ -162,63 +162,82 @@ LogicalResult llmc::tl::verifyIndependent(ForOp loop, StringRef what) {
                              "elements in tl.block '" +
                                  a.block.getName() + "'");
     unsigned rank = list.front().indices.size();
+    // Each access as `c * iv + fixed + [lo, hi]` in dimension d.
+    struct Form {
+      int64_t c, lo, hi;
+      AffineExpr fixed;
+    };
+    auto formOf = [&](AffineExpr e) -> std::optional<Form> {
+      auto coef = linearCoefficient(e, 0, numDims);
+      if (!coef)
+        return std::nullopt;
+      int64_t rlo = 0, rhi = 0;
+      SmallVector<AffineExpr> repl;
+      for (unsigned k = 0; k < numDims; ++k)
+        repl.push_back(getAffineDimExpr(k, e.getContext()));
+      repl[0] = getAffineConstantExpr(0, e.getContext());
+      for (unsigned k = 1; k < numDims; ++k) {
+        if (!varying[k] || !e.isFunctionOfDim(k))
+          continue;
+        auto ak = linearCoefficient(e, k, numDims);
+        if (!ak || !range[k])
+          return std::nullopt;
+        int64_t x = *ak * range[k]->first, y = *ak * range[k]->second;
+        rlo += std::min(x, y);
+        rhi += std::max(x, y);
+        repl[k] = getAffineConstantExpr(0, e.getContext());
+      }
+      AffineExpr rest = simplifyAffineExpr(e.replaceDims(repl), numDims, 0);
+      int64_t constant = 0;
+      if (auto ce = dyn_cast<AffineConstantExpr>(rest)) {
+        constant = ce.getValue();
+        rest = getAffineConstantExpr(0, e.getContext());
+      } else if (auto bin = dyn_cast<AffineBinaryOpExpr>(rest);
+                 bin && bin.getKind() == AffineExprKind::Add &&
+                 isa<AffineConstantExpr>(bin.getRHS())) {
+        constant = cast<AffineConstantExpr>(bin.getRHS()).getValue();
+        rest = bin.getLHS();
+      }
+      return Form{*coef, constant + rlo, constant + rhi, rest};
+    };
+    // Iterations i != i' of the loop are at most `span` apart.
+    std::optional<std::pair<int64_t, int64_t>> own = ivRange(loop);
+    int64_t span = own ? own->second - own->first : INT64_MAX / 4;
     bool proven = false;
     for (unsigned d = 0; d < rank && !proven; ++d) {
-      std::optional<int64_t> c;
-      int64_t lo = INT64_MAX, hi = INT64_MIN;
-      std::optional<AffineExpr> fixedPart;
+      SmallVector<std::optional<Form>> forms;
+      for (const Access &a : list)
+        forms.push_back(formOf(a.indices[d]));
       bool ok = true;
-      for (const Access &a : list) {
-        AffineExpr e = a.indices[d];
-        auto coef = linearCoefficient(e, 0, numDims);
-        if (!coef || *coef == 0 || (c && *coef != *c)) {
-          ok = false;
-          break;
-        }
-        c = coef;
-        // r = e - c * iv: its varying part spans [rlo, rhi]; its fixed part
-        // (constants aside) must be the same for every access.
-        int64_t rlo = 0, rhi = 0;
-        SmallVector<AffineExpr> repl;
-        for (unsigned k = 0; k < numDims; ++k)
-          repl.push_back(getAffineDimExpr(k, e.getContext()));
-        repl[0] = getAffineConstantExpr(0, e.getContext());
-        for (unsigned k = 1; k < numDims && ok; ++k) {
-          if (!varying[k] || !e.isFunctionOfDim(k))
-            continue;
-          auto ak = linearCoefficient(e, k, numDims);
-          if (!ak || !range[k]) {
+      for (unsigned w = 0; w < list.size() && ok; ++w) {
+        if (!list[w].write)
+          continue;
+        for (unsigned a = 0; a < list.size() && ok; ++a) {
+          const auto &fw = forms[w], &fa = forms[a];
+          if (!fw || !fa || fw->c == 0 || fw->c != fa->c ||
+              fw->fixed != fa->fixed) {
             ok = false;
             break;
           }
-          int64_t x = *ak * range[k]->first, y = *ak * range[k]->second;
-          rlo += std::min(x, y);
-          rhi += std::max(x, y);
-          repl[k] = getAffineConstantExpr(0, e.getContext());
+          // Same element in iterations i (write) and i' (access):
+          // c * (i - i') = r_a - r_w, with r_a - r_w in [lo, hi].
+          int64_t c = std::abs(fw->c);
+          int64_t lo = fa->lo - fw->hi, hi = fa->hi - fw->lo;
+          if (fw->c < 0)
+            std::tie(lo, hi) = std::make_pair(-hi, -lo);
+          // Any multiple c * D in [lo, hi] with 0 < |D| <= span?
+          auto floorDiv = [](int64_t x, int64_t y) {
+            return x >= 0 ? x / y : -((-x + y - 1) / y);
+          };
+          int64_t dlo = -floorDiv(-lo, c), dhi = floorDiv(hi, c);
+          dlo = std::max(dlo, -span);
+          dhi = std::min(dhi, span);
+          bool clash = (dlo <= -1 && dhi >= dlo) || (dhi >= 1 && dlo <= dhi);
+          if (dlo <= dhi && clash && !(dlo == 0 && dhi == 0))
+            ok = false;
         }
-        if (!ok)
-          break;
-        AffineExpr rest = simplifyAffineExpr(e.replaceDims(repl), numDims, 0);
-        int64_t constant = 0;
-        if (auto ce = dyn_cast<AffineConstantExpr>(rest)) {
-          constant = ce.getValue();
-          rest = getAffineConstantExpr(0, e.getContext());
-        } else if (auto bin = dyn_cast<AffineBinaryOpExpr>(rest);
-                   bin && bin.getKind() == AffineExprKind::Add &&
-                   isa<AffineConstantExpr>(bin.getRHS())) {
-          constant = cast<AffineConstantExpr>(bin.getRHS()).getValue();
-          rest = bin.getLHS();
-        }
-        if (fixedPart && *fixedPart != rest) {
-          ok = false;
-          break;
-        }
-        fixedPart = rest;
-        lo = std::min(lo, constant + rlo);
-        hi = std::max(hi, constant + rhi);
       }
-      if (ok && c && hi - lo < std::abs(*c))
-        proven = true;
+      proven = ok;
     }
     if (!proven)
       return conflict();

@@ -276,14 +276,20 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
     SmallVector<Value> values;
     SmallVector<IterKind> kinds;
     for (unsigned i = 0; i < n; ++i) {
+      // A reduction variable without its lane parts: rebuilt from its
+      // affine form with the lanes at 0, so that it no longer depends on
+      // the lane loops (their iterations become independent).
       Value v = block.getIterValues()[i];
-      for (auto [j, li] : llvm::enumerate(laneIndex))
-        if (coeff[i][j]) {
-          Value c = arith::ConstantIndexOp::create(rw, loc, coeff[i][j]);
-          Value part = arith::MulIOp::create(
-              rw, loc, loops[li].getInductionVar(), c);
-          v = arith::SubIOp::create(rw, loc, v, part);
-        }
+      if (llvm::any_of(coeff[i], [](int64_t c) { return c != 0; })) {
+        SmallVector<AffineExpr> zeroLanes;
+        for (unsigned k = 0; k < numDims; ++k)
+          zeroLanes.push_back(llvm::is_contained(laneIndex, k)
+                                  ? getAffineConstantExpr(0, ctx)
+                                  : getAffineDimExpr(k, ctx));
+        AffineExpr rest = simplifyAffineExpr(bind[i].replaceDims(zeroLanes),
+                                             numDims, 0);
+        v = affine::expandAffineExpr(rw, loc, rest, ab.dims, {});
+      }
       values.push_back(v);
       kinds.push_back(block.getIterKind(i));
     }

@@ -1,6 +1,7 @@
 //===- Schedule.cpp - schedule primitives on tl loop nests ----------------===//
 #include "Dialect/TL/Transforms/Schedule.h"
 #include "Dialect/TL/Analysis/Independence.h"
+#include "Dialect/TL/Analysis/Reduction.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -432,15 +433,57 @@ LogicalResult llmc::tl::parallel(ForOp loop) {
   return success();
 }
 
+/// True when `loop` is a group reduction loop: every block under it that it
+/// binds binds it to reduction variables only, updating one accumulator
+/// (`acc = combine(acc, x)`) whose element does not depend on the loop.
+static bool isGroupLoop(ForOp loop) {
+  Value iv = loop.getInductionVar();
+  bool binds = false, ok = true;
+  loop.getBody()->walk([&](BlockOp block) {
+    bool uses = false;
+    for (unsigned i = 0, e = block.getNumIters(); i < e; ++i) {
+      if (!dependsOn(block.getIterValues()[i], iv, loop))
+        continue;
+      uses = true;
+      if (block.getIterKind(i) != IterKind::reduce ||
+          block.getIterValues()[i] != iv)
+        ok = false;
+      for (Attribute m : block.getWriteMaps())
+        if (cast<AffineMapAttr>(m).getValue().isFunctionOfDim(i))
+          ok = false;
+    }
+    if (uses && failed(matchReductionUpdate(block)))
+      ok = false;
+    binds |= uses;
+  });
+  return binds && ok;
+}
+
 LogicalResult llmc::tl::vectorize(ForOp loop) {
-  if (!getConstantIntValue(loop.getUpperBound()) ||
-      !getConstantIntValue(loop.getLowerBound()))
-    return loop.emitError("vectorize: the loop extent must be a constant");
+  if (getConstantIntValue(loop.getLowerBound()) != 0 ||
+      getConstantIntValue(loop.getStep()) != 1 ||
+      !getConstantIntValue(loop.getUpperBound()))
+    return loop.emitError("vectorize: the loop must run from 0 to a constant "
+                          "with step 1");
+  // Loops inside must already be lanes of the same vector (a band).
+  ForOp inner;
+  loop.getBody()->walk([&](ForOp l) {
+    if (!inner && l.getKind() != LoopKind::vectorized)
+      inner = l;
+  });
+  if (inner) {
+    InFlightDiagnostic d = loop.emitError(
+        "vectorize: the loops inside a vectorized loop must be vectorized "
+        "first (innermost first)");
+    d.attachNote(inner.getLoc()) << "this loop is not";
+    return d;
+  }
+  // A loop carrying a reduction is vectorized as a group: its lanes are
+  // reduced into the lanes of the loops around it.
   bool innermost = true;
   loop.getBody()->walk([&](ForOp) { innermost = false; });
-  if (!innermost)
-    return loop.emitError("vectorize: only innermost loops can be vectorized");
-  if (failed(verifyIndependent(loop, "vectorize")))
+  if (!(innermost && isGroupLoop(loop)) &&
+      failed(verifyIndependent(loop, "vectorize")))
     return failure();
   setKind(loop, LoopKind::vectorized);
   return success();

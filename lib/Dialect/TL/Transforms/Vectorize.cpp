@@ -2,6 +2,7 @@
 #include "Dialect/TL/IR/TL.h"
 #include "Dialect/TL/Transforms/Passes.h"
 #include "Dialect/TL/Transforms/Schedule.h"
+#include "Dialect/TL/Analysis/Independence.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -37,14 +38,14 @@ struct TLVectorizePass : llmc::tl::impl::TLVectorizeBase<TLVectorizePass> {
           getConstantIntValue(inner.getLowerBound()) != 0 ||
           getConstantIntValue(inner.getStep()) != 1)
         continue;
-      // Only loops whose iterations are independent; ask the primitive on
-      // the unsplit loop, silently (a loop that does not qualify is kept).
+      // Only loops whose iterations are independent (spatial); ask the
+      // analysis on the unsplit loop, silently (a loop that does not
+      // qualify is kept).
       {
         ScopedDiagnosticHandler quiet(&getContext(),
                                       [](Diagnostic &) { return success(); });
-        if (failed(vectorize(inner)))
+        if (failed(verifyIndependent(inner, "tl-vectorize")))
           continue;
-        inner.setKindAttr(LoopKindAttr::get(&getContext(), LoopKind::serial));
       }
       auto split = llmc::tl::split(rw, inner, {-1, width});
       if (failed(split) || failed(vectorize(split->back())))

@@ -1,0 +1,610 @@
+//===- VectorizeBands.cpp - vectorized tl loops to the vector dialect -----===//
+//
+// A band of directly nested `vectorized` loops (constant extents) becomes
+// straight-line vector code: one SIMD lane per iteration, row-major over the
+// band (the innermost loop fastest). Every value computed in the band is
+// widened: values that do not depend on the band stay scalar; arithmetic on
+// lanes becomes arithmetic on vectors; a block's access becomes a
+// vector.load/store when its elements are contiguous across the lanes it
+// depends on (replicated with a shuffle across the others), a scalar load
+// when it depends on no lane, and one scalar access per lane otherwise.
+//
+// A band may end in loops that bind reduction variables (a group
+// reduction: the products of a dot-product group, say): the lanes of those
+// loops are reduced into the lanes of the others with vector.multi_reduction,
+// which the target lowers (on x86 with VNNI, int8 groups of four become
+// vpdpbusd).
+//
+//===----------------------------------------------------------------------===//
+#include "Conversion/TLToSCF/TLToSCF.h"
+#include "Dialect/TL/Analysis/AffineIndex.h"
+#include "Dialect/TL/Analysis/Reduction.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace llmc;
+using llmc::tl::AffineIndexBuilder;
+using llmc::tl::linearCoefficient;
+using llmc::tl::ReductionUpdate;
+
+namespace {
+
+/// What a value of the band is: the same in every lane (scalar), or one
+/// element per lane of a context (a vector).
+struct Widened {
+  Value value;
+  bool varying = false;
+};
+
+/// The lanes a value is computed over: the band's non-group loops, or
+/// all of its loops (inside the group loops).
+struct Context {
+  bool group = false;
+};
+
+class BandVectorizer {
+public:
+  BandVectorizer(RewriterBase &rw, ArrayRef<tl::ForOp> band,
+                 ArrayRef<int64_t> extents, unsigned numGroup)
+      : rw(rw), band(band.begin(), band.end()),
+        extents(extents.begin(), extents.end()), numGroup(numGroup),
+        loc(band.front()->getLoc()) {
+    lanes = 1;
+    for (unsigned d = 0; d + numGroup < extents.size(); ++d)
+      lanes *= extents[d];
+    groupSize = 1;
+    for (unsigned d = extents.size() - numGroup; d < extents.size(); ++d)
+      groupSize *= extents[d];
+  }
+
+  LogicalResult run();
+
+private:
+  unsigned numDims(Context c) const {
+    return c.group ? extents.size() : extents.size() - numGroup;
+  }
+  int64_t width(Context c) const {
+    return c.group ? lanes * groupSize : lanes;
+  }
+  /// The coordinate of band dim `d` in each lane of `c`.
+  SmallVector<int64_t> coordinates(unsigned d, Context c) const {
+    int64_t w = width(c);
+    int64_t stride = 1;
+    for (unsigned k = d + 1; k < numDims(c); ++k)
+      stride *= extents[k];
+    SmallVector<int64_t> out;
+    for (int64_t l = 0; l < w; ++l)
+      out.push_back((l / stride) % extents[d]);
+    return out;
+  }
+  VectorType vecType(Type element, Context c) const {
+    return VectorType::get({width(c)}, element);
+  }
+  Value broadcast(Value scalar, Context c) {
+    return vector::BroadcastOp::create(rw, loc,
+                                       vecType(scalar.getType(), c), scalar);
+  }
+  /// `v` as a vector of `c` (broadcast when scalar).
+  Value asVector(Widened v, Context c) {
+    return v.varying ? v.value : broadcast(v.value, c);
+  }
+
+  FailureOr<Widened> widen(Value v, Context c);
+  FailureOr<Widened> widenOp(Operation *op, unsigned resultIndex, Context c,
+                             IRMapping *bodyMap = nullptr);
+  LogicalResult vectorizeBlock(tl::BlockOp block, Context c);
+  LogicalResult emitBody(tl::BlockOp block, Block *body, Context c,
+                         ReductionUpdate *update);
+  FailureOr<Value> load(tl::BlockOp block, affine::AffineLoadOp op, Context c,
+                        bool lanesOnly);
+  LogicalResult store(tl::BlockOp block, affine::AffineStoreOp op, Value value,
+                      Context c);
+  /// The indices of an access as affine expressions of the band's loops
+  /// (dims 0..n-1) and other values.
+  FailureOr<SmallVector<AffineExpr>> accessExprs(tl::BlockOp block,
+                                                 AffineMap map,
+                                                 ValueRange operands);
+  SmallVector<Value> materialize(ArrayRef<AffineExpr> exprs,
+                                 ArrayRef<int64_t> bandValues);
+
+  RewriterBase &rw;
+  SmallVector<tl::ForOp> band;
+  SmallVector<int64_t> extents;
+  unsigned numGroup;
+  Location loc;
+  int64_t lanes, groupSize;
+  /// Widened values outside blocks, per context.
+  DenseMap<std::pair<Value, unsigned>, Widened> memo;
+  /// Widened block arguments and body values of the block being emitted.
+  DenseMap<Value, Widened> local;
+  std::optional<AffineIndexBuilder> ab;
+};
+
+} // namespace
+
+SmallVector<Value> BandVectorizer::materialize(ArrayRef<AffineExpr> exprs,
+                                               ArrayRef<int64_t> bandValues) {
+  SmallVector<Value> dimValues(ab->dims);
+  for (unsigned d = 0; d < band.size(); ++d)
+    dimValues[d] = arith::ConstantIndexOp::create(
+        rw, loc, d < bandValues.size() ? bandValues[d] : 0);
+  SmallVector<Value> out;
+  for (AffineExpr e : exprs)
+    out.push_back(affine::expandAffineExpr(rw, loc, e, dimValues, {}));
+  return out;
+}
+
+FailureOr<SmallVector<AffineExpr>>
+BandVectorizer::accessExprs(tl::BlockOp block, AffineMap map,
+                            ValueRange operands) {
+  SmallVector<AffineExpr> repl;
+  for (Value o : operands) {
+    auto arg = dyn_cast<BlockArgument>(o);
+    std::optional<AffineExpr> e;
+    if (auto c = getConstantIntValue(o))
+      e = getAffineConstantExpr(*c, rw.getContext());
+    else if (arg && arg.getOwner()->getParentOp() == block)
+      e = ab->build(block.getIterValues()[arg.getArgNumber()]);
+    if (!e)
+      return block.emitOpError("cannot vectorize: an access index is not "
+                               "affine in the band's loops");
+    repl.push_back(*e);
+  }
+  SmallVector<AffineExpr> out;
+  unsigned n = ab->dims.size();
+  for (AffineExpr r : map.getResults())
+    out.push_back(simplifyAffineExpr(
+        r.replaceDimsAndSymbols(
+            ArrayRef<AffineExpr>(repl).take_front(map.getNumDims()),
+            ArrayRef<AffineExpr>(repl).drop_front(map.getNumDims())),
+        std::max(n, 1u), 0));
+  return out;
+}
+
+FailureOr<Widened> BandVectorizer::widen(Value v, Context c) {
+  if (auto it = local.find(v); it != local.end())
+    return it->second;
+  for (unsigned d = 0; d < band.size(); ++d)
+    if (v == band[d].getInductionVar()) {
+      if (d >= numDims(c))
+        return band[d].emitOpError(
+            "cannot vectorize: a group reduction loop's variable is used "
+            "outside the group");
+      auto key = std::make_pair(v, unsigned(c.group));
+      if (auto it = memo.find(key); it != memo.end())
+        return it->second;
+      auto attr = DenseElementsAttr::get(
+          vecType(rw.getIndexType(), c),
+          llvm::map_to_vector(coordinates(d, c), [&](int64_t x) {
+            return Attribute(rw.getIndexAttr(x));
+          }));
+      Widened w{arith::ConstantOp::create(rw, loc, attr), true};
+      memo[key] = w;
+      return w;
+    }
+  Operation *def = v.getDefiningOp();
+  if (!def || !band.front()->isAncestor(def))
+    return Widened{v, false};
+  auto key = std::make_pair(v, unsigned(c.group));
+  if (auto it = memo.find(key); it != memo.end())
+    return it->second;
+  FailureOr<Widened> w =
+      widenOp(def, cast<OpResult>(v).getResultNumber(), c);
+  if (succeeded(w))
+    memo[key] = *w;
+  return w;
+}
+
+FailureOr<Widened> BandVectorizer::widenOp(Operation *op, unsigned resultIndex,
+                                           Context c, IRMapping *bodyMap) {
+  if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+    return Widened{rw.clone(*op)->getResult(resultIndex), false};
+  }
+  if (auto apply = dyn_cast<affine::AffineApplyOp>(op)) {
+    // Spelled out as arithmetic, then widened as such.
+    OpBuilder::InsertionGuard guard(rw);
+    rw.setInsertionPoint(op);
+    auto expanded = affine::expandAffineMap(rw, op->getLoc(),
+                                            apply.getAffineMap(),
+                                            llvm::to_vector(apply.getOperands()));
+    if (!expanded)
+      return op->emitOpError("cannot vectorize: cannot expand the map");
+    rw.replaceOp(op, (*expanded)[0]);
+    return widen((*expanded)[0], c);
+  }
+  bool elementwise = op->hasTrait<OpTrait::Elementwise>() ||
+                     isa<arith::SelectOp, arith::IndexCastOp,
+                         arith::IndexCastUIOp>(op);
+  if (!elementwise || op->getNumRegions() || op->getNumResults() != 1)
+    return op->emitOpError("cannot vectorize this operation (only "
+                           "elementwise arithmetic is widened)");
+  SmallVector<Widened> operands;
+  bool varying = false;
+  for (Value o : op->getOperands()) {
+    FailureOr<Widened> w = local.count(o) ? FailureOr<Widened>(local[o])
+                                          : widen(o, c);
+    if (failed(w))
+      return failure();
+    varying |= w->varying;
+    operands.push_back(*w);
+  }
+  SmallVector<Value> newOperands;
+  for (Widened &w : operands)
+    newOperands.push_back(varying ? asVector(w, c) : w.value);
+  Type resultType = op->getResult(0).getType();
+  if (varying)
+    resultType = vecType(resultType, c);
+  OperationState state(op->getLoc(), op->getName(), newOperands, {resultType},
+                       op->getAttrs());
+  Operation *clone = rw.create(state);
+  return Widened{clone->getResult(0), varying};
+}
+
+FailureOr<Value> BandVectorizer::load(tl::BlockOp block,
+                                      affine::AffineLoadOp op, Context c,
+                                      bool lanesOnly) {
+  auto exprs = accessExprs(block, op.getAffineMap(), op.getMapOperands());
+  if (failed(exprs))
+    return failure();
+  Context lc = lanesOnly ? Context{false} : c;
+  unsigned nd = numDims(lc);
+  auto memType = cast<MemRefType>(op.getMemRef().getType());
+  Type elem = memType.getElementType();
+  // The band dims each index uses.
+  SmallVector<unsigned> used;
+  for (unsigned d = 0; d < band.size(); ++d)
+    if (llvm::any_of(*exprs, [&](AffineExpr e) { return e.isFunctionOfDim(d); })) {
+      if (d >= nd)
+        return op.emitOpError("cannot vectorize: the accumulator of a group "
+                              "reduction depends on the group");
+      used.push_back(d);
+    }
+  if (used.empty()) {
+    SmallVector<Value> idx = materialize(*exprs, {});
+    return memref::LoadOp::create(rw, loc, op.getMemRef(), idx).getResult();
+  }
+  // Contiguous: only the last index uses the band, row-major over `used`.
+  unsigned numAll = ab->dims.size();
+  bool contiguous =
+      memType.getLayout().isIdentity() &&
+      llvm::all_of(ArrayRef<AffineExpr>(*exprs).drop_back(), [&](AffineExpr e) {
+        return llvm::none_of(used, [&](unsigned d) { return e.isFunctionOfDim(d); });
+      });
+  int64_t span = 1;
+  for (unsigned i = used.size(); contiguous && i-- > 0;) {
+    auto coef = linearCoefficient(exprs->back(), used[i], numAll);
+    if (!coef || *coef != span)
+      contiguous = false;
+    span *= extents[used[i]];
+  }
+  Value result;
+  if (contiguous) {
+    SmallVector<Value> idx = materialize(*exprs, {});
+    result = vector::LoadOp::create(rw, loc, VectorType::get({span}, elem),
+                                    op.getMemRef(), idx);
+    if (span == width(lc))
+      return result;
+    // Replicate across the lanes the access does not depend on.
+    SmallVector<int64_t> mask;
+    SmallVector<SmallVector<int64_t>> coords;
+    for (unsigned d : used)
+      coords.push_back(coordinates(d, lc));
+    for (int64_t l = 0; l < width(lc); ++l) {
+      int64_t off = 0;
+      for (unsigned i = 0; i < used.size(); ++i)
+        off = off * extents[used[i]] + coords[i][l];
+      mask.push_back(off);
+    }
+    return vector::ShuffleOp::create(rw, loc, result, result, mask)
+        .getResult();
+  }
+  // Anything else: one scalar load per lane.
+  SmallVector<SmallVector<int64_t>> coords;
+  for (unsigned d = 0; d < nd; ++d)
+    coords.push_back(coordinates(d, lc));
+  SmallVector<Value> elems;
+  for (int64_t l = 0; l < width(lc); ++l) {
+    SmallVector<int64_t> at;
+    for (unsigned d = 0; d < nd; ++d)
+      at.push_back(coords[d][l]);
+    SmallVector<Value> idx = materialize(*exprs, at);
+    elems.push_back(memref::LoadOp::create(rw, loc, op.getMemRef(), idx));
+  }
+  return vector::FromElementsOp::create(rw, loc, vecType(elem, lc), elems)
+      .getResult();
+}
+
+LogicalResult BandVectorizer::store(tl::BlockOp block,
+                                    affine::AffineStoreOp op, Value value,
+                                    Context c) {
+  auto exprs = accessExprs(block, op.getAffineMap(), op.getMapOperands());
+  if (failed(exprs))
+    return failure();
+  unsigned nd = numDims(c);
+  auto memType = cast<MemRefType>(op.getMemRef().getType());
+  SmallVector<unsigned> used;
+  for (unsigned d = 0; d < band.size(); ++d)
+    if (llvm::any_of(*exprs, [&](AffineExpr e) { return e.isFunctionOfDim(d); }))
+      used.push_back(d);
+  if (used.size() != nd)
+    return op.emitOpError("cannot vectorize: the lanes would store to the "
+                          "same element");
+  if (!isa<VectorType>(value.getType()))
+    value = broadcast(value, c);
+  unsigned numAll = ab->dims.size();
+  bool contiguous =
+      memType.getLayout().isIdentity() &&
+      llvm::all_of(ArrayRef<AffineExpr>(*exprs).drop_back(), [&](AffineExpr e) {
+        return llvm::none_of(used, [&](unsigned d) { return e.isFunctionOfDim(d); });
+      });
+  int64_t span = 1;
+  for (unsigned i = used.size(); contiguous && i-- > 0;) {
+    auto coef = linearCoefficient(exprs->back(), used[i], numAll);
+    if (!coef || *coef != span)
+      contiguous = false;
+    span *= extents[used[i]];
+  }
+  if (contiguous) {
+    SmallVector<Value> idx = materialize(*exprs, {});
+    vector::StoreOp::create(rw, loc, value, op.getMemRef(), idx);
+    return success();
+  }
+  SmallVector<SmallVector<int64_t>> coords;
+  for (unsigned d = 0; d < nd; ++d)
+    coords.push_back(coordinates(d, c));
+  for (int64_t l = 0; l < width(c); ++l) {
+    SmallVector<int64_t> at;
+    for (unsigned d = 0; d < nd; ++d)
+      at.push_back(coords[d][l]);
+    SmallVector<Value> idx = materialize(*exprs, at);
+    Value e = vector::ExtractOp::create(rw, loc, value, l);
+    memref::StoreOp::create(rw, loc, e, op.getMemRef(), idx);
+  }
+  return success();
+}
+
+LogicalResult BandVectorizer::emitBody(tl::BlockOp block, Block *body,
+                                       Context c, ReductionUpdate *update) {
+  for (BlockArgument arg : body->getArguments()) {
+    FailureOr<Widened> w = widen(block.getIterValues()[arg.getArgNumber()], c);
+    if (failed(w))
+      return failure();
+    local[arg] = *w;
+  }
+  for (Operation &op : body->without_terminator()) {
+    if (auto l = dyn_cast<affine::AffineLoadOp>(op)) {
+      bool acc = update && l == update->load;
+      FailureOr<Value> v = load(block, l, c, /*lanesOnly=*/acc);
+      if (failed(v))
+        return failure();
+      local[l.getResult()] = Widened{*v, isa<VectorType>(v->getType())};
+      continue;
+    }
+    if (auto s = dyn_cast<affine::AffineStoreOp>(op)) {
+      Widened w = local.count(s.getValueToStore())
+                      ? local[s.getValueToStore()]
+                      : Widened{s.getValueToStore(), false};
+      Context sc = update && s == update->store ? Context{false} : c;
+      if (failed(store(block, s, w.value, sc)))
+        return failure();
+      continue;
+    }
+    if (update && &op == update->combine) {
+      // The group reduction: the lanes of the group loops are combined into
+      // the accumulator's lanes.
+      Value accv = local[update->load.getResult()].value;
+      Value x;
+      if (update->fma) {
+        auto fma = cast<math::FmaOp>(op);
+        FailureOr<Widened> a = widen(fma.getA(), c);
+        FailureOr<Widened> b = widen(fma.getB(), c);
+        if (failed(a) || failed(b))
+          return failure();
+        Value av = local.count(fma.getA()) ? local[fma.getA()].value : a->value;
+        Value bv = local.count(fma.getB()) ? local[fma.getB()].value : b->value;
+        x = arith::MulFOp::create(rw, loc, asVector({av, isa<VectorType>(av.getType())}, c),
+                                  asVector({bv, isa<VectorType>(bv.getType())}, c));
+      } else {
+        Widened w = local.count(update->operand)
+                        ? local[update->operand]
+                        : *widen(update->operand, c);
+        x = asVector(w, c);
+      }
+      Type elem = cast<VectorType>(x.getType()).getElementType();
+      Value grouped = vector::ShapeCastOp::create(
+          rw, loc, VectorType::get({lanes, groupSize}, elem), x);
+      if (!isa<VectorType>(accv.getType()))
+        accv = broadcast(accv, Context{false});
+      auto kind = update->kind;
+      vector::CombiningKind ck =
+          kind == arith::AtomicRMWKind::addf || kind == arith::AtomicRMWKind::addi
+              ? vector::CombiningKind::ADD
+          : kind == arith::AtomicRMWKind::mulf || kind == arith::AtomicRMWKind::muli
+              ? vector::CombiningKind::MUL
+          : kind == arith::AtomicRMWKind::maxnumf ? vector::CombiningKind::MAXNUMF
+          : kind == arith::AtomicRMWKind::minnumf ? vector::CombiningKind::MINNUMF
+          : kind == arith::AtomicRMWKind::maximumf ? vector::CombiningKind::MAXIMUMF
+          : kind == arith::AtomicRMWKind::minimumf ? vector::CombiningKind::MINIMUMF
+          : kind == arith::AtomicRMWKind::maxs ? vector::CombiningKind::MAXSI
+          : kind == arith::AtomicRMWKind::mins ? vector::CombiningKind::MINSI
+          : kind == arith::AtomicRMWKind::ori ? vector::CombiningKind::OR
+                                              : vector::CombiningKind::AND;
+      Value red = vector::MultiDimReductionOp::create(
+          rw, loc, ck, grouped, accv, ArrayRef<int64_t>{1});
+      local[op.getResult(0)] = Widened{red, true};
+      continue;
+    }
+    if (op.getNumResults() != 1)
+      return op.emitOpError("cannot vectorize this operation");
+    FailureOr<Widened> w = widenOp(&op, 0, c);
+    if (failed(w))
+      return failure();
+    local[op.getResult(0)] = *w;
+  }
+  return success();
+}
+
+LogicalResult BandVectorizer::vectorizeBlock(tl::BlockOp block, Context c) {
+  local.clear();
+  // Reduction variables bound to group loops are reduced across lanes;
+  // any other must be the same in every lane.
+  Value cond;
+  for (unsigned i = 0, e = block.getNumIters(); i < e; ++i) {
+    if (block.getIterKind(i) != tl::IterKind::reduce)
+      continue;
+    Value v = block.getIterValues()[i];
+    bool onGroup = false;
+    for (unsigned d = band.size() - numGroup; d < band.size(); ++d)
+      onGroup |= v == band[d].getInductionVar();
+    if (onGroup) {
+      if (!c.group)
+        return block.emitOpError("cannot vectorize: reduction on a group loop "
+                                 "outside the group");
+      continue;
+    }
+    FailureOr<Widened> w = widen(v, Context{false});
+    if (failed(w))
+      return failure();
+    if (w->varying)
+      return block.emitOpError("cannot vectorize: reduction variable ")
+             << i << " differs between lanes";
+    if (block.getInitBlock()) {
+      Value zero = arith::ConstantIndexOp::create(rw, loc, 0);
+      Value isFirst = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::eq,
+                                            w->value, zero);
+      cond = cond ? arith::AndIOp::create(rw, loc, cond, isFirst).getResult()
+                  : isFirst;
+    }
+  }
+  std::optional<ReductionUpdate> update;
+  if (c.group) {
+    FailureOr<ReductionUpdate> u = tl::matchReductionUpdate(block);
+    if (failed(u))
+      return block.emitOpError("cannot vectorize: a block under a group "
+                               "reduction loop must update one accumulator "
+                               "as `acc = combine(acc, x)`");
+    update = *u;
+  }
+  ab.emplace(band.front(), /*opaqueInside=*/false);
+  for (tl::ForOp l : band)
+    ab->dim(l.getInductionVar());
+  if (Block *init = block.getInitBlock()) {
+    // The init (of the lanes' accumulators) where it runs.
+    OpBuilder::InsertionGuard guard(rw);
+    if (cond) {
+      auto ifOp = scf::IfOp::create(rw, loc, cond, /*else=*/false);
+      rw.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    }
+    if (failed(emitBody(block, init, Context{false}, nullptr)))
+      return failure();
+    local.clear();
+  }
+  return emitBody(block, block.getBodyBlock(), c,
+                  update ? &*update : nullptr);
+}
+
+LogicalResult BandVectorizer::run() {
+  rw.setInsertionPoint(band.front());
+  // Walk the innermost non-group loop's body: index arithmetic, blocks, and
+  // the group loops around blocks.
+  tl::ForOp inner = band[band.size() - numGroup - 1];
+  std::function<LogicalResult(Block *, Context)> emit =
+      [&](Block *body, Context c) -> LogicalResult {
+    for (Operation &op : body->without_terminator()) {
+      if (auto b = dyn_cast<tl::BlockOp>(op)) {
+        if (failed(vectorizeBlock(b, c)))
+          return failure();
+        continue;
+      }
+      if (auto l = dyn_cast<tl::ForOp>(op)) {
+        if (!llvm::is_contained(band, l))
+          return l.emitOpError("cannot vectorize: a loop inside a vectorized "
+                               "band must be part of it");
+        if (failed(emit(l.getBody(), Context{true})))
+          return failure();
+        continue;
+      }
+      if (!isPure(&op) || op.getNumRegions())
+        return op.emitOpError("cannot vectorize this operation in a band");
+      // Index arithmetic is widened where blocks use it.
+    }
+    return success();
+  };
+  // Loops of the band above `inner` hold only index arithmetic besides the
+  // next loop.
+  for (tl::ForOp l : band) {
+    if (l == inner)
+      break;
+    for (Operation &op : l.getBody()->without_terminator())
+      if (!llvm::is_contained(band, dyn_cast<tl::ForOp>(&op)) &&
+          (!isPure(&op) || op.getNumRegions()))
+        return op.emitOpError("cannot vectorize: only the innermost loop of a "
+                              "vectorized band may hold blocks");
+  }
+  if (failed(emit(inner.getBody(), Context{false})))
+    return failure();
+  rw.eraseOp(band.front());
+  return success();
+}
+
+LogicalResult llmc::vectorizeBands(Operation *root, RewriterBase &rw) {
+  SmallVector<tl::ForOp> roots;
+  root->walk([&](tl::ForOp l) {
+    if (l.getKind() != tl::LoopKind::vectorized)
+      return;
+    auto parent = l->getParentOfType<tl::ForOp>();
+    if (!parent || parent.getKind() != tl::LoopKind::vectorized)
+      roots.push_back(l);
+  });
+  for (tl::ForOp top : roots) {
+    SmallVector<tl::ForOp> band = {top};
+    while (true) {
+      tl::ForOp next;
+      for (Operation &op : band.back().getBody()->without_terminator())
+        if (auto l = dyn_cast<tl::ForOp>(op);
+            l && l.getKind() == tl::LoopKind::vectorized)
+          next = l;
+      if (!next)
+        break;
+      band.push_back(next);
+    }
+    SmallVector<int64_t> extents;
+    for (tl::ForOp l : band) {
+      auto lb = getConstantIntValue(l.getLowerBound());
+      auto ub = getConstantIntValue(l.getUpperBound());
+      auto step = getConstantIntValue(l.getStep());
+      if (lb != 0 || step != 1 || !ub || *ub < 1)
+        return l.emitOpError("a vectorized loop needs bounds 0 to a constant "
+                             "with step 1");
+      extents.push_back(*ub);
+    }
+    // Group loops: the trailing loops of the band that bind reduction
+    // variables of the blocks inside them.
+    unsigned numGroup = 0;
+    for (unsigned d = band.size(); d-- > 1;) {
+      bool reduces = false;
+      band[d]->walk([&](tl::BlockOp b) {
+        for (unsigned i = 0, e = b.getNumIters(); i < e; ++i)
+          if (b.getIterKind(i) == tl::IterKind::reduce &&
+              b.getIterValues()[i] == band[d].getInductionVar())
+            reduces = true;
+      });
+      if (!reduces)
+        break;
+      ++numGroup;
+    }
+    BandVectorizer v(rw, band, extents, numGroup);
+    if (failed(v.run()))
+      return failure();
+  }
+  return success();
+}

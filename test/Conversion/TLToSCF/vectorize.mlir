@@ -1,0 +1,129 @@
+// RUN: llm-opt %s -split-input-file -convert-tl-to-scf -canonicalize | FileCheck %s
+
+// A dot product per row in 16 lanes: the lanes' partials are one vector,
+// loaded and stored whole; the x and w reads are contiguous vector loads;
+// the halving tree reads halves of the partials. No lane loop is left.
+// CHECK-LABEL: func.func @gemv
+// CHECK-NOT: tl.
+// CHECK: scf.for %[[N:.+]] =
+// CHECK: %[[RF:.+]] = memref.alloca() {{.*}} : memref<16xf32>
+// CHECK: vector.store %{{.+}}, %[[RF]][%c0] : memref<16xf32>, vector<16xf32>
+// CHECK: scf.for %[[K:.+]] =
+// CHECK: %[[OFF:.+]] = arith.muli %[[K]], %c16
+// CHECK: %[[X:.+]] = vector.load %{{.+}}[%[[OFF]]] : memref<64xf32>, vector<16xf32>
+// CHECK: %[[W:.+]] = vector.load %{{.+}}[%[[N]], %{{.+}}] : memref<8x64xf32>, vector<16xf32>
+// CHECK: %[[A:.+]] = vector.load %[[RF]][%c0] : memref<16xf32>, vector<16xf32>
+// CHECK: %[[P:.+]] = arith.mulf %[[X]], %[[W]] : vector<16xf32>
+// CHECK: %[[S:.+]] = arith.addf %[[A]], %[[P]] : vector<16xf32>
+// CHECK: vector.store %[[S]], %[[RF]][%c0]
+// CHECK: %[[LO:.+]] = vector.load %[[RF]][%c0] : memref<16xf32>, vector<8xf32>
+// CHECK: %[[HI:.+]] = vector.load %[[RF]][%c8] : memref<16xf32>, vector<8xf32>
+// CHECK: arith.addf %[[LO]], %[[HI]] : vector<8xf32>
+func.func @gemv(%x: memref<64xf32>, %w: memref<8x64xf32>, %y: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  tl.for %n = %c0 to %c8 step %c1 {
+    %rf = memref.alloca() {alignment = 64 : i64} : memref<16xf32>
+    tl.for %l = %c0 to %c16 step %c1 kind(vectorized) {
+      tl.block "init" (%vl = spatial %l) reads() writes(%rf[%vl] : memref<16xf32>) {
+        affine.store %zero, %rf[%vl] : memref<16xf32>
+      }
+    }
+    tl.for %k = %c0 to %c4 step %c1 {
+      %k16 = arith.muli %k, %c16 : index
+      tl.for %l = %c0 to %c16 step %c1 kind(vectorized) {
+        tl.block "rf" (%vn = spatial %n, %vk = reduce %k16, %vl = spatial %l)
+            reads(%x[%vk + %vl] : memref<64xf32>, %w[%vn, %vk + %vl] : memref<8x64xf32>, %rf[%vl] : memref<16xf32>)
+            writes(%rf[%vl] : memref<16xf32>) {
+          %a = affine.load %x[%vk + %vl] : memref<64xf32>
+          %b = affine.load %w[%vn, %vk + %vl] : memref<8x64xf32>
+          %s = affine.load %rf[%vl] : memref<16xf32>
+          %p = arith.mulf %a, %b : f32
+          %r = arith.addf %s, %p : f32
+          affine.store %r, %rf[%vl] : memref<16xf32>
+        }
+      }
+    }
+    tl.for %i = %c0 to %c8 step %c1 kind(vectorized) {
+      tl.block "tree0" (%vi = spatial %i) reads(%rf[%vi] : memref<16xf32>, %rf[%vi + 8] : memref<16xf32>)
+          writes(%rf[%vi] : memref<16xf32>) {
+        %a = affine.load %rf[%vi] : memref<16xf32>
+        %b = affine.load %rf[%vi + 8] : memref<16xf32>
+        %s = arith.addf %a, %b : f32
+        affine.store %s, %rf[%vi] : memref<16xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// An int8 dot product in groups of four: 8 lanes of 4-element groups are
+// one vector of 32 bytes per operand (contiguous), the products are reduced
+// by group into the 8 lanes of the accumulator (what VNNI's vpdpbusd does).
+// A scale that depends on no lane stays a scalar.
+// CHECK-LABEL: func.func @dot4
+// CHECK: %[[A:.+]] = vector.load %{{.+}}[%c0] : memref<32xi8>, vector<32xi8>
+// CHECK: %[[B:.+]] = vector.load %{{.+}}[%c0] : memref<32xi8>, vector<32xi8>
+// CHECK: %[[ACC:.+]] = vector.load %{{.+}}[%c0] : memref<8xi32>, vector<8xi32>
+// CHECK: %[[EA:.+]] = arith.extsi %[[A]] : vector<32xi8> to vector<32xi32>
+// CHECK: %[[EB:.+]] = arith.extsi %[[B]] : vector<32xi8> to vector<32xi32>
+// CHECK: %[[P:.+]] = arith.muli %[[EA]], %[[EB]] : vector<32xi32>
+// CHECK: %[[G:.+]] = vector.shape_cast %[[P]] : vector<32xi32> to vector<8x4xi32>
+// CHECK: %[[R:.+]] = vector.multi_reduction <add>, %[[G]], %[[ACC]] [1] : vector<8x4xi32> to vector<8xi32>
+// CHECK: vector.store %[[R]], %{{.+}}[%c0] : memref<8xi32>, vector<8xi32>
+func.func @dot4(%a: memref<32xi8>, %b: memref<32xi8>, %acc: memref<8xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  tl.for %l = %c0 to %c8 step %c1 kind(vectorized) {
+    tl.for %g = %c0 to %c4 step %c1 kind(vectorized) {
+      tl.block "dot" (%vl = spatial %l, %vg = reduce %g)
+          reads(%a[%vl * 4 + %vg] : memref<32xi8>, %b[%vl * 4 + %vg] : memref<32xi8>, %acc[%vl] : memref<8xi32>)
+          writes(%acc[%vl] : memref<8xi32>) {
+        %x = affine.load %a[%vl * 4 + %vg] : memref<32xi8>
+        %y = affine.load %b[%vl * 4 + %vg] : memref<32xi8>
+        %s = affine.load %acc[%vl] : memref<8xi32>
+        %xe = arith.extsi %x : i8 to i32
+        %ye = arith.extsi %y : i8 to i32
+        %p = arith.muli %xe, %ye : i32
+        %r = arith.addi %s, %p : i32
+        affine.store %r, %acc[%vl] : memref<8xi32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Lanes that read the same element get one scalar load and a broadcast;
+// lanes reading a strided pattern go one by one.
+// CHECK-LABEL: func.func @uniform_and_strided
+// CHECK: %[[S:.+]] = memref.load %{{.+}}[%c0] : memref<1xf32>
+// CHECK-COUNT-4: memref.load %{{[^[]+}}[%{{.+}}] : memref<8xf32>
+// CHECK: vector.from_elements
+// CHECK: vector.broadcast %[[S]] : f32 to vector<4xf32>
+// CHECK: vector.store
+func.func @uniform_and_strided(%s: memref<1xf32>, %x: memref<8xf32>, %y: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  tl.for %l = %c0 to %c4 step %c1 kind(vectorized) {
+    tl.block "scale" (%vl = spatial %l)
+        reads(%s[0] : memref<1xf32>, %x[%vl * 2] : memref<8xf32>) writes(%y[%vl] : memref<4xf32>) {
+      %a = affine.load %s[0] : memref<1xf32>
+      %b = affine.load %x[%vl * 2] : memref<8xf32>
+      %p = arith.mulf %a, %b : f32
+      affine.store %p, %y[%vl] : memref<4xf32>
+    }
+  }
+  return
+}
