@@ -12,6 +12,8 @@
 #include "Artifact/Artifact.h"
 #include "Transforms/Pipelines.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -175,6 +177,7 @@ struct PyPassManager {
   std::string pipeline;
   std::string target = "cpu";
   std::string actQuant = "exact";
+  bool defaultSchedule = true;
   bool timing = false;
   py::object printAfter = py::none();
   std::string timingReport;
@@ -188,6 +191,7 @@ struct PyPassManager {
       llmc::PipelineOptions options;
       options.target = resolveTargetOrThrow(target);
       options.actQuant = actQuant;
+      options.defaultSchedule = defaultSchedule;
       llmc::buildCompilePipeline(pm, options, *phase);
     } else {
       std::string errors;
@@ -245,9 +249,17 @@ struct OpHandle {
 struct PySchedule {
   std::shared_ptr<PyModule> module;
 
-  OpHandle getBlock(const std::string &name) {
+  OpHandle getBlock(const std::string &name, const std::string &funcName) {
     DiagnosticCollector diags(module->ctx.get());
-    auto block = llmc::tl::getBlock(module->module->getOperation(), name);
+    Operation *root = module->module->getOperation();
+    if (!funcName.empty()) {
+      auto fn = SymbolTable::lookupNearestSymbolFrom<mlir::func::FuncOp>(
+          root, StringAttr::get(module->ctx.get(), funcName));
+      if (!fn)
+        throw LLMCError("get_block: no function @" + funcName);
+      root = fn;
+    }
+    auto block = llmc::tl::getBlock(root, name);
     if (failed(block))
       diags.raise("get_block('" + name + "')");
     return {module, *block};
@@ -309,16 +321,32 @@ struct PySchedule {
                           OpHandle{module, r->writeBack},
                           OpHandle{module, r->init});
   }
-  OpHandle treeReduce(const OpHandle &block) {
+  OpHandle treeReduce(const OpHandle &block, int64_t segment) {
     DiagnosticCollector diags(module->ctx.get());
     auto b = dyn_cast<llmc::tl::BlockOp>(block.op);
     if (!b)
       throw LLMCError("tree_reduce: the handle is not a tl.block");
     IRRewriter rw(module->ctx.get());
-    auto r = llmc::tl::treeReduce(rw, b);
+    auto r = llmc::tl::treeReduce(rw, b, segment);
     if (failed(r))
       diags.raise("tree_reduce");
-    return {module, *r};
+    return {module, r->final};
+  }
+  void contract(const OpHandle &block) {
+    DiagnosticCollector diags(module->ctx.get());
+    auto b = dyn_cast<llmc::tl::BlockOp>(block.op);
+    if (!b)
+      throw LLMCError("contract: the handle is not a tl.block");
+    module->ctx->getOrLoadDialect<mlir::math::MathDialect>();
+    IRRewriter rw(module->ctx.get());
+    if (failed(llmc::tl::contract(rw, b)))
+      diags.raise("contract");
+  }
+  void reverse(const OpHandle &h) {
+    DiagnosticCollector diags(module->ctx.get());
+    IRRewriter rw(module->ctx.get());
+    if (failed(llmc::tl::reverse(rw, loop(h, "reverse"))))
+      diags.raise("reverse");
   }
   std::vector<OpHandle> reorder(const std::vector<OpHandle> &hs) {
     DiagnosticCollector diags(module->ctx.get());
@@ -529,22 +557,27 @@ PYBIND11_MODULE(_llmc, m) {
   py::class_<PyPassManager>(m, "PassManager")
       .def(py::init([](std::string pipeline, bool timing,
                        py::object printAfter, std::string target,
-                       std::string actQuant) {
+                       std::string actQuant, std::string schedule) {
              if (actQuant != "exact" && actQuant != "llama.cpp")
                throw py::value_error(
                    "act_quant: expected 'exact' or 'llama.cpp', got '" +
                    actQuant + "'");
+             if (schedule != "default" && schedule != "none")
+               throw py::value_error(
+                   "schedule: expected 'default' or 'none', got '" + schedule +
+                   "'");
              auto pm = std::make_unique<PyPassManager>();
              pm->pipeline = std::move(pipeline);
              pm->timing = timing;
              pm->printAfter = printAfter;
              pm->target = std::move(target);
              pm->actQuant = std::move(actQuant);
+             pm->defaultSchedule = schedule == "default";
              return pm;
            }),
            py::arg("pipeline"), py::arg("timing") = false,
            py::arg("print_ir_after") = py::none(), py::arg("target") = "cpu",
-           py::arg("act_quant") = "exact")
+           py::arg("act_quant") = "exact", py::arg("schedule") = "default")
       .def("run", &PyPassManager::run, py::arg("module"))
       .def_readonly("timing_report", &PyPassManager::timingReport);
 
@@ -561,12 +594,16 @@ PYBIND11_MODULE(_llmc, m) {
       .def(py::init([](std::shared_ptr<PyModule> m) {
         return PySchedule{std::move(m)};
       }))
-      .def("get_block", &PySchedule::getBlock)
+      .def("get_block", &PySchedule::getBlock, py::arg("name"),
+           py::arg("func") = "")
       .def("get_loops", &PySchedule::getLoops)
       .def("split", &PySchedule::split)
       .def("split_peel", &PySchedule::splitPeel)
       .def("rfactor", &PySchedule::rfactor)
-      .def("tree_reduce", &PySchedule::treeReduce)
+      .def("tree_reduce", &PySchedule::treeReduce, py::arg("block"),
+           py::arg("segment") = 0)
+      .def("contract", &PySchedule::contract)
+      .def("reverse", &PySchedule::reverse)
       .def("reorder", &PySchedule::reorder)
       .def("fuse", &PySchedule::fuse)
       .def("decompose_reduction", &PySchedule::decomposeReduction)

@@ -39,8 +39,12 @@ struct PipelineOptions {
   TargetDescription target;
   /// "exact" or "llama.cpp" (graph-act-quant, docs/numerics.md).
   std::string actQuant = "exact";
-  /// Runs at the schedule slot, after the default schedule.
+  /// The schedule of the tl phase: given, it runs at the schedule slot in
+  /// place of the target's default schedule.
   ScheduleCallback schedule;
+  /// Without a given schedule: the target's default (true) or none, leaving
+  /// the canonical nests (`schedule=none`; tests and schedule authors).
+  bool defaultSchedule = true;
 };
 
 /// graph: numerics, target-independent tensor rewrites and the weight-blob

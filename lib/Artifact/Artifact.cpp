@@ -194,8 +194,8 @@ static llvm::Error writeMetadata(llvm::StringRef path, ModuleOp module,
     j.attributeObject("kv_cache", [&] {
       j.attribute("dtype", LLMC_KV_CACHE_DTYPE);
       j.attributeArray("shape", [&] {
-        for (int64_t d : {cache.getLayers(), int64_t(2), cache.getMaxSeq(),
-                          cache.getKvHeads(), cache.getHeadDim()})
+        for (int64_t d : {cache.getLayers(), int64_t(2), cache.getKvHeads(),
+                          cache.getMaxSeq() * cache.getHeadDim()})
           j.value(d);
       });
       j.attribute("layout", LLMC_KV_CACHE_LAYOUT);

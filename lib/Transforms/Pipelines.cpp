@@ -60,12 +60,6 @@ void llmc::buildGraphPhase(OpPassManager &pm, const PipelineOptions &options) {
   if (options.actQuant != "exact") {
     graph::GraphActQuantOptions act;
     act.mode = options.actQuant;
-    const TargetDescription &t = options.target;
-    // llama.cpp runs the ggml kernels that fit the CPU it runs on; follow
-    // those of the target.
-    act.isa = !(t.has("avx512f") && t.has("avx512dq")) ? "none"
-              : t.hasBF16Dot()                         ? "avx512bf16"
-                                                       : "avx512";
     pm.addPass(graph::createGraphActQuant(act));
   }
   pm.addPass(createCanonicalizerPass());
@@ -84,10 +78,20 @@ void llmc::buildTLPhase(OpPassManager &pm, const PipelineOptions &options) {
   outParams.hoistDynamicAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addPass(createCanonicalizerPass());
+  // Decode (one token) and prefill get their own code: the decode version's
+  // token loops fold away, its buffers become static.
+  pm.addPass(tl::createTLSpecializeDecode());
+  pm.addPass(createCanonicalizerPass());
+  // The schedule: the target's default, or the one given (Python, C++) at
+  // the schedule slot, which starts from the canonical nests.
   if (options.schedule) {
     pm.addPass(createScheduleSlotPass(options.schedule));
-    pm.addPass(createCanonicalizerPass());
+  } else if (options.defaultSchedule) {
+    tl::TLDefaultScheduleOptions schedule;
+    schedule.target = options.target.str();
+    pm.addPass(tl::createTLDefaultSchedule(schedule));
   }
+  pm.addPass(createCanonicalizerPass());
   // The phase boundary: whatever scheduled the loops, a kind that would
   // race stops here.
   pm.addPass(tl::createTLVerifyParallel());
@@ -182,6 +186,10 @@ struct PhaseOptions : public PassPipelineOptions<PhaseOptions> {
   Option<std::string> actQuant{
       *this, "act-quant", llvm::cl::desc("numeric mode: exact or llama.cpp"),
       llvm::cl::init("exact")};
+  Option<std::string> schedule{
+      *this, "schedule",
+      llvm::cl::desc("default (the target's) or none (canonical nests)"),
+      llvm::cl::init("default")};
 };
 
 struct CompileOptions : public PassPipelineOptions<CompileOptions> {
@@ -196,6 +204,10 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
   Option<std::string> actQuant{
       *this, "act-quant", llvm::cl::desc("numeric mode: exact or llama.cpp"),
       llvm::cl::init("exact")};
+  Option<std::string> schedule{
+      *this, "schedule",
+      llvm::cl::desc("default (the target's) or none (canonical nests)"),
+      llvm::cl::init("default")};
 };
 
 /// Resolves the pipeline options (the target string once: `cpu` describes
@@ -203,12 +215,17 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
 /// become a pass that reports them.
 void buildRegistered(OpPassManager &pm, llvm::StringRef name,
                      const std::string &target, const std::string &actQuant,
-                     Phase first, Phase last) {
+                     const std::string &schedule, Phase first, Phase last) {
   if (actQuant != "exact" && actQuant != "llama.cpp")
     return pm.addPass(createErrorPass(name.str() +
                                       ": act-quant: expected exact or "
                                       "llama.cpp, got '" +
                                       actQuant + "'"));
+  if (schedule != "default" && schedule != "none")
+    return pm.addPass(createErrorPass(name.str() +
+                                      ": schedule: expected default or none, "
+                                      "got '" +
+                                      schedule + "'"));
   auto resolved = resolveTarget(target);
   if (!resolved)
     return pm.addPass(createErrorPass(name.str() + ": " +
@@ -216,6 +233,7 @@ void buildRegistered(OpPassManager &pm, llvm::StringRef name,
   PipelineOptions po;
   po.target = std::move(*resolved);
   po.actQuant = actQuant;
+  po.defaultSchedule = schedule == "default";
   buildCompilePipeline(pm, po, last, first);
 }
 } // namespace
@@ -237,7 +255,7 @@ void llmc::registerLLMCPasses() {
                                             options.to +
                                             "' (expected graph, tl or llvm)"));
         buildRegistered(pm, "llmc-compile", options.target, options.actQuant,
-                        Phase::Graph, *last);
+                        options.schedule, Phase::Graph, *last);
       });
   for (auto [name, phase, what] :
        {std::tuple{"llmc-graph", Phase::Graph, "the graph phase"},
@@ -248,7 +266,8 @@ void llmc::registerLLMCPasses() {
     llvm::StringRef n = name;
     PassPipelineRegistration<PhaseOptions>(
         name, what, [p, n](OpPassManager &pm, const PhaseOptions &options) {
-          buildRegistered(pm, n, options.target, options.actQuant, p, p);
+          buildRegistered(pm, n, options.target, options.actQuant,
+                          options.schedule, p, p);
         });
   }
 }

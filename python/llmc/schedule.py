@@ -132,9 +132,11 @@ class Schedule:
             raise TypeError("%s: expected a loop from get_loops/split/fuse, got %r" % (what, rv))
         return rv.handle
 
-    def get_block(self, name):
-        rv = self._rv("block", self._native.get_block(name))
-        self._record("get_block", [name], [rv])
+    def get_block(self, name, func=None):
+        """The tl.block named `name` (in function `func`, e.g.
+        "forward_decode", when the phases each have one)."""
+        rv = self._rv("block", self._native.get_block(name, func or ""))
+        self._record("get_block", [name] + ([func] if func else []), [rv])
         return rv
 
     def get_loops(self, block):
@@ -176,14 +178,28 @@ class Schedule:
         self._record("rfactor", [block, list(lanes)], [rf, wb, init])
         return rf, wb, init
 
-    def tree_reduce(self, block):
+    def tree_reduce(self, block, segment=None):
         """Combines the partials of a write-back block (from rfactor) in a
-        halving tree instead of in order; returns the final block."""
+        halving tree instead of in order; returns the final block. With
+        `segment`, each run of `segment` lanes gets its own tree and the
+        block adds the runs' results in order."""
         if not isinstance(block, _RV) or block.kind != "block":
             raise TypeError("tree_reduce: expected a block, got %r" % (block,))
-        rv = self._rv("block", self._native.tree_reduce(block.handle))
-        self._record("tree_reduce", [block], [rv])
+        rv = self._rv("block", self._native.tree_reduce(block.handle, int(segment or 0)))
+        self._record("tree_reduce", [block] + ([int(segment)] if segment else []), [rv])
         return rv
+
+    def contract(self, block):
+        """Makes reduction `block`'s update `acc + a * b` one fused
+        multiply-add (one rounding)."""
+        if not isinstance(block, _RV) or block.kind != "block":
+            raise TypeError("contract: expected a block, got %r" % (block,))
+        self._native.contract(block.handle)
+        self._record("contract", [block], [])
+
+    def reverse(self, loop):
+        """Runs `loop` backwards (iteration i becomes extent - 1 - i)."""
+        self._mark("reverse", loop)
 
     def reorder(self, loops):
         handles = [self._loop(l, "reorder") for l in loops]

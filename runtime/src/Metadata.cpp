@@ -148,7 +148,8 @@ ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
   if (md.version != LLMC_ARTIFACT_VERSION)
     throw Error(metadataPath + ": unsupported version " +
                 std::to_string(md.version) + " (this runtime supports " +
-                std::to_string(LLMC_ARTIFACT_VERSION) + ")");
+                std::to_string(LLMC_ARTIFACT_VERSION) +
+                "; compile the model again with this llmc)");
 
   md.target = c.getString(root, "", "target");
   md.libraryPath = joinPath(dir, c.getFileName(root, "", "library"));
@@ -177,22 +178,25 @@ ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
   if (dtype != "f32")
     c.fail("kv_cache.dtype", "is \"" + dtype + "\", only \"f32\" is supported");
   const JsonValue &shape = c.get(kv, "kv_cache", "shape");
-  if (!shape.isArray() || shape.asArray().size() != 5)
-    c.fail("kv_cache.shape", "must be an array of 5 integers");
+  if (!shape.isArray() || shape.asArray().size() != LLMC_KV_CACHE_RANK)
+    c.fail("kv_cache.shape", "must be an array of " +
+                                 std::to_string(LLMC_KV_CACHE_RANK) +
+                                 " integers");
   // Checked against INT32_MAX each so that the product cannot overflow
   // before the size check below.
-  for (size_t i = 0; i < 5; ++i)
+  for (size_t i = 0; i < LLMC_KV_CACHE_RANK; ++i)
     md.kvCacheShape.push_back(c.checkInteger(
         shape.asArray()[i], "kv_cache.shape[" + std::to_string(i) + "]", 1,
         INT32_MAX));
-  // The layout is "layer, k|v, position, kv_head, head_dim": the entry point
-  // indexes the position axis up to max_seq_len - 1.
+  // The layout is llmc/abi.h's: the last axis holds max_seq_len positions
+  // of every element of a head.
   if (md.kvCacheShape[1] != 2)
     c.fail("kv_cache.shape[1]", "is " + std::to_string(md.kvCacheShape[1]) +
                                     ", expected 2 (k and v)");
-  if (md.kvCacheShape[2] != md.maxSeqLen)
-    c.fail("kv_cache.shape[2]", "is " + std::to_string(md.kvCacheShape[2]) +
-                                    ", expected model.max_seq_len = " +
+  if (md.kvCacheShape[3] % md.maxSeqLen != 0)
+    c.fail("kv_cache.shape[3]", "is " + std::to_string(md.kvCacheShape[3]) +
+                                    ", expected a multiple of "
+                                    "model.max_seq_len = " +
                                     std::to_string(md.maxSeqLen));
   // 2^46 floats (256 TiB) is beyond any machine; the bound keeps the byte
   // count computed by the loader far from overflow.

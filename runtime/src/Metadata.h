@@ -32,7 +32,7 @@ struct ArtifactMetadata {
   int64_t maxSeqLen = 0;
   int32_t bosId = -1;
   std::vector<int32_t> eosIds;
-  std::vector<int64_t> kvCacheShape; ///< 5 positive extents
+  std::vector<int64_t> kvCacheShape; ///< LLMC_KV_CACHE_RANK positive extents
   std::string forwardSymbol;         ///< entry.forward
   /// dir + "/" + tokenizer.file; empty when `tokenizer` is null.
   std::string tokenizerPath;

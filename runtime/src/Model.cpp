@@ -162,8 +162,8 @@ void Model::forward(const int32_t *tokens, int64_t n, int64_t pos0,
   auto weightDesc =
       denseDescriptor<llmc_weights_desc>(weights, {md.weightsBytes});
   const std::vector<int64_t> &s = md.kvCacheShape;
-  auto kvDesc = denseDescriptor<llmc_kv_cache_desc>(
-      kvCache, {s[0], s[1], s[2], s[3], s[4]});
+  auto kvDesc = denseDescriptor<llmc_kv_cache_desc>(kvCache,
+                                                    {s[0], s[1], s[2], s[3]});
   auto logitsDesc =
       denseDescriptor<llmc_logits_desc>(logits, {n, md.vocabSize});
   // The setter applies to the calling thread's parallel regions: set it

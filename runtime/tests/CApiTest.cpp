@@ -48,7 +48,7 @@ struct LibmArtifact {
       "weights": {"file": "weights.bin", "bytes": 0},
       "model": {"vocab_size": 8, "max_seq_len": 4, "bos_id": -1,
                 "eos_ids": [7, 6]},
-      "kv_cache": {"dtype": "f32", "shape": [1, 2, 4, 1, 2]},
+      "kv_cache": {"dtype": "f32", "shape": [1, 2, 1, 8]},
       "entry": {"forward": ")" +
                      symbol + R"("}, "tokenizer": null})";
     writeFile(dir.file("metadata.json"), md);

@@ -31,8 +31,8 @@ const char *kValidMetadata = R"({
     "n_kv_heads": 4, "head_dim": 8, "vocab_size": 512, "max_seq_len": 16,
     "rope_theta": 10000.0, "rms_eps": 1e-05, "bos_id": 1, "eos_ids": [2]
   },
-  "kv_cache": {"dtype": "f32", "shape": [5, 2, 16, 4, 8],
-               "layout": "layer, k|v, position, kv_head, head_dim"},
+  "kv_cache": {"dtype": "f32", "shape": [5, 2, 4, 128],
+               "layout": "layer, k|v, kv_head, k: position x head_dim | v: head_dim x position"},
   "entry": {"forward": "_mlir_ciface_forward"},
   "params": [],
   "tokenizer": null
@@ -92,7 +92,7 @@ TEST(MetadataTest, ValidMetadata) {
   EXPECT_EQ(md.maxSeqLen, 16);
   EXPECT_EQ(md.bosId, 1);
   EXPECT_EQ(md.eosIds, std::vector<int32_t>{2});
-  EXPECT_EQ(md.kvCacheShape, (std::vector<int64_t>{5, 2, 16, 4, 8}));
+  EXPECT_EQ(md.kvCacheShape, (std::vector<int64_t>{5, 2, 4, 128}));
   EXPECT_EQ(md.forwardSymbol, "_mlir_ciface_forward");
   EXPECT_EQ(md.tokenizerPath, a.dir.file("tok.bin"));
 }
@@ -135,7 +135,8 @@ TEST(MetadataTest, UnsupportedVersion) {
   Artifact a(patched("\"version\": 2", "\"version\": 1"));
   EXPECT_EQ(metadataError(a), a.metadataPath() +
                                   ": unsupported version 1 (this runtime "
-                                  "supports 2)");
+                                  "supports 2; compile the model again with "
+                                  "this llmc)");
 }
 
 struct FieldCase {
@@ -197,15 +198,15 @@ INSTANTIATE_TEST_SUITE_P(
         FieldCase{"\"dtype\": \"f32\"", "\"dtype\": \"f16\"",
                   "field 'kv_cache.dtype' is \"f16\", only \"f32\" is "
                   "supported"},
-        FieldCase{"\"shape\": [5, 2, 16, 4, 8]", "\"shape\": [5, 2, 16, 4]",
-                  "field 'kv_cache.shape' must be an array of 5 integers"},
-        FieldCase{"\"shape\": [5, 2, 16, 4, 8]", "\"shape\": [5, 2, 16, 0, 8]",
-                  "field 'kv_cache.shape[3]' is 0, expected a value in [1, "
+        FieldCase{"\"shape\": [5, 2, 4, 128]", "\"shape\": [5, 2, 16, 4, 8]",
+                  "field 'kv_cache.shape' must be an array of 4 integers"},
+        FieldCase{"\"shape\": [5, 2, 4, 128]", "\"shape\": [5, 2, 0, 128]",
+                  "field 'kv_cache.shape[2]' is 0, expected a value in [1, "
                   "2147483647]"},
-        FieldCase{"\"shape\": [5, 2, 16, 4, 8]", "\"shape\": [5, 3, 16, 4, 8]",
+        FieldCase{"\"shape\": [5, 2, 4, 128]", "\"shape\": [5, 3, 4, 128]",
                   "field 'kv_cache.shape[1]' is 3, expected 2 (k and v)"},
-        FieldCase{"\"shape\": [5, 2, 16, 4, 8]", "\"shape\": [5, 2, 8, 4, 8]",
-                  "field 'kv_cache.shape[2]' is 8, expected "
+        FieldCase{"\"shape\": [5, 2, 4, 128]", "\"shape\": [5, 2, 4, 120]",
+                  "field 'kv_cache.shape[3]' is 120, expected a multiple of "
                   "model.max_seq_len = 16"},
         FieldCase{"\"entry\": {\"forward\": \"_mlir_ciface_forward\"}",
                   "\"entry\": {}", "field 'entry.forward' is missing"},

@@ -11,12 +11,21 @@
 // GRAPH-COUNT-2: graph.param
 // GRAPH-NOT: graph.param
 
-// tl: buffers, the out-parameter ABI, no graph ops left; buffers are
+// tl: buffers, the out-parameter ABI (llmc/abi.h's KV layout: layer, k|v,
+// KV head, positions x head_dim), no graph ops left; the entry dispatches
+// one token to the decode version and more to the prefill one; buffers are
 // released later (after scheduling), in the llvm phase.
 // TL-LABEL: func.func @forward
-// TL-SAME: (%{{.*}}: memref<?xi32>, %{{.*}}: index, %{{.*}}: memref<?xi8>, %{{.*}}: memref<1x2x8x1x4xf32>, %[[OUT:.+]]: memref<?x6xf32>)
+// TL-SAME: (%{{.*}}: memref<?xi32>, %{{.*}}: index, %{{.*}}: memref<?xi8>, %{{.*}}: memref<1x2x1x32xf32>, %[[OUT:.+]]: memref<?x6xf32>)
 // TL-SAME: attributes {llvm.emit_c_interface}
+// TL: call @forward_decode
+// TL: call @forward_prefill
 // TL-NOT: graph.
+// TL: func.func private @forward_prefill({{.*}}) attributes {llmc.phase = "prefill"}
+// TL: tl.block "embedding"
+// TL: tl.block "matmul"
+// TL-NOT: memref.dealloc
+// TL: func.func private @forward_decode({{.*}}) attributes {llmc.phase = "decode"}
 // TL: tl.block "embedding"
 // TL: tl.block "matmul"
 // TL-NOT: memref.dealloc
@@ -27,8 +36,9 @@
 // LLVM-NOT: tl.
 // LLVM-NOT: memref.
 // LLVM: llvm.func @forward(
-// LLVM: llvm.call @free
 // LLVM: llvm.func @_mlir_ciface_forward(%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// LLVM: llvm.func @forward_prefill(
+// LLVM: llvm.call @free
 
 // IR: define void @_mlir_ciface_forward(ptr %0, i64 %1, ptr %2, ptr %3, ptr %4)
 

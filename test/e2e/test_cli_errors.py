@@ -102,7 +102,7 @@ def test_recompile_replaces_an_artifact(llmc, tmp_path, tiny_model):
     import json
     meta = json.loads((out / "metadata.json").read_text())
     assert meta["model"]["max_seq_len"] == 32
-    assert meta["kv_cache"]["shape"][2] == 32
+    assert meta["kv_cache"]["shape"][3] == 32 * meta["model"]["head_dim"]
 
 
 def test_graph_mlir_input_and_invalid_mlir(llmc, tmp_path, tiny_model):

@@ -41,12 +41,12 @@ def _host_avx512():
     return need <= flags and "amx_tile" not in flags
 
 
-def _llmc(llmc, model, tmp_path, mode):
+def _llmc(llmc, model, tmp_path, mode, prompt=PROMPT):
     art = tmp_path / ("art-" + mode)
     p = e2e_util.run([llmc, "compile", model, "--act-quant", mode, "-o", art])
     assert p.returncode == 0, e2e_util.describe(p, "llmc compile failed")
-    got = e2e_util.run_logits(llmc, art, PROMPT, STEPS)
-    e2e_util.check_threads(llmc, art, PROMPT, STEPS, got, exact_mode=mode == "exact")
+    got = e2e_util.run_logits(llmc, art, prompt, STEPS)
+    e2e_util.check_threads(llmc, art, prompt, STEPS, got, exact_mode=mode == "exact")
     return got[1:]
 
 
@@ -97,6 +97,50 @@ def test_llama_cpp_mode_matches_llama_cpp(llmc, llama_cpp, models, tmp_path, arc
         # Where llmc follows ggml's AVX-512 kernels too (docs/numerics.md)
         # every position agrees within 1e-3 (bit for bit, measured).
         assert err.max() <= 1e-3, err
+
+
+# Shapes kernel libraries special-case: hidden and FFN sizes that are not
+# multiples of 64 (hidden 96, FFN 224), a head dim that is neither a multiple
+# of 32 nor a power of two (36), grouped-query attention 8:1 and a vocabulary
+# (the output matmul's rows) that is not a multiple of 8, whose Q4_0 and Q4_K
+# matrices ggml does not repack. Quantized row lengths stay multiples of the
+# block (llama-quantize refuses others).
+ODD_SHAPE = dict(hidden=96, inter=224, heads=8, kv_heads=1, head_dim=36, vocab=500)
+ODD_PROMPT = [3 + (i * 97 + 13) % 491 for i in range(24)]
+
+
+@pytest.fixture(scope="module")
+def odd_models(tmp_path_factory):
+    """GGUF path for (variant, type), written once per module: "odd" is
+    qwen3 in ODD_SHAPE; "rows" the default llama shape with a 500-token
+    vocabulary and an untied output matrix of `rows_type` (Q4_K or Q4_0)."""
+    import gguf_io as G
+    d = tmp_path_factory.mktemp("gguf-odd")
+    cache = {}
+
+    def get(variant, mtype):
+        if (variant, mtype) not in cache:
+            path = d / ("%s_%s.gguf" % (variant, mtype))
+            if variant == "odd":
+                make_gguf_model.make_model(str(path), arch="qwen3", mtype=mtype, seed=0,
+                                           shape=ODD_SHAPE)
+            else:
+                out_type = G.Q4_K if mtype == "q4_k_m" else G.Q4_0
+                make_gguf_model.make_model(str(path), arch="llama", mtype=mtype, seed=0,
+                                           tied=False, shape=dict(vocab=500),
+                                           types={"output.weight": out_type})
+            cache[(variant, mtype)] = path
+        return cache[(variant, mtype)]
+    return get
+
+
+@pytest.mark.parametrize("variant,mtype", [("odd", t) for t in ["f32", "f16", "bf16", "q8_0", "q4_0"]]
+                         + [("rows", "q4_0"), ("rows", "q4_k_m")])
+def test_llama_cpp_mode_odd_shapes(llmc, llama_cpp, odd_models, tmp_path, variant, mtype):
+    model = odd_models(variant, mtype)
+    ref = llama_cpp.logits(str(model), ODD_PROMPT, STEPS)
+    err = _compare(_llmc(llmc, model, tmp_path, "llama.cpp", ODD_PROMPT), ref)
+    assert err.max() <= (1e-3 if _host_avx512() else 3e-2), err
 
 
 @pytest.mark.parametrize("arch", ["llama", "qwen2", "qwen3"])

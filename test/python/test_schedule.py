@@ -54,7 +54,7 @@ func.func @f(%x: memref<8x16xf32>, %y: memref<8xf32>, %n: index) {
 
 def tl_matmul(llmc):
     m = llmc.parse(MATMUL)
-    llmc.PassManager("tl").run(m)
+    llmc.PassManager("tl", schedule="none").run(m)
     return m
 
 
@@ -71,6 +71,27 @@ def fails(llmc, fn, *needles):
     return str(e.value)
 
 
+# A model's tl has the decode step (one token: no token loop) and the prefill
+# as two functions with the same blocks.
+PHASES = ("forward_prefill", "forward_decode")
+
+
+def numbered(sch, base, func):
+    """The blocks base, base_1, base_2, ... of function `func`."""
+    import llmc
+    n = 0
+    while True:
+        try:
+            yield sch.get_block(base if n == 0 else "%s_%d" % (base, n), func)
+        except llmc.Error:
+            return
+        n += 1
+
+
+def canonical(sch):
+    """A schedule that leaves the canonical nests (no default schedule)."""
+
+
 # ---- each primitive works -------------------------------------------------------
 
 def test_get_block_and_loops(llmc):
@@ -79,7 +100,8 @@ def test_get_block_and_loops(llmc):
     b = sch.get_block("matmul")
     loops = sch.get_loops(b)
     assert len(loops) == 3
-    assert "kind(parallel)" in str(loops[0]).splitlines()[0]
+    # Canonical nests: every loop serial, the schedule decides.
+    assert "kind(" not in str(loops[0]).splitlines()[0]
     assert "<string>" in b.location
 
 
@@ -249,10 +271,10 @@ func.func @f(%x: tensor<?x32xf32>, %b: tensor<32xf32>) -> tensor<?x32xf32> {
   return %0 : tensor<?x32xf32>
 }"""
     p = llmc.parse(elementwise)
-    llmc.PassManager("tl").run(p)
+    llmc.PassManager("tl", schedule="none").run(p)
     llmc.PassManager("builtin.module(func.func(tl-vectorize{width=8}))").run(p)
     q = llmc.parse(elementwise)
-    llmc.PassManager("tl").run(q)
+    llmc.PassManager("tl", schedule="none").run(q)
     sch = llmc.Schedule(q)
     s, j = sch.get_loops(sch.get_block("add"))
     jo, ji = sch.split(j, [-1, 8])
@@ -268,21 +290,15 @@ def test_scheduled_model_matches_default(llmc, tiny_model, tmp_path):
     traces = []
 
     def schedule(sch):
-        name, n = "matmul", 0
-        while True:
-            try:
-                b = sch.get_block(name)
-            except llmc.Error:
-                break
-            s, j, k = sch.get_loops(b)
-            jo, ji = sch.split(j, [-1, 4])
-            sch.reorder([jo, s, k, ji])
-            n += 1
-            name = "matmul_%d" % n
+        for f in PHASES:
+            for b in numbered(sch, "matmul", f):
+                *tokens, j, k = sch.get_loops(b)
+                jo, ji = sch.split(j, [-1, 4])
+                sch.reorder([jo] + tokens + [k, ji])
         traces.append(sch.trace)
 
     scheduled = llmc.compile(m, tmp_path / "sched", schedule=schedule)
-    default = llmc.compile(m, tmp_path / "default")
+    default = llmc.compile(m, tmp_path / "default", schedule=canonical)
     assert "reorder" in str(traces[0])
     ids = [(i * 7 + 3) % 300 for i in range(24)]
     a = llmc.Runtime(scheduled).logits(ids)
@@ -338,17 +354,18 @@ def test_unrolled_and_decomposed_model_matches_default(llmc, tiny_model, tmp_pat
     m = llmc.import_model(tiny_model)
 
     def schedule(sch):
-        b = sch.get_block("matmul")                 # q projection: register tiles
-        s, j, k = sch.get_loops(b)
-        jo, ji = sch.split(j, [-1, 8])
-        s, jo, k, ji = sch.reorder([s, jo, k, ji])
-        sch.unroll(ji)
-        b1 = sch.get_block("matmul_1")              # k projection: init hoisted
-        s, j, k = sch.get_loops(b1)
-        sch.decompose_reduction(b1, k)
+        for f in PHASES:
+            b = sch.get_block("matmul", f)          # q projection: register tiles
+            *tokens, j, k = sch.get_loops(b)
+            jo, ji = sch.split(j, [-1, 8])
+            *_, ji = sch.reorder(tokens + [jo, k, ji])
+            sch.unroll(ji)
+            b1 = sch.get_block("matmul_1", f)       # k projection: init hoisted
+            *_, k = sch.get_loops(b1)
+            sch.decompose_reduction(b1, k)
 
     a = llmc.Runtime(llmc.compile(m, tmp_path / "s", schedule=schedule))
-    b = llmc.Runtime(llmc.compile(m, tmp_path / "d"))
+    b = llmc.Runtime(llmc.compile(m, tmp_path / "d", schedule=canonical))
     ids = [(i * 11 + 5) % 300 for i in range(20)]
     np.testing.assert_array_equal(a.logits(ids), b.logits(ids))
 
@@ -371,11 +388,12 @@ def test_cache_read_and_write(llmc, tiny_model, tmp_path):
     model = llmc.import_model(tiny_model)
 
     def schedule(sch):
-        b = sch.get_block("matmul_2")
-        sch.cache_read(b, 0)
-        sch.cache_write(b, 0)
+        for f in PHASES:
+            b = sch.get_block("matmul_2", f)
+            sch.cache_read(b, 0)
+            sch.cache_write(b, 0)
     a = llmc.Runtime(llmc.compile(model, tmp_path / "c", schedule=schedule))
-    d = llmc.Runtime(llmc.compile(model, tmp_path / "d"))
+    d = llmc.Runtime(llmc.compile(model, tmp_path / "d", schedule=canonical))
     ids = [3, 1, 4, 1, 5, 9, 2, 6]
     np.testing.assert_array_equal(a.logits(ids), d.logits(ids))
 
@@ -424,7 +442,7 @@ func.func @f(%x: tensor<?x16xf32>, %w: tensor<8x16xf32>) -> tensor<?x8xf32> {
 
 def test_compute_at_row(llmc):
     m = llmc.parse(PRODUCER_CONSUMER)
-    llmc.PassManager("tl").run(m)
+    llmc.PassManager("tl", schedule="none").run(m)
     sch = llmc.Schedule(m)
     s, n, k = sch.get_loops(sch.get_block("matmul"))
     silu = sch.compute_at(sch.get_block("silu"), s)
@@ -433,8 +451,7 @@ def test_compute_at_row(llmc):
     # Under the row loop of the matmul: one loop over the 16 needed columns
     # (rows: a range of one).
     assert len(loops) == 3
-    text = str(m)
-    assert text.index('tl.block "silu"') > text.index("kind(parallel)")
+    assert 'tl.block "silu"' in str(s)
     assert "compute_at(b1, l0)" in str(sch.trace)
 
 
@@ -442,19 +459,20 @@ def test_compute_at_in_a_model(llmc, tiny_model, tmp_path):
     model = llmc.import_model(tiny_model)
 
     def schedule(sch):
-        for producer, consumer in (("silu", "mul"), ("silu_1", "mul_1")):
-            s, j = sch.get_loops(sch.get_block(consumer))
-            sch.compute_at(sch.get_block(producer), j)   # one element at a time
+        for f in PHASES:
+            for producer, consumer in (("silu", "mul"), ("silu_1", "mul_1")):
+                j = sch.get_loops(sch.get_block(consumer, f))[-1]
+                sch.compute_at(sch.get_block(producer, f), j)   # one element at a time
 
     a = llmc.Runtime(llmc.compile(model, tmp_path / "c", schedule=schedule))
-    d = llmc.Runtime(llmc.compile(model, tmp_path / "d"))
+    d = llmc.Runtime(llmc.compile(model, tmp_path / "d", schedule=canonical))
     ids = [7, 7, 1, 2, 250, 31]
     np.testing.assert_array_equal(a.logits(ids), d.logits(ids))
 
 
 def test_compute_at_errors(llmc, loops_module):
     m = llmc.parse(PRODUCER_CONSUMER)
-    llmc.PassManager("tl").run(m)
+    llmc.PassManager("tl", schedule="none").run(m)
     sch = llmc.Schedule(m)
     silu = sch.get_block("silu")
     mm = sch.get_block("matmul")
@@ -472,7 +490,7 @@ func.func @f(%x: tensor<?x16xf32>, %w: tensor<8x16xf32>) -> (tensor<?x8xf32>, te
   %z = graph.mul %h, %h : tensor<?x16xf32>, tensor<?x16xf32>
   return %y, %z : tensor<?x8xf32>, tensor<?x16xf32>
 }""")
-    llmc.PassManager("tl").run(two)
+    llmc.PassManager("tl", schedule="none").run(two)
     s2 = llmc.Schedule(two)
     l = s2.get_loops(s2.get_block("matmul"))[0]
     fails(llmc, lambda: s2.compute_at(s2.get_block("silu"), l), "also read outside the loop")
@@ -489,32 +507,33 @@ func.func @f(%x: tensor<?x16xf32>, %w: tensor<8x16xf32>) -> (tensor<?x8xf32>, te
 @pytest.fixture
 def model_tl(llmc, tiny_model):
     m = llmc.import_model(tiny_model)
-    llmc.PassManager("tl").run(m)
+    llmc.PassManager("tl", schedule="none").run(m)
     return m
 
 
 def test_model_preconditions(llmc, model_tl):
     before = str(model_tl)
     sch = llmc.Schedule(model_tl)
+    P = "forward_prefill"
     # The embedding loads the token id between its loops.
-    s, j = sch.get_loops(sch.get_block("embedding"))
+    s, j = sch.get_loops(sch.get_block("embedding", P))
     fails(llmc, lambda: sch.reorder([j, s]), "not perfectly nested")
-    fails(llmc, lambda: sch.compute_at(sch.get_block("embedding"),
-                                       sch.get_loops(sch.get_block("rms_norm_sumsq"))[0]),
+    fails(llmc, lambda: sch.compute_at(sch.get_block("embedding", P),
+                                       sch.get_loops(sch.get_block("rms_norm_sumsq", P))[0]),
           "iteration variable 1 is not bound to a loop")
     # Causal attention: the context loop's extent depends on the row loop.
-    s, h, t, d = sch.get_loops(sch.get_block("attention_scores"))
+    s, h, t, d = sch.get_loops(sch.get_block("attention_scores", P))
     fails(llmc, lambda: sch.fuse([s, h, t]), "extent of this loop depends on another loop")
     # RoPE writes its output twice (the two halves of a pair).
-    fails(llmc, lambda: sch.compute_at(sch.get_block("rope"), s), "exactly one buffer")
+    fails(llmc, lambda: sch.compute_at(sch.get_block("rope", P), s), "exactly one buffer")
     # The key/value store binds a variable to pos0 + s, not to a loop.
-    fails(llmc, lambda: sch.compute_at(sch.get_block("kv_store"), s),
+    fails(llmc, lambda: sch.compute_at(sch.get_block("kv_store", P), s),
           "iteration variable 1 is not bound to a loop")
     assert str(model_tl) == before
     # A legal one: the sum of squares per row, computed inside the scaling's
     # row loop.
-    r = sch.get_loops(sch.get_block("rms_norm_scale"))[0]
-    moved = sch.compute_at(sch.get_block("rms_norm_sumsq"), r)
+    r = sch.get_loops(sch.get_block("rms_norm_scale", P))[0]
+    moved = sch.compute_at(sch.get_block("rms_norm_sumsq", P), r)
     model_tl.verify()
     assert len(sch.get_loops(moved)) == 3
 
@@ -718,22 +737,16 @@ def test_rfactor_tree_and_peel_in_a_model(llmc, tiny_model, tmp_path):
     traces = []
 
     def schedule(sch):
-        name, n = "matmul", 0
-        while True:
-            try:
-                b = sch.get_block(name)
-            except llmc.Error:
-                break
-            s, j, k = sch.get_loops(b)
-            (ko, ki), tail = sch.split(k, [-1, 16], peel=True)
-            rf, wb, init = sch.rfactor(b, ki)
-            sch.tree_reduce(wb)
-            n += 1
-            name = "matmul_%d" % n
+        for f in PHASES:
+            for b in numbered(sch, "matmul", f):
+                k = sch.get_loops(b)[-1]
+                (ko, ki), tail = sch.split(k, [-1, 16], peel=True)
+                rf, wb, init = sch.rfactor(b, ki)
+                sch.tree_reduce(wb)
         traces.append(sch.trace)
 
     scheduled = llmc.compile(m, tmp_path / "sched", schedule=schedule)
-    default = llmc.compile(m, tmp_path / "default")
+    default = llmc.compile(m, tmp_path / "default", schedule=canonical)
     text = str(traces[0])
     assert "(l3, l4,), _ = sch.split(l2, [-1, 16], True)" in text, text
     assert "b1, b2, b3 = sch.rfactor(b0, [l4])" in text, text
@@ -746,7 +759,7 @@ def test_rfactor_tree_and_peel_in_a_model(llmc, tiny_model, tmp_path):
     # Replaying the trace on a fresh tl module gives the same IR.
     def tl_module():
         t = llmc.import_model(tiny_model)
-        llmc.PassManager("tl").run(t)
+        llmc.PassManager("tl", schedule="none").run(t)
         return t
     first, second = tl_module(), tl_module()
     schedule(llmc.Schedule(first))
@@ -770,35 +783,26 @@ def test_rfactor_and_tree_errors(llmc, loops_module):
 def vectorized_matmul_schedule(sch, lanes=16):
     """Every matmul: the reduction in `lanes` lanes (its remainder peeled
     off), the partials as a vector, summed in a vectorized tree."""
-    name, n = "matmul", 0
-    while True:
-        try:
-            b = sch.get_block(name)
-        except llmc_error(sch):
-            break
-        s, j, k = sch.get_loops(b)
-        (ko, ki), tail = sch.split(k, [-1, lanes], peel=True)
-        rf, wb, init = sch.rfactor(b, ki)
-        sch.vectorize(sch.get_loops(rf)[-1])
-        sch.vectorize(sch.get_loops(init)[-1])
-        final = sch.tree_reduce(wb)
-        level = 0
-        while True:
-            try:
-                t = sch.get_block("%s_tree%d" % (name, level))
-            except llmc_error(sch):
-                break
-            loops = sch.get_loops(t)
-            if len(loops) > len(sch.get_loops(final)):
-                sch.vectorize(loops[-1])
-            level += 1
-        n += 1
-        name = "matmul_%d" % n
-
-
-def llmc_error(sch):
     import llmc
-    return llmc.Error
+    for f in PHASES:
+        for n, b in enumerate(list(numbered(sch, "matmul", f))):
+            name = "matmul" if n == 0 else "matmul_%d" % n
+            k = sch.get_loops(b)[-1]
+            (ko, ki), tail = sch.split(k, [-1, lanes], peel=True)
+            rf, wb, init = sch.rfactor(b, ki)
+            sch.vectorize(sch.get_loops(rf)[-1])
+            sch.vectorize(sch.get_loops(init)[-1])
+            final = sch.tree_reduce(wb)
+            level = 0
+            while True:
+                try:
+                    t = sch.get_block("%s_tree%d" % (name, level), f)
+                except llmc.Error:
+                    break
+                loops = sch.get_loops(t)
+                if len(loops) > len(sch.get_loops(final)):
+                    sch.vectorize(loops[-1])
+                level += 1
 
 
 def test_vectorized_model_matches_default(llmc, tiny_model, tmp_path):
@@ -813,7 +817,7 @@ def test_vectorized_model_matches_default(llmc, tiny_model, tmp_path):
     assert np.abs(a - b).max() <= 1e-5 * np.abs(b).max()
     # The lowered IR holds vector loads and arithmetic on vectors.
     t = llmc.import_model(tiny_model)
-    llmc.PassManager("tl").run(t)
+    llmc.PassManager("tl", schedule="none").run(t)
     vectorized_matmul_schedule(llmc.Schedule(t))
     llmc.PassManager("llmc-llvm").run(t)
     text = str(t)

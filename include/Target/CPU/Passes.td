@@ -39,4 +39,20 @@ def CPUAddThreadControl : Pass<"cpu-add-thread-control", "mlir::ModuleOp"> {
                            "mlir::LLVM::LLVMDialect"];
 }
 
+def CPUExpandExp : Pass<"cpu-expand-exp"> {
+  let summary = "Compute math.exp (f32) as ggml's CPU back end does";
+  let description = [{
+    Replaces every f32 `math.exp`, scalar or vector, with the arithmetic of
+    ggml's `ggml_v_expf` (from ARM's optimized-routines): n = round(x /
+    ln 2), a Cody-Waite reduction, a degree-5 polynomial, and a scaling by
+    2^n in two exact steps (0 or infinity beyond |n| > 192). Accurate to
+    about 1.5 ulp, it vectorizes (fused multiply-adds, integer shifts) where
+    the C library's expf is a scalar call, and it is the exp llama.cpp
+    computes SiLU and the softmax with on a CPU, which llama.cpp mode is
+    held to. The CPU back end runs it in both numeric modes.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect"];
+}
+
 #endif // LLMC_TARGET_CPU_PASSES_TD

@@ -69,32 +69,52 @@ struct EmbeddingLowering : GraphLowering<EmbeddingOp> {
     SmallVector<Value> idSizes = nb.sizes(ids);
     Value out = nb.alloc(resultType(op), nb.dynamicSizes(ids));
     Type element = op.getTable().getType().getElementType();
-    Value dim = nb.index(op.getTable().getType().getDimSize(1));
-    std::optional<QuantReader> reader;
-    SmallVector<Access> reads = {{table, nb.map(3, {nb.d(1), nb.d(2)})}};
-    if (quantBlockBytes(element)) {
-      reader.emplace(nb, element, table, 3, 1, nb.d(2));
-      reads.assign(reader->accesses().begin(), reader->accesses().end());
-    }
+    int64_t dim = op.getTable().getType().getDimSize(1);
     // The gathered row is data dependent: load the id in the loop and bind
     // an iteration variable to it, so the block's regions stay affine.
-    nb.loop(idSizes[0], LoopKind::parallel, [&](Value s) {
-      Value id = memref::LoadOp::create(b, ids, s);
-      Value row = arith::IndexCastOp::create(b, b.getIndexType(), id);
-      nb.loop(dim, LoopKind::serial, [&](Value j) {
-        nb.block("embedding", {s, row, j},
-                 {IterKind::spatial, IterKind::spatial, IterKind::spatial},
-                 reads, {{out, nb.map(3, {nb.d(0), nb.d(2)})}},
-                 [&](ImplicitLocOpBuilder &b, ValueRange it) {
-                   Value v =
-                       reader ? reader->value(b, it)
-                              : toF32(b, nb.load(table,
-                                                 nb.map(3, {nb.d(1), nb.d(2)}),
-                                                 it));
-                   nb.store(v, out, nb.map(3, {nb.d(0), nb.d(2)}), it);
-                 });
+    if (!quantBlockBytes(element)) {
+      SmallVector<Access> reads = {{table, nb.map(3, {nb.d(1), nb.d(2)})}};
+      nb.loop(idSizes[0], [&](Value s) {
+        Value id = memref::LoadOp::create(b, ids, s);
+        Value row = arith::IndexCastOp::create(b, b.getIndexType(), id);
+        nb.loop(nb.index(dim), [&](Value j) {
+          nb.block("embedding", {s, row, j},
+                   {IterKind::spatial, IterKind::spatial, IterKind::spatial},
+                   reads, {{out, nb.map(3, {nb.d(0), nb.d(2)})}},
+                   [&](ImplicitLocOpBuilder &b, ValueRange it) {
+                     Value v = toF32(b, nb.load(table, reads[0].map, it));
+                     nb.store(v, out, nb.map(3, {nb.d(0), nb.d(2)}), it);
+                   });
+        });
       });
-    });
+    } else {
+      // Quantized rows: by block, then by the levels of the block's layout.
+      SmallVector<int64_t> levels = quantLevels(element);
+      unsigned n = 3 + levels.size();
+      SmallVector<AffineExpr> lv;
+      for (unsigned i = 0; i < levels.size(); ++i)
+        lv.push_back(nb.d(3 + i));
+      QuantReader reader(nb, element, table, n, nb.d(1), nb.d(2), lv);
+      AffineMap outMap = nb.map(
+          n, {nb.d(0), nb.d(2) * quantBlockElements(element) +
+                           quantElement(element, lv)});
+      SmallVector<Value> ubs = {nb.index(dim / quantBlockElements(element))};
+      for (int64_t e : levels)
+        ubs.push_back(nb.index(e));
+      SmallVector<IterKind> kinds(n, IterKind::spatial);
+      nb.loop(idSizes[0], [&](Value s) {
+        Value id = memref::LoadOp::create(b, ids, s);
+        Value row = arith::IndexCastOp::create(b, b.getIndexType(), id);
+        nb.nest(ubs, [&](ValueRange ivs) {
+          SmallVector<Value> it = {s, row};
+          llvm::append_range(it, ivs);
+          nb.block("embedding", it, kinds, reader.accesses(), {{out, outMap}},
+                   [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                     nb.store(reader.value(b, iv), out, outMap, iv);
+                   });
+        });
+      });
+    }
     rewriter.replaceOp(op, out);
     return success();
   }
@@ -137,7 +157,7 @@ struct RMSNormLowering : GraphLowering<RMSNormOp> {
     reduceKinds.push_back(IterKind::reduce);
     SmallVector<IterKind> spatialKinds(rank, IterKind::spatial);
 
-    nb.nest(sizes, LoopKind::parallel, [&](ValueRange ivs) {
+    nb.nest(sizes, [&](ValueRange ivs) {
       nb.block(
           "rms_norm_sumsq", ivs, reduceKinds, {{x, xMap}}, {{ss, rowMap}},
           [&](ImplicitLocOpBuilder &b, ValueRange it) {
@@ -151,7 +171,7 @@ struct RMSNormLowering : GraphLowering<RMSNormOp> {
                      rowMap, it);
           });
     });
-    nb.nest(sizes, LoopKind::parallel, [&](ValueRange ivs) {
+    nb.nest(sizes, [&](ValueRange ivs) {
       nb.block("rms_norm_scale", ivs, spatialKinds,
                {{x, xMap}, {ss, rowMap}, {w, wMap}}, {{out, xMap}},
                [&](ImplicitLocOpBuilder &b, ValueRange it) {
@@ -197,7 +217,7 @@ static Value lowerElementwise(
     reads.push_back({rhs, rhsMap});
   }
   SmallVector<IterKind> kinds(rank, IterKind::spatial);
-  nb.nest(sizes, LoopKind::parallel, [&](ValueRange ivs) {
+  nb.nest(sizes, [&](ValueRange ivs) {
     nb.block(name, ivs, kinds, reads, {{out, full}},
              [&](ImplicitLocOpBuilder &b, ValueRange it) {
                Value a = nb.load(lhs, full, it);
@@ -231,14 +251,12 @@ struct SiluLowering : GraphLowering<SiluOp> {
   matchAndRewrite(SiluOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    bool ggml = op.getGgmlAvx512();
     Value out = lowerElementwise(
         b, "silu", resultType(op), adaptor.getInput(), Value(),
         [&](ImplicitLocOpBuilder &b, Value x, Value) -> Value {
           // x * sigmoid(x) = x / (1 + exp(-x))
           Value one = arith::ConstantOp::create(b, b.getF32FloatAttr(1.0f));
-          Value e = ggml ? ggmlExpfAvx512(b, arith::NegFOp::create(b, x))
-                        : math::ExpOp::create(b, arith::NegFOp::create(b, x)).getResult();
+          Value e = math::ExpOp::create(b, arith::NegFOp::create(b, x));
           return arith::DivFOp::create(b, x, arith::AddFOp::create(b, one, e));
         });
     rewriter.replaceOp(op, out);
@@ -296,30 +314,44 @@ struct RopeLowering : GraphLowering<RopeOp> {
     float theta = static_cast<float>(op.getTheta().convertToDouble());
     SmallVector<Value> sizes = nb.sizes(x);
     Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
+    bool ggml = op.getAngles() == RopeAngles::iterated;
+    // The angles of the rows: cos and sin per (row, pair), shared by the
+    // heads (ggml's rope cache).
+    Type f32 = b.getF32Type();
+    auto tableType = MemRefType::get({ShapedType::kDynamic, hd / 2}, f32);
+    Value cosT = nb.alloc(tableType, {sizes[0]});
+    Value sinT = nb.alloc(tableType, {sizes[0]});
+    AffineMap si = nb.map(2, {nb.d(0), nb.d(1)});
+    nb.nest({sizes[0], nb.index(hd / 2)}, [&](ValueRange ivs) {
+      nb.block("rope_angles", ivs, {IterKind::spatial, IterKind::spatial}, {},
+               {{cosT, si}, {sinT, si}},
+               [&](ImplicitLocOpBuilder &b, ValueRange it) {
+                 // angle = (pos0 + s) * theta^(-2i/hd), all in f32.
+                 Value pos = arith::AddIOp::create(b, pos0, it[0]);
+                 Value posF = arith::UIToFPOp::create(
+                     b, f32, arith::IndexCastUIOp::create(b, b.getI64Type(), pos));
+                 Value angle = ggml ? ggmlRopeAngle(b, nb, posF, it[1], theta, hd)
+                                    : torchRopeAngle(b, nb, posF, it[1], theta, hd);
+                 nb.store(math::CosOp::create(b, angle), cosT, si, it);
+                 nb.store(math::SinOp::create(b, angle), sinT, si, it);
+               });
+    });
     // Iteration variables: (s, h, i) for pair i of head h of row s.
     AffineExpr s = nb.d(0), h = nb.d(1), i = nb.d(2);
     AffineExpr first = interleaved ? h * hd + i * 2 : h * hd + i;
     AffineExpr second = interleaved ? h * hd + i * 2 + 1 : h * hd + i + hd / 2;
     AffineMap m0 = nb.map(3, {s, first}), m1 = nb.map(3, {s, second});
-    nb.nest({sizes[0], nb.index(heads), nb.index(hd / 2)}, LoopKind::parallel,
+    AffineMap angleMap = nb.map(3, {s, i});
+    nb.nest({sizes[0], nb.index(heads), nb.index(hd / 2)},
             [&](ValueRange ivs) {
               nb.block(
                   "rope", ivs,
                   {IterKind::spatial, IterKind::spatial, IterKind::spatial},
-                  {{x, m0}, {x, m1}}, {{out, m0}, {out, m1}},
+                  {{x, m0}, {x, m1}, {cosT, angleMap}, {sinT, angleMap}},
+                  {{out, m0}, {out, m1}},
                   [&](ImplicitLocOpBuilder &b, ValueRange it) {
-                    Type f32 = b.getF32Type();
-                    // angle = (pos0 + s) * theta^(-2i/hd), all in f32.
-                    Value pos = arith::AddIOp::create(b, pos0, it[0]);
-                    Value posF = arith::UIToFPOp::create(
-                        b, f32,
-                        arith::IndexCastUIOp::create(b, b.getI64Type(), pos));
-                    bool ggml = op.getGgmlAvx512();
-                    Value angle =
-                        ggml ? ggmlRopeAngle(b, nb, posF, it[2], theta, hd)
-                             : torchRopeAngle(b, nb, posF, it[2], theta, hd);
-                    Value cos = math::CosOp::create(b, angle);
-                    Value sin = math::SinOp::create(b, angle);
+                    Value cos = nb.load(cosT, angleMap, it);
+                    Value sin = nb.load(sinT, angleMap, it);
                     Value a = nb.load(x, m0, it), c = nb.load(x, m1, it);
                     auto mul = [&](Value p, Value q) {
                       return arith::MulFOp::create(b, p, q).getResult();
@@ -389,92 +421,6 @@ struct ReshapeLowering : GraphLowering<ReshapeOp> {
 };
 
 //===----------------------------------------------------------------------===//
-// Scratch buffers
-//===----------------------------------------------------------------------===//
-
-/// True when every iteration variable that loop `l` binds in the blocks
-/// accessing `buffer` is spatial: no value flows through the buffer from one
-/// iteration of `l` to the next.
-static bool spatialFor(tl::ForOp l, Value buffer, ArrayRef<tl::BlockOp> users) {
-  Value iv = l.getInductionVar();
-  for (tl::BlockOp b : users)
-    for (unsigned i = 0, e = b.getNumIters(); i < e; ++i) {
-      Value bound = b.getIterValues()[i];
-      bool fromIv = bound == iv;
-      if (Operation *def = bound.getDefiningOp())
-        fromIv |= llvm::is_contained(def->getOperands(), iv);
-      if (fromIv && b.getIterKind(i) == IterKind::reduce)
-        return false;
-    }
-  return true;
-}
-
-/// Gives each small statically shaped buffer of the function (the lanes and
-/// partial sums of one output) the smallest scope it needs: a memref.alloca
-/// at the start of the innermost loop that encloses every use and carries no
-/// value through it between iterations. A scratch buffer at the function's
-/// top would be shared by the iterations of a parallel loop; scoped, each
-/// iteration has its own.
-static void scopeScratchBuffers(func::FuncOp func) {
-  SmallVector<memref::AllocOp> allocs;
-  for (Operation &op : func.getBody().front())
-    if (auto a = dyn_cast<memref::AllocOp>(&op))
-      if (a.getType().hasStaticShape() && a.getType().getNumElements() <= 4096)
-        allocs.push_back(a);
-  for (memref::AllocOp alloc : allocs) {
-    Value buffer = alloc.getResult();
-    SmallVector<tl::BlockOp> users;
-    bool onlyBlocks = true;
-    for (Operation *user : buffer.getUsers()) {
-      // The block itself (its regions) or an access in its body.
-      auto b = dyn_cast<tl::BlockOp>(user);
-      if (!b)
-        b = user->getParentOfType<tl::BlockOp>();
-      if (!b) {
-        onlyBlocks = false;
-        break;
-      }
-      if (!llvm::is_contained(users, b))
-        users.push_back(b);
-    }
-    if (!onlyBlocks || users.empty())
-      continue;
-    // The innermost loop enclosing every user.
-    tl::ForOp common;
-    for (Operation *p = users.front()->getParentOp(); p; p = p->getParentOp()) {
-      auto l = dyn_cast<tl::ForOp>(p);
-      if (l && llvm::all_of(users, [&](tl::BlockOp b) {
-            return l->isProperAncestor(b);
-          })) {
-        common = l;
-        break;
-      }
-    }
-    // Outward to the first loop that carries nothing through the buffer.
-    while (common && !spatialFor(common, buffer, users))
-      common = common->getParentOfType<tl::ForOp>();
-    if (!common)
-      continue;
-    // Each iteration must write before it reads: the first user (in program
-    // order) either only writes the buffer or initialises it.
-    tl::BlockOp first;
-    common.getBody()->walk<WalkOrder::PreOrder>([&](tl::BlockOp b) {
-      if (!first && llvm::is_contained(users, b))
-        first = b;
-    });
-    bool writesFirst = !llvm::is_contained(first.getReads(), buffer) ||
-                       first.getInitBlock();
-    if (!writesFirst)
-      continue;
-    OpBuilder b(common.getBody(), common.getBody()->begin());
-    auto scoped = memref::AllocaOp::create(b, alloc.getLoc(), alloc.getType(),
-                                           alloc.getAlignmentAttr());
-    buffer.replaceAllUsesWith(scoped);
-    alloc.erase();
-  }
-}
-
-//===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
 
@@ -506,9 +452,6 @@ struct ConvertGraphToTLPass
     populateCallOpTypeConversionPattern(patterns, converter);
     if (failed(applyFullConversion(getOperation(), target, std::move(patterns))))
       return signalPassFailure();
-
-    for (auto func : getOperation().getOps<func::FuncOp>())
-      scopeScratchBuffers(func);
 
     // Block names are how schedules find blocks: make them unique per
     // function ("matmul", "matmul_1", ...), in program order.
@@ -546,9 +489,11 @@ void llmc::populateGraphToTLTypeConversions(TypeConverter &converter) {
     return MemRefType::get({ShapedType::kDynamic},
                            IntegerType::get(t.getContext(), 8));
   });
+  // llmc/abi.h's layout: [layer][k|v][kv_head][max_seq * head_dim], keys
+  // as [position][dim], values transposed as [dim][position].
   converter.addConversion([](KVCacheType t) -> Type {
-    return MemRefType::get({t.getLayers(), 2, t.getMaxSeq(), t.getKvHeads(),
-                            t.getHeadDim()},
+    return MemRefType::get({t.getLayers(), 2, t.getKvHeads(),
+                            t.getMaxSeq() * t.getHeadDim()},
                            t.getElementType());
   });
   auto cast = [](OpBuilder &b, Type type, ValueRange inputs,

@@ -46,30 +46,35 @@ public:
     return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
   }
 
-  /// Emits `tl.for %iv = 0 to ub step 1 kind(kind)` and calls `fn` inside.
-  void loop(Value ub, LoopKind kind, function_ref<void(Value)> fn) {
+  /// Emits `tl.for %iv = 0 to ub step 1` and calls `fn` inside. Lowering
+  /// emits canonical loops only: their kinds are the schedules' choice.
+  void loop(Value ub, function_ref<void(Value)> fn) {
     Value zero = index(0), one = index(1);
-    auto forOp = tl::ForOp::create(b, zero, ub, one, kind);
+    auto forOp = tl::ForOp::create(b, zero, ub, one, LoopKind::serial);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(forOp.getBody()->getTerminator());
     fn(forOp.getInductionVar());
   }
 
-  /// A perfect nest over `ubs`; the outermost loop gets `outerKind`.
-  void nest(ArrayRef<Value> ubs, LoopKind outerKind,
-            function_ref<void(ValueRange)> fn) {
+  /// A perfect nest over `ubs`.
+  void nest(ArrayRef<Value> ubs, function_ref<void(ValueRange)> fn) {
     SmallVector<Value> ivs;
     std::function<void(unsigned)> rec = [&](unsigned depth) {
       if (depth == ubs.size())
         return fn(ivs);
-      loop(ubs[depth], depth == 0 ? outerKind : LoopKind::serial,
-           [&](Value iv) {
-             ivs.push_back(iv);
-             rec(depth + 1);
-             ivs.pop_back();
-           });
+      loop(ubs[depth], [&](Value iv) {
+        ivs.push_back(iv);
+        rec(depth + 1);
+        ivs.pop_back();
+      });
     };
     rec(0);
+  }
+
+  /// A stack buffer of `type` private to the current loop iteration (for
+  /// partial results consumed in the iteration that makes them).
+  Value scratch(MemRefType type) {
+    return memref::AllocaOp::create(b, type, b.getI64IntegerAttr(64));
   }
 
   using BodyFn = function_ref<void(ImplicitLocOpBuilder &, ValueRange)>;
@@ -212,68 +217,6 @@ inline Value allocLike(NestBuilder &nb, Value x, int64_t last, Type element) {
       dyn.push_back(sizes[i]);
   return nb.alloc(MemRefType::get(shape, element), dyn);
 }
-
-/// ggml's `hsum_float_8` of 8 lanes: halves added pairwise (v[i+4] + v[i]),
-/// then lanes (0+2) and (1+3), then the two.
-inline Value reduceAdd8(ImplicitLocOpBuilder &b, ArrayRef<Value> v) {
-  auto add = [&](Value p, Value q) {
-    return arith::AddFOp::create(b, p, q).getResult();
-  };
-  SmallVector<Value> t;
-  for (int i = 0; i < 4; ++i)
-    t.push_back(add(v[i + 4], v[i]));
-  return add(add(t[0], t[2]), add(t[1], t[3]));
-}
-
-/// GCC's `_mm512_reduce_add_ps` of 16 lanes: the halves added pairwise
-/// (v[i+8] + v[i]), then reduceAdd8.
-inline Value reduceAdd16(ImplicitLocOpBuilder &b, ArrayRef<Value> v) {
-  SmallVector<Value> t;
-  for (int i = 0; i < 8; ++i)
-    t.push_back(arith::AddFOp::create(b, v[i + 8], v[i]));
-  return reduceAdd8(b, t);
-}
-
-/// Every element of a small 1-D scratch buffer (a SIMD kernel's lanes), as
-/// read by a block with `numIters` variables: one constant map each.
-struct LaneReads {
-  Value buffer;
-  SmallVector<AffineMap> maps;
-
-  LaneReads(NestBuilder &nb, Value buffer, unsigned numIters) : buffer(buffer) {
-    int64_t n = llvm::cast<MemRefType>(buffer.getType()).getDimSize(0);
-    for (int64_t i = 0; i < n; ++i)
-      maps.push_back(nb.map(numIters, {nb.c(i)}));
-  }
-  /// Appends the regions to a block's reads.
-  void appendTo(SmallVectorImpl<Access> &reads) const {
-    for (AffineMap m : maps)
-      reads.push_back({buffer, m});
-  }
-  /// Loads every lane at the block instance `it`.
-  SmallVector<Value> load(NestBuilder &nb, ValueRange it) const {
-    SmallVector<Value> v;
-    for (AffineMap m : maps)
-      v.push_back(nb.load(buffer, m, it));
-    return v;
-  }
-};
-
-/// ggml_vec_dot_f32's reduction of its four 16-lane accumulators (64 lanes,
-/// accumulator j in lanes 16j..16j+15): (acc0 + acc2) + (acc1 + acc3), then
-/// reduceAdd16.
-inline Value reduceAdd64(ImplicitLocOpBuilder &b, ArrayRef<Value> a) {
-  SmallVector<Value> v;
-  for (int l = 0; l < 16; ++l)
-    v.push_back(arith::AddFOp::create(
-        b, arith::AddFOp::create(b, a[l], a[l + 32]),
-        arith::AddFOp::create(b, a[l + 16], a[l + 48])));
-  return reduceAdd16(b, v);
-}
-
-/// One lane of ggml's AVX-512 `ggml_v_expf`, operation for operation
-/// (AttentionLowering.cpp; also SiLU's exp with ggml_avx512).
-Value ggmlExpfAvx512(ImplicitLocOpBuilder &b, Value x);
 
 /// Adds the graph.attention lowering (AttentionLowering.cpp).
 void populateAttentionLoweringPatterns(const TypeConverter &converter,

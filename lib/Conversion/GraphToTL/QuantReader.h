@@ -4,6 +4,13 @@
 // weights (Q8_0, Q4_0, Q4_K, Q6_K) from their raw ggml blocks inside the
 // loop nests that read them, for the matmul and the embedding gather.
 //
+// A nest iterates over the elements of a block by the block's own layout:
+// one iteration variable per level of it (Q4_0: which nibble of a byte, which
+// byte), so that every byte, shift and scale an element needs is affine in
+// those variables, without a div or mod. That is what lets a schedule put
+// the elements of a block into vector lanes: the bytes of consecutive
+// lanes are consecutive, the shift of a lane is a constant.
+//
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_LIB_CONVERSION_GRAPHTOTL_QUANTREADER_H
 #define LLMC_LIB_CONVERSION_GRAPHTOTL_QUANTREADER_H
@@ -12,171 +19,145 @@
 
 namespace llmc::graph_to_tl {
 
-/// Reads element (row, k) of a quantized weight straight from its ggml
-/// blocks (Q8_0, Q4_0, Q4_K, Q6_K) and decodes it to f32 exactly as ggml's
-/// dequantize_row_* does: the f16 scale d (and dmin), the packed value and,
-/// for K-quants, the sub-block scale. The row is the iteration variable at
-/// `rowPos` of a block with `numIters` variables, k an affine expression of
-/// them. Every element is `mul * q - sub` with an integer q (intValue) and
-/// f32 factors shared by a group of elements (scale): what integer dot
-/// products with quantized activations build on.
+/// The levels of a quantized block, outermost first, whose product is the
+/// block's element count, and the element index they make (row-major):
+///   Q8_0: (i < 32)
+///   Q4_0: (h < 2: low or high nibble, i < 16: byte)
+///   Q4_K: (ja < 2, jb < 2, h < 2, i < 32): sub-block 4ja + 2jb + h of 32
+///   Q6_K: (hf < 2, qa < 2, qb < 2, l1 < 2, l0 < 16): half, quarter 2qa + qb
+///         of 32, lane 16 l1 + l0
+inline SmallVector<int64_t> quantLevels(Type element) {
+  if (isa<Q4_0Type>(element))
+    return {2, 16};
+  if (isa<Q4_KType>(element))
+    return {2, 2, 2, 32};
+  if (isa<Q6_KType>(element))
+    return {2, 2, 2, 2, 16};
+  return {32};
+}
+
+/// The element index within the block of `levels` (affine expressions, one
+/// per level of quantLevels).
+inline AffineExpr quantElement(Type element, ArrayRef<AffineExpr> levels) {
+  SmallVector<int64_t> extents = quantLevels(element);
+  AffineExpr e = levels[0];
+  for (size_t i = 1; i < levels.size(); ++i)
+    e = e * extents[i] + levels[i];
+  return e;
+}
+
+/// Reads element (row, block, levels) of a quantized weight straight from
+/// its ggml blocks and decodes it as ggml's dequantize_row_* does: the f16
+/// scale d (and dmin), the packed value and, for K-quants, the sub-block
+/// scale. Row, block and levels are affine expressions of the iteration
+/// variables of a block with `numIters` of them. Every element is
+/// `mul * q - sub` with an integer q (intValue) and f32 factors shared by a
+/// group of elements (scale): what integer dot products with quantized
+/// activations build on.
 class QuantReader {
 public:
   QuantReader(NestBuilder &nb, Type element, Value w, unsigned numIters,
-              unsigned rowPos, AffineExpr kIdx)
-      : QuantReader(nb, element, w, numIters, rowPos,
-                    kIdx.floorDiv(quantBlockElements(element)),
-                    kIdx % quantBlockElements(element)) {}
-
-  /// The same with k given as its block and its position in the block
-  /// (`within` < the block's element count): simpler maps when a nest
-  /// iterates over blocks.
-  QuantReader(NestBuilder &nb, Type element, Value w, unsigned numIters,
-              unsigned rowPos, AffineExpr blockIdx, AffineExpr within)
-      : nb(nb), w(w),
-        kMap(nb.map(numIters,
-                    {blockIdx * quantBlockElements(element) + within})) {
+              AffineExpr row, AffineExpr block, ArrayRef<AffineExpr> levels)
+      : nb(nb), w(w), numIters(numIters),
+        levels(levels.begin(), levels.end()) {
     int64_t blockBytes = quantBlockBytes(element);
-    q4 = llvm::isa<Q4_0Type>(element);
-    q6k = llvm::isa<Q6_KType>(element);
-    q4k = llvm::isa<Q4_KType>(element);
-    AffineExpr nIdx = nb.d(rowPos);
-    AffineExpr blockStart = blockIdx * blockBytes;
-    // Where the f16 scale d sits in the block.
+    q4 = isa<Q4_0Type>(element);
+    q6k = isa<Q6_KType>(element);
+    q4k = isa<Q4_KType>(element);
+    AffineExpr start = block * blockBytes;
+    auto at = [&](AffineExpr offset) { return nb.map(numIters, {row, start + offset}); };
+    auto c = [&](int64_t v) { return nb.c(v); };
+    // Where the f16 scale d sits in the block (dmin follows it in Q4_K).
     int64_t dAt = q6k ? 208 : 0;
-    loMap = nb.map(numIters, {nIdx, blockStart + dAt});
-    hiMap = nb.map(numIters, {nIdx, blockStart + dAt + 1});
-    // Q8_0: one int8 per element after d. Q4_0: byte k%16 holds element
-    // k%32 < 16 in its low nibble and the one 16 later in its high nibble.
-    // Q6_K (ggml's dequantize_row_q6_K): in half h = (k%256)/128, quarter
-    // g = (k%128)/32 and lane l = k%32, the low 4 bits come from
-    // ql[64h + 32(g%2) + l] (nibble g/2), the high 2 bits from
-    // qh[32h + l] (bits 2g), the int8 sub-scale from
-    // scales[8h + l/16 + 2g].
-    AffineExpr half = within.floorDiv(128);
-    AffineExpr quarter = (within % 128).floorDiv(32);
-    AffineExpr lane = within % 32;
-    // Q4_K (ggml's dequantize_row_q4_K): sub-block j = (k%256)/32 uses
-    // byte qs[32(j/2) + l] (low nibble for even j), with the 6-bit scale
-    // and min of j packed in scales[j%4], scales[j%4+4], scales[j%4+8].
-    AffineExpr sub = within.floorDiv(32);
-    qMap = nb.map(
-        numIters, {nIdx, q6k   ? blockStart + half * 64 + (quarter % 2) * 32 + lane
-                  : q4k ? blockStart + 16 + sub.floorDiv(2) * 32 + lane
-                  : q4  ? blockStart + 2 + within % 16
-                        : blockStart + 2 + within});
-    minLoMap = nb.map(numIters, {nIdx, blockStart + 2});
-    minHiMap = nb.map(numIters, {nIdx, blockStart + 3});
-    sAMap = nb.map(numIters, {nIdx, blockStart + 4 + sub % 4});
-    sBMap = nb.map(numIters, {nIdx, blockStart + 8 + sub % 4});
-    sCMap = nb.map(numIters, {nIdx, blockStart + 12 + sub % 4});
-    qhMap = nb.map(numIters, {nIdx, blockStart + 128 + half * 32 + lane});
-    scMap = nb.map(
-        numIters, {nIdx, blockStart + 192 + half * 8 + lane.floorDiv(16) + quarter * 2});
-    scaleList.push_back({w, loMap});
-    scaleList.push_back({w, hiMap});
+    loMap = at(c(dAt));
+    hiMap = at(c(dAt + 1));
+    minLoMap = at(c(2));
+    minHiMap = at(c(3));
+    if (q4k) {
+      // qs[32 * (2 ja + jb) + i], low nibble for h = 0; the 6-bit scale and
+      // min of sub-block 4 ja + 2 jb + h from scales[(2 jb + h)],
+      // scales[4 + (2 jb + h)], scales[8 + (2 jb + h)] (ggml's
+      // get_scale_min_k4, the upper half when ja = 1).
+      AffineExpr ja = levels[0], jb = levels[1], h = levels[2], i = levels[3];
+      qMap = at(c(16) + ja * 64 + jb * 32 + i);
+      shiftExpr = h * 4;
+      AffineExpr sub = jb * 2 + h;
+      sAMap = at(c(4) + sub);
+      sBMap = at(c(8) + sub);
+      sCMap = at(c(12) + sub);
+      upperExpr = ja;
+    } else if (q6k) {
+      // ql[64 hf + 32 qb + 16 l1 + l0] (nibble qa), qh[128 + 32 hf + 16 l1
+      // + l0] (bits 2 (2 qa + qb)), int8 scale[192 + 8 hf + l1 + 2 (2 qa +
+      // qb)] (ggml's dequantize_row_q6_K).
+      AffineExpr hf = levels[0], qa = levels[1], qb = levels[2],
+                 l1 = levels[3], l0 = levels[4];
+      qMap = at(hf * 64 + qb * 32 + l1 * 16 + l0);
+      shiftExpr = qa * 4;
+      qhMap = at(c(128) + hf * 32 + l1 * 16 + l0);
+      qhShiftExpr = (qa * 2 + qb) * 2;
+      scMap = at(c(192) + hf * 8 + l1 + (qa * 2 + qb) * 2);
+    } else if (q4) {
+      // qs[i]: element i in the low nibble, i + 16 in the high one.
+      qMap = at(c(2) + levels[1]);
+      shiftExpr = levels[0] * 4;
+    } else {
+      qMap = at(c(2) + levels[0]);
+    }
+    scaleList = {{w, loMap}, {w, hiMap}};
     if (q6k)
       scaleList.push_back({w, scMap});
     if (q4k)
       for (AffineMap m : {minLoMap, minHiMap, sAMap, sBMap, sCMap})
         scaleList.push_back({w, m});
-    intList.push_back({w, qMap});
+    intList = {{w, qMap}};
     if (q6k)
       intList.push_back({w, qhMap});
-    superList.push_back({w, loMap});
-    superList.push_back({w, hiMap});
+    superList = {{w, loMap}, {w, hiMap}};
     if (q4k) {
       superList.push_back({w, minLoMap});
       superList.push_back({w, minHiMap});
     }
     if (q6k)
-      subScaleList.push_back({w, scMap});
+      subScaleList = {{w, scMap}};
     if (q4k)
-      for (AffineMap m : {sAMap, sBMap, sCMap})
-        subScaleList.push_back({w, m});
-    for (AffineMap m : {loMap, hiMap, qMap})
-      list.push_back({w, m});
-    if (q6k)
-      for (AffineMap m : {qhMap, scMap})
-        list.push_back({w, m});
-    if (q4k)
-      for (AffineMap m : {minLoMap, minHiMap, sAMap, sBMap, sCMap})
-        list.push_back({w, m});
+      subScaleList = {{w, sAMap}, {w, sBMap}, {w, sCMap}};
+    list = intList;
+    llvm::append_range(list, scaleList);
   }
 
   /// The regions a block reading whole elements (value) declares.
   ArrayRef<Access> accesses() const { return list; }
   /// The regions intValue reads.
   ArrayRef<Access> intAccesses() const { return intList; }
-  /// The regions scale reads.
-  ArrayRef<Access> scaleAccesses() const { return scaleList; }
   /// The regions subScale reads (Q4_K, Q6_K).
   ArrayRef<Access> subScaleAccesses() const { return subScaleList; }
-  /// The regions superScales reads: d (and dmin) of the super-block.
+  /// The regions superScales reads: d (and dmin) of the (super-)block.
   ArrayRef<Access> superScaleAccesses() const { return superList; }
 
-  /// The integer of the element at the block instance `it`, as i32, with
-  /// the block's offset applied: Q8_0 as stored, Q4_0 nibble - 8, Q4_K the
+  /// The integer of the element at the block instance `it`, as i8, with
+  /// the format's offset applied: Q8_0 as stored, Q4_0 nibble - 8, Q4_K the
   /// unsigned nibble (its offset is the separate min), Q6_K q - 32.
-  Value intValue(ImplicitLocOpBuilder &b, ValueRange it) {
-    return arith::ExtSIOp::create(b, b.getI32Type(), int8Value(b, it));
-  }
-
-  /// intValue as the i8 it fits in; `withOffset = false` leaves Q6_K's
-  /// values unsigned (0..63), as ggml's integer kernels use them.
+  /// The stored integer; Q4_0 and Q6_K without their offset (8, 32) when
+  /// `withOffset` is false.
   Value int8Value(ImplicitLocOpBuilder &b, ValueRange it,
                   bool withOffset = true) {
-    Type i8 = b.getI8Type();
     Value byte = nb.load(w, qMap, it);
-    Value k = kValue(b, it);
-    // An i8 shift amount computed from k: ((k % m) / dv) * mul.
-    auto shiftOf = [&](int64_t m, int64_t dv, int64_t mul) -> Value {
-      Value v = arith::DivUIOp::create(
-          b, arith::RemUIOp::create(b, k, nb.index(m)), nb.index(dv));
-      v = arith::MulIOp::create(b, v, nb.index(mul));
-      return arith::IndexCastUIOp::create(b, i8, v);
-    };
-    Value q = byte;
-    if (q4k) {
-      // Low nibble for even sub-blocks, high for odd: shift ((k%64)/32)*4.
-      q = arith::AndIOp::create(
-          b, arith::ShRUIOp::create(b, byte, shiftOf(64, 32, 4)), c8(b, 15));
-    } else if (q6k) {
-      // (low nibble g/2 of ql) | (bits 2g of qh) << 4, minus 32.
-      Value low = arith::AndIOp::create(
-          b, arith::ShRUIOp::create(b, byte, shiftOf(128, 64, 4)), c8(b, 15));
-      Value qh = nb.load(w, qhMap, it);
-      Value high = arith::AndIOp::create(
-          b, arith::ShRUIOp::create(b, qh, shiftOf(128, 32, 2)), c8(b, 3));
-      q = arith::OrIOp::create(b, low, arith::ShLIOp::create(b, high, c8(b, 4)));
-      if (withOffset)
-        q = arith::SubIOp::create(b, q, c8(b, 32));
-    } else if (q4) {
-      // (byte >> ((k % 32) / 16 * 4)) & 15, minus 8.
-      Value nib = arith::AndIOp::create(
-          b, arith::ShRUIOp::create(b, byte, shiftOf(32, 16, 4)), c8(b, 15));
-      q = arith::SubIOp::create(b, nib, c8(b, 8));
-    }
-    return q;
-  }
-
-  /// The f32 factors of the element's group: value = mul * q - sub. `sub`
-  /// is null except for Q4_K (dmin * m of the 32-wide sub-block). Q6_K's
-  /// `mul` is d times the int8 scale of its 16-wide group; Q8_0/Q4_0's and
-  /// Q4_K's are per 32 elements.
-  std::pair<Value, Value> scale(ImplicitLocOpBuilder &b, ValueRange it) {
-    Type f32 = b.getF32Type();
-    Value d = loadHalf(b, it, loMap, hiMap);
-    if (q6k) {
-      Value sc = arith::SIToFPOp::create(b, f32, nb.load(w, scMap, it));
-      return {arith::MulFOp::create(b, d, sc), Value()};
-    }
-    if (!q4k)
-      return {d, Value()};
-    auto [sc, m] = subScale(b, it);
-    Value dmin = loadHalf(b, it, minLoMap, minHiMap);
-    return {arith::MulFOp::create(b, d, arith::UIToFPOp::create(b, f32, sc)),
-            arith::MulFOp::create(b, dmin, arith::UIToFPOp::create(b, f32, m))};
+    if (!q4 && !q4k && !q6k)
+      return byte;
+    Value c15 = c8(b, 15);
+    Value q = arith::AndIOp::create(
+        b, arith::ShRUIOp::create(b, byte, shift(b, shiftExpr, it)), c15);
+    if (q4)
+      return withOffset ? arith::SubIOp::create(b, q, c8(b, 8)).getResult() : q;
+    if (q4k)
+      return q;
+    // Q6_K: low nibble | (2 bits of qh) << 4, minus 32.
+    Value qh = nb.load(w, qhMap, it);
+    Value high = arith::AndIOp::create(
+        b, arith::ShRUIOp::create(b, qh, shift(b, qhShiftExpr, it)), c8(b, 3));
+    q = arith::OrIOp::create(b, q, arith::ShLIOp::create(b, high, c8(b, 4)));
+    return withOffset ? arith::SubIOp::create(b, q, c8(b, 32)).getResult() : q;
   }
 
   /// The integer scale of the element's group, as i32: Q4_K's 6-bit scale
@@ -197,39 +178,52 @@ public:
     Value mHigh = arith::OrIOp::create(
         b, arith::ShRUIOp::create(b, c, c4),
         arith::ShLIOp::create(b, arith::ShRUIOp::create(b, bb, c6), c4));
-    Value j = arith::DivUIOp::create(
-        b, arith::RemUIOp::create(b, kValue(b, it), nb.index(256)),
-        nb.index(32));
-    Value upper =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::uge, j, nb.index(4));
+    Value upper = arith::CmpIOp::create(b, arith::CmpIPredicate::ne,
+                                        apply(b, upperExpr, it), nb.index(0));
     Value sc = arith::SelectOp::create(b, upper, scHigh, scLow);
     Value m = arith::SelectOp::create(b, upper, mHigh, mLow);
     return {arith::ExtUIOp::create(b, i32, sc), arith::ExtUIOp::create(b, i32, m)};
   }
 
-  /// The super-block's f16 scales as f32: d, and dmin for Q4_K (else null).
+  /// The (super-)block's f16 scales as f32: d, and dmin for Q4_K (else null).
   std::pair<Value, Value> superScales(ImplicitLocOpBuilder &b, ValueRange it) {
     Value d = loadHalf(b, it, loMap, hiMap);
     return {d, q4k ? loadHalf(b, it, minLoMap, minHiMap) : Value()};
   }
 
-  /// The element at the block instance `it`, as f32.
+  /// The element at the block instance `it`, as f32 (ggml's dequantization:
+  /// Q4_K is d * sc * q - dmin * m, Q6_K d * sc * q, the others d * q).
   Value value(ImplicitLocOpBuilder &b, ValueRange it) {
-    auto [mul, sub] = scale(b, it);
-    Value q = arith::SIToFPOp::create(b, b.getF32Type(), int8Value(b, it));
-    Value v = arith::MulFOp::create(b, mul, q);
-    return sub ? arith::SubFOp::create(b, v, sub).getResult() : v;
+    Type f32 = b.getF32Type();
+    auto [d, dmin] = superScales(b, it);
+    Value q = arith::SIToFPOp::create(b, f32, int8Value(b, it));
+    if (q6k) {
+      Value sc = arith::SIToFPOp::create(b, f32, subScale(b, it).first);
+      return arith::MulFOp::create(b, arith::MulFOp::create(b, d, sc), q);
+    }
+    if (!q4k)
+      return arith::MulFOp::create(b, d, q);
+    auto [sc, m] = subScale(b, it);
+    Value mul = arith::MulFOp::create(b, d, arith::UIToFPOp::create(b, f32, sc));
+    Value sub = arith::MulFOp::create(b, dmin, arith::UIToFPOp::create(b, f32, m));
+    return arith::SubFOp::create(b, arith::MulFOp::create(b, mul, q), sub);
   }
 
 private:
   Value c8(ImplicitLocOpBuilder &b, int64_t v) {
     return arith::ConstantOp::create(b, b.getI8IntegerAttr(v)).getResult();
   }
-  /// k at the block instance `it`.
-  Value kValue(ImplicitLocOpBuilder &b, ValueRange it) {
-    if (auto dim = llvm::dyn_cast<AffineDimExpr>(kMap.getResult(0)))
-      return it[dim.getPosition()];
-    return affine::AffineApplyOp::create(b, kMap, it);
+  /// An affine expression of the iteration variables, evaluated.
+  Value apply(ImplicitLocOpBuilder &b, AffineExpr e, ValueRange it) {
+    if (auto d = dyn_cast<AffineDimExpr>(e))
+      return it[d.getPosition()];
+    if (auto c = dyn_cast<AffineConstantExpr>(e))
+      return nb.index(c.getValue());
+    return affine::AffineApplyOp::create(b, nb.map(numIters, {e}), it);
+  }
+  /// A shift amount as i8.
+  Value shift(ImplicitLocOpBuilder &b, AffineExpr e, ValueRange it) {
+    return arith::IndexCastUIOp::create(b, b.getI8Type(), apply(b, e, it));
   }
   /// An f16 stored little-endian at two byte positions, as f32.
   Value loadHalf(ImplicitLocOpBuilder &b, ValueRange it, AffineMap loM,
@@ -247,10 +241,12 @@ private:
 
   NestBuilder &nb;
   Value w;
-  AffineMap kMap;
+  unsigned numIters;
+  SmallVector<AffineExpr> levels;
   bool q4 = false, q6k = false, q4k = false;
   AffineMap loMap, hiMap, qMap, qhMap, scMap, minLoMap, minHiMap, sAMap, sBMap,
       sCMap;
+  AffineExpr shiftExpr, qhShiftExpr, upperExpr;
   SmallVector<Access> list, intList, scaleList, subScaleList, superList;
 };
 

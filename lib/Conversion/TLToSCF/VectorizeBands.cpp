@@ -29,10 +29,12 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
 using namespace llmc;
 using llmc::tl::AffineIndexBuilder;
+using llmc::tl::isComputedFrom;
 using llmc::tl::linearCoefficient;
 using llmc::tl::ReductionUpdate;
 
@@ -126,6 +128,8 @@ private:
   DenseMap<std::pair<Value, unsigned>, Widened> memo;
   /// Widened block arguments and body values of the block being emitted.
   DenseMap<Value, Widened> local;
+  /// The block whose region arguments are being widened.
+  tl::BlockOp argsOf;
   std::optional<AffineIndexBuilder> ab;
 };
 
@@ -173,6 +177,14 @@ BandVectorizer::accessExprs(tl::BlockOp block, AffineMap map,
 FailureOr<Widened> BandVectorizer::widen(Value v, Context c) {
   if (auto it = local.find(v); it != local.end())
     return it->second;
+  if (auto arg = dyn_cast<BlockArgument>(v);
+      arg && argsOf && arg.getOwner()->getParentOp() == argsOf) {
+    FailureOr<Widened> w =
+        widen(argsOf.getIterValues()[arg.getArgNumber()], c);
+    if (succeeded(w))
+      local[v] = *w;
+    return w;
+  }
   for (unsigned d = 0; d < band.size(); ++d)
     if (v == band[d].getInductionVar()) {
       if (d >= numDims(c))
@@ -208,18 +220,6 @@ FailureOr<Widened> BandVectorizer::widenOp(Operation *op, unsigned resultIndex,
                                            Context c, IRMapping *bodyMap) {
   if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
     return Widened{rw.clone(*op)->getResult(resultIndex), false};
-  }
-  if (auto apply = dyn_cast<affine::AffineApplyOp>(op)) {
-    // Spelled out as arithmetic, then widened as such.
-    OpBuilder::InsertionGuard guard(rw);
-    rw.setInsertionPoint(op);
-    auto expanded = affine::expandAffineMap(rw, op->getLoc(),
-                                            apply.getAffineMap(),
-                                            llvm::to_vector(apply.getOperands()));
-    if (!expanded)
-      return op->emitOpError("cannot vectorize: cannot expand the map");
-    rw.replaceOp(op, (*expanded)[0]);
-    return widen((*expanded)[0], c);
   }
   bool elementwise = op->hasTrait<OpTrait::Elementwise>() ||
                      isa<arith::SelectOp, arith::IndexCastOp,
@@ -272,7 +272,10 @@ FailureOr<Value> BandVectorizer::load(tl::BlockOp block,
     SmallVector<Value> idx = materialize(*exprs, {});
     return memref::LoadOp::create(rw, loc, op.getMemRef(), idx).getResult();
   }
-  // Contiguous: only the last index uses the band, row-major over `used`.
+  // Contiguous: only the last index uses the band, and the lanes read a
+  // permutation of a contiguous range (row-major over `used` in the common
+  // case; reversed or interleaved loops too), replicated across the lanes
+  // the access does not depend on: one vector load and a shuffle.
   unsigned numAll = ab->dims.size();
   bool contiguous =
       memType.getLayout().isIdentity() &&
@@ -280,32 +283,55 @@ FailureOr<Value> BandVectorizer::load(tl::BlockOp block,
         return llvm::none_of(used, [&](unsigned d) { return e.isFunctionOfDim(d); });
       });
   int64_t span = 1;
-  for (unsigned i = used.size(); contiguous && i-- > 0;) {
-    auto coef = linearCoefficient(exprs->back(), used[i], numAll);
-    if (!coef || *coef != span)
+  SmallVector<int64_t> coefs;
+  for (unsigned d : used) {
+    auto coef = contiguous ? linearCoefficient(exprs->back(), d, numAll)
+                           : std::nullopt;
+    if (!coef)
       contiguous = false;
-    span *= extents[used[i]];
+    coefs.push_back(coef.value_or(0));
+    span *= extents[d];
   }
-  Value result;
   if (contiguous) {
-    SmallVector<Value> idx = materialize(*exprs, {});
-    result = vector::LoadOp::create(rw, loc, VectorType::get({span}, elem),
-                                    op.getMemRef(), idx);
-    if (span == width(lc))
-      return result;
-    // Replicate across the lanes the access does not depend on.
-    SmallVector<int64_t> mask;
     SmallVector<SmallVector<int64_t>> coords;
-    for (unsigned d : used)
+    for (unsigned d = 0; d < nd; ++d)
       coords.push_back(coordinates(d, lc));
+    SmallVector<int64_t> offsets;
+    int64_t minOff = 0, minLane = 0;
     for (int64_t l = 0; l < width(lc); ++l) {
       int64_t off = 0;
-      for (unsigned i = 0; i < used.size(); ++i)
-        off = off * extents[used[i]] + coords[i][l];
-      mask.push_back(off);
+      for (auto [i, d] : llvm::enumerate(used))
+        off += coefs[i] * coords[d][l];
+      if (l == 0 || off < minOff) {
+        minOff = off;
+        minLane = l;
+      }
+      offsets.push_back(off);
     }
-    return vector::ShuffleOp::create(rw, loc, result, result, mask)
-        .getResult();
+    llvm::SmallBitVector seen(span);
+    for (int64_t &off : offsets) {
+      off -= minOff;
+      if (off >= span) {
+        contiguous = false;
+        break;
+      }
+      seen.set(off);
+    }
+    if (contiguous && seen.all()) {
+      SmallVector<int64_t> at;
+      for (unsigned d = 0; d < nd; ++d)
+        at.push_back(coords[d][minLane]);
+      SmallVector<Value> idx = materialize(*exprs, at);
+      Value result = vector::LoadOp::create(
+          rw, loc, VectorType::get({span}, elem), op.getMemRef(), idx);
+      bool identity = span == width(lc);
+      for (int64_t l = 0; identity && l < span; ++l)
+        identity = offsets[l] == l;
+      if (identity)
+        return result;
+      return vector::ShuffleOp::create(rw, loc, result, result, offsets)
+          .getResult();
+    }
   }
   // Anything else: one scalar load per lane.
   SmallVector<SmallVector<int64_t>> coords;
@@ -374,12 +400,9 @@ LogicalResult BandVectorizer::store(tl::BlockOp block,
 
 LogicalResult BandVectorizer::emitBody(tl::BlockOp block, Block *body,
                                        Context c, ReductionUpdate *update) {
-  for (BlockArgument arg : body->getArguments()) {
-    FailureOr<Widened> w = widen(block.getIterValues()[arg.getArgNumber()], c);
-    if (failed(w))
-      return failure();
-    local[arg] = *w;
-  }
+  // Iteration variables are widened where used (an init does not use the
+  // group's variables, which are zero where it runs).
+  argsOf = block;
   for (Operation &op : body->without_terminator()) {
     if (auto l = dyn_cast<affine::AffineLoadOp>(op)) {
       bool acc = update && l == update->load;
@@ -390,9 +413,10 @@ LogicalResult BandVectorizer::emitBody(tl::BlockOp block, Block *body,
       continue;
     }
     if (auto s = dyn_cast<affine::AffineStoreOp>(op)) {
-      Widened w = local.count(s.getValueToStore())
-                      ? local[s.getValueToStore()]
-                      : Widened{s.getValueToStore(), false};
+      FailureOr<Widened> stored = widen(s.getValueToStore(), c);
+      if (failed(stored))
+        return failure();
+      Widened w = *stored;
       Context sc = update && s == update->store ? Context{false} : c;
       if (failed(store(block, s, w.value, sc)))
         return failure();
@@ -455,6 +479,19 @@ LogicalResult BandVectorizer::emitBody(tl::BlockOp block, Block *body,
 
 LogicalResult BandVectorizer::vectorizeBlock(tl::BlockOp block, Context c) {
   local.clear();
+  // Index maps applied in the block's regions are spelled out as
+  // arithmetic first, which is widened like any other.
+  SmallVector<affine::AffineApplyOp> applies;
+  block->walk([&](affine::AffineApplyOp a) { applies.push_back(a); });
+  for (affine::AffineApplyOp a : applies) {
+    OpBuilder::InsertionGuard guard(rw);
+    rw.setInsertionPoint(a);
+    auto expanded = affine::expandAffineMap(rw, a.getLoc(), a.getAffineMap(),
+                                            llvm::to_vector(a.getOperands()));
+    if (!expanded)
+      return a.emitOpError("cannot vectorize: cannot expand the map");
+    rw.replaceOp(a, (*expanded)[0]);
+  }
   // Reduction variables bound to group loops are reduced across lanes;
   // any other must be the same in every lane.
   Value cond;
@@ -462,9 +499,11 @@ LogicalResult BandVectorizer::vectorizeBlock(tl::BlockOp block, Context c) {
     if (block.getIterKind(i) != tl::IterKind::reduce)
       continue;
     Value v = block.getIterValues()[i];
+    // Bound to a group loop (directly, or through index arithmetic such
+    // as a split or a reversal).
     bool onGroup = false;
     for (unsigned d = band.size() - numGroup; d < band.size(); ++d)
-      onGroup |= v == band[d].getInductionVar();
+      onGroup |= isComputedFrom(v, band[d].getInductionVar(), band.front());
     if (onGroup) {
       if (!c.group)
         return block.emitOpError("cannot vectorize: reduction on a group loop "
@@ -515,8 +554,10 @@ LogicalResult BandVectorizer::vectorizeBlock(tl::BlockOp block, Context c) {
 LogicalResult BandVectorizer::run() {
   rw.setInsertionPoint(band.front());
   // Walk the innermost non-group loop's body: index arithmetic, blocks, and
-  // the group loops around blocks.
-  tl::ForOp inner = band[band.size() - numGroup - 1];
+  // the group loops around blocks. A band of group loops only (a horizontal
+  // reduction) has one lane.
+  bool allGroup = numGroup == band.size();
+  tl::ForOp inner = allGroup ? band.front() : band[band.size() - numGroup - 1];
   std::function<LogicalResult(Block *, Context)> emit =
       [&](Block *body, Context c) -> LogicalResult {
     for (Operation &op : body->without_terminator()) {
@@ -542,7 +583,7 @@ LogicalResult BandVectorizer::run() {
   // Loops of the band above `inner` hold only index arithmetic besides the
   // next loop.
   for (tl::ForOp l : band) {
-    if (l == inner)
+    if (l == inner || allGroup)
       break;
     for (Operation &op : l.getBody()->without_terminator())
       if (!llvm::is_contained(band, dyn_cast<tl::ForOp>(&op)) &&
@@ -550,7 +591,7 @@ LogicalResult BandVectorizer::run() {
         return op.emitOpError("cannot vectorize: only the innermost loop of a "
                               "vectorized band may hold blocks");
   }
-  if (failed(emit(inner.getBody(), Context{false})))
+  if (failed(emit(inner.getBody(), Context{allGroup})))
     return failure();
   rw.eraseOp(band.front());
   return success();
@@ -590,12 +631,13 @@ LogicalResult llmc::vectorizeBands(Operation *root, RewriterBase &rw) {
     // Group loops: the trailing loops of the band that bind reduction
     // variables of the blocks inside them.
     unsigned numGroup = 0;
-    for (unsigned d = band.size(); d-- > 1;) {
+    for (unsigned d = band.size(); d-- > 0;) {
       bool reduces = false;
       band[d]->walk([&](tl::BlockOp b) {
         for (unsigned i = 0, e = b.getNumIters(); i < e; ++i)
           if (b.getIterKind(i) == tl::IterKind::reduce &&
-              b.getIterValues()[i] == band[d].getInductionVar())
+              isComputedFrom(b.getIterValues()[i], band[d].getInductionVar(),
+                           band[d]))
             reduces = true;
       });
       if (!reduces)

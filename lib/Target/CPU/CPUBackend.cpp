@@ -35,6 +35,8 @@ void llmc::buildCPULowering(OpPassManager &pm, const TargetDescription &) {
   // Group reductions of vector lanes to per-row reductions.
   pm.addNestedPass<func::FuncOp>(vector::createLowerVectorMultiReductionPass(
       vector::VectorMultiReductionLowering::InnerReduction));
+  // llmc's exp on the CPU is ggml's (numerics.md).
+  pm.addPass(cpu::createCPUExpandExp());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createLoopInvariantCodeMotionPass());

@@ -49,7 +49,7 @@ extern "C" {
 
 typedef LLMC_MEMREF(int32_t, 1) llmc_tokens_desc;
 typedef LLMC_MEMREF(int8_t, 1) llmc_weights_desc;
-typedef LLMC_MEMREF(float, 5) llmc_kv_cache_desc;
+typedef LLMC_MEMREF(float, 4) llmc_kv_cache_desc;
 typedef LLMC_MEMREF(float, 2) llmc_logits_desc;
 
 /** forward(tokens[n], pos0, weights, kv_cache, logits[n, vocab]): runs the
@@ -63,12 +63,16 @@ typedef void (*llmc_set_num_threads_fn)(int32_t threads);
 
 /*===--- KV cache ----------------------------------------------------------===*/
 
-/** f32, dense row-major, [layers][2][max_seq_len][kv_heads][head_dim]
- *  (index 0 of the second axis holds keys, 1 values). The runtime allocates
- *  it (aligned to 64 bytes, zeroed) and owns it across calls. */
+/** f32, dense row-major, [layers][2][kv_heads][max_seq_len * head_dim]:
+ *  per layer and KV head, the keys as [position][head_dim] (index 0 of the
+ *  second axis) and the values transposed, [head_dim][position] (index 1),
+ *  so that both q.k and p.V read contiguous rows (llama.cpp keeps V
+ *  transposed for the same reason). The runtime allocates it (aligned to 64
+ *  bytes, zeroed) and owns it across calls. */
 #define LLMC_KV_CACHE_DTYPE "f32"
-#define LLMC_KV_CACHE_RANK 5
-#define LLMC_KV_CACHE_LAYOUT "layer, k|v, position, kv_head, head_dim"
+#define LLMC_KV_CACHE_RANK 4
+#define LLMC_KV_CACHE_LAYOUT \
+  "layer, k|v, kv_head, k: position x head_dim | v: head_dim x position"
 
 #ifdef __cplusplus
 }

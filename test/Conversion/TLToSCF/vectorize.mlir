@@ -127,3 +127,43 @@ func.func @uniform_and_strided(%s: memref<1xf32>, %x: memref<8xf32>, %y: memref<
   }
   return
 }
+
+// -----
+
+// A band whose lanes read a permutation of a contiguous range (here the
+// pairs of a dot product, odd element first: a reversed group loop, as
+// VDPBF16PS orders them) is one vector load and a shuffle; the group is
+// reduced into the lanes in its order.
+// CHECK-LABEL: func.func @pairs_odd_first
+// CHECK: %[[X:.+]] = vector.load %{{.+}}[%{{.+}}] : memref<64xf32>, vector<32xf32>
+// CHECK: vector.shuffle %[[X]], %[[X]] [1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14, 17, 16, 19, 18, 21, 20, 23, 22, 25, 24, 27, 26, 29, 28, 31, 30] : vector<32xf32>, vector<32xf32>
+// CHECK: %[[P:.+]] = vector.shape_cast %{{.+}} : vector<32xf32> to vector<16x2xf32>
+// CHECK: vector.multi_reduction <add>, %[[P]], %{{.+}} [1] : vector<16x2xf32> to vector<16xf32>
+#rev = affine_map<(d0) -> (-d0 + 1)>
+func.func @pairs_odd_first(%x: memref<64xf32>, %w: memref<64xf32>, %parts: memref<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  tl.for %k = %c0 to %c2 step %c1 {
+    %base = arith.muli %k, %c32 : index
+    tl.for %l = %c0 to %c16 step %c1 kind(vectorized) {
+      tl.for %p = %c0 to %c2 step %c1 kind(vectorized) {
+        %q = affine.apply #rev(%p)
+        %e = arith.addi %base, %q : index
+        tl.block "dot_rf" (%ve = reduce %e, %vl = spatial %l)
+            reads(%x[%ve + %vl * 2] : memref<64xf32>, %w[%ve + %vl * 2] : memref<64xf32>, %parts[%vl] : memref<16xf32>)
+            writes(%parts[%vl] : memref<16xf32>) {
+          %a = affine.load %x[%ve + %vl * 2] : memref<64xf32>
+          %b = affine.load %w[%ve + %vl * 2] : memref<64xf32>
+          %s = affine.load %parts[%vl] : memref<16xf32>
+          %m = arith.mulf %a, %b : f32
+          %r = arith.addf %s, %m : f32
+          affine.store %r, %parts[%vl] : memref<16xf32>
+        }
+      }
+    }
+  }
+  return
+}

@@ -55,3 +55,4 @@ func.func @no_reduction(%y: memref<8xf32>) {
   }
   return
 }
+

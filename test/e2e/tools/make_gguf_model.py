@@ -64,18 +64,24 @@ def unpermute(w, n_head):
              .swapaxes(1, 2).reshape(w.shape))
 
 
-def hf_config(arch, tied):
-    """The HF config.json dict of the model (make_hf_model's, resized)."""
+def hf_config(arch, tied, shape=None):
+    """The HF config.json dict of the model (make_hf_model's, resized).
+    `shape` overrides sizes: hidden, inter, heads, kv_heads, head_dim, vocab,
+    layers."""
     if arch not in HEAD_DIM:
         raise ValueError("unknown arch %r" % arch)
+    sh = dict(hidden=HIDDEN, inter=INTER, heads=HEADS, kv_heads=KV_HEADS, vocab=VOCAB,
+              layers=LAYERS, head_dim=HEAD_DIM["qwen3"] if arch == "qwen3" else None)
+    sh.update(shape or {})
     cfg = make_hf_model.make_config(arch, tied, "f32")
-    cfg.update(hidden_size=HIDDEN, intermediate_size=INTER, num_hidden_layers=LAYERS,
-               num_attention_heads=HEADS, num_key_value_heads=KV_HEADS, vocab_size=VOCAB,
+    cfg.update(hidden_size=sh["hidden"], intermediate_size=sh["inter"],
+               num_hidden_layers=sh["layers"], num_attention_heads=sh["heads"],
+               num_key_value_heads=sh["kv_heads"], vocab_size=sh["vocab"],
                max_position_embeddings=CTX)
     if "max_window_layers" in cfg:
-        cfg["max_window_layers"] = LAYERS
-    if arch == "qwen3":
-        cfg["head_dim"] = HEAD_DIM["qwen3"]
+        cfg["max_window_layers"] = sh["layers"]
+    if sh["head_dim"]:
+        cfg["head_dim"] = sh["head_dim"]
     return cfg
 
 
@@ -207,13 +213,17 @@ def write_hf(out_dir, cfg, hf):
                              os.path.join(out_dir, "model.safetensors"), {"format": "pt"})
 
 
-def make_model(out, arch="llama", mtype="f32", tied=True, seed=0, hf_out=None):
-    """Writes the GGUF file `out` (and optionally the HF checkpoint). Returns the HF config."""
+def make_model(out, arch="llama", mtype="f32", tied=True, seed=0, hf_out=None, shape=None,
+               types=None):
+    """Writes the GGUF file `out` (and optionally the HF checkpoint). Returns the HF config.
+    `shape`: size overrides (hf_config); `types`: {GGUF tensor name: gguf_io type} overrides
+    of the recipe (a model llama-quantize would not write, but llama.cpp loads)."""
     if mtype not in TYPES:
         raise ValueError("unknown type %r" % mtype)
-    cfg = hf_config(arch, tied)
+    cfg = hf_config(arch, tied, shape)
     hf = hf_tensors(cfg, seed)
-    tensors = [G.Tensor.from_array(name, a, tensor_type(name, a.ndim, mtype, tied))
+    types = types or {}
+    tensors = [G.Tensor.from_array(name, a, types.get(name) or tensor_type(name, a.ndim, mtype, tied))
                for name, a in gguf_tensor_arrays(cfg, hf)]
     G.write(out, metadata(cfg, mtype), tensors)
     if hf_out:

@@ -87,9 +87,8 @@ def Graph_MatmulOp : Graph_Op<"matmul", [Pure]> {
     or `bf16` (then multiplied in f32), `!graph.q8_0` with Q8_0/Q4_0 weights
     or `!graph.q8_k` with Q4_K/Q6_K weights (8-bit blocks multiplied with the
     weight's integers in i32, then scaled). Without it the product is exact
-    f32 math on the dequantized weight. `ggml_avx512` with BF16 weights and
-    activations sums the products in the order of ggml's AVX512-BF16
-    kernels.
+    f32 math on the dequantized weight. The order in which products are
+    summed is not part of the op: schedules choose it.
 
     ```mlir
     %y = graph.matmul %x, %w : tensor<?x64xf32>, tensor<172x64xf32> -> tensor<?x172xf32>
@@ -98,11 +97,10 @@ def Graph_MatmulOp : Graph_Op<"matmul", [Pure]> {
     ```
   }];
   let arguments = (ins Graph_F32Tensor:$input, Graph_WeightTensor:$weight,
-                       OptionalAttr<TypeAttr>:$act_type, UnitAttr:$ggml_avx512);
+                       OptionalAttr<TypeAttr>:$act_type);
   let builders = [OpBuilder<(ins "mlir::Type":$result, "mlir::Value":$input,
                                  "mlir::Value":$weight), [{
-    build($_builder, $_state, result, input, weight, /*act_type=*/nullptr,
-          /*ggml_avx512=*/nullptr);
+    build($_builder, $_state, result, input, weight, /*act_type=*/nullptr);
   }]>];
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = [{
@@ -135,15 +133,13 @@ def Graph_MulOp : Graph_BroadcastBinaryOp<"mul", "product">;
 def Graph_SiluOp : Graph_Op<"silu", [Pure, SameOperandsAndResultType]> {
   let summary = "x * sigmoid(x)";
   let description = [{
-    The SiLU (swish) activation, elementwise: `x / (1 + exp(-x))`. With
-    `ggml_avx512`, exp is ggml's AVX-512 `ggml_v_expf`, operation for
-    operation, as llama.cpp computes SiLU on such a host.
+    The SiLU (swish) activation, elementwise: `x / (1 + exp(-x))`.
 
     ```mlir
     %y = graph.silu %x : tensor<?x172xf32>
     ```
   }];
-  let arguments = (ins Graph_F32Tensor:$input, UnitAttr:$ggml_avx512);
+  let arguments = (ins Graph_F32Tensor:$input);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
@@ -157,9 +153,12 @@ def Graph_RopeOp : Graph_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> 
     llama); with `style = half` they are `(x[i], x[i + head_dim/2])`
     (Hugging Face `rotate_half`, Qwen).
 
-    With `ggml_avx512` the angles and rotation round as llama.cpp's CPU
-    backend does (`theta_scale = theta^(-2/head_dim)` multiplied up one pair
-    at a time, rotations as fused multiply-adds); see `graph-act-quant`.
+    `angles` is how the angles are computed, a numeric choice: `direct`
+    (the default, as PyTorch: `pos * (1 / theta^(2i/head_dim))` in f32) or
+    `iterated` (as llama.cpp's C code: `theta^(-2/head_dim)` multiplied up
+    one pair at a time from `pos`, and each rotation's first product fused
+    with the subtraction or addition that follows it); `graph-act-quant`
+    chooses it.
 
     ```mlir
     %q2 = graph.rope %q, %pos0 {head_dim = 8 : i64, theta = 1.0e+04 : f64,
@@ -168,7 +167,8 @@ def Graph_RopeOp : Graph_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> 
   }];
   let arguments = (ins Graph_F32Tensor:$input, Index:$pos0, I64Attr:$head_dim,
                        F64Attr:$theta, Graph_RopeStyleAttr:$style,
-                       UnitAttr:$ggml_avx512);
+                       DefaultValuedAttr<Graph_RopeAnglesAttr,
+                                         "::llmc::graph::RopeAngles::direct">:$angles);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = "$input `,` $pos0 attr-dict `:` type($input)";
   let hasVerifier = 1;
@@ -184,10 +184,19 @@ def Graph_AttentionOp : Graph_Op<"attention", [AllTypesMatch<["q", "result"]>]> 
     `0 .. pos0+s` (causal). `q` is `[seq, num_heads*head_dim]`, `k` and `v`
     are `[seq, num_kv_heads*head_dim]`, the result is shaped like `q`.
 
-    With `ggml_avx512` every reduction follows llama.cpp's CPU backend on an
-    AVX-512 host (F32 cache, no flash attention): q·k as `ggml_vec_dot_f32`,
-    the softmax with ggml's SIMD exp and 16-lane partial sums in f64, p·V as
-    llamafile's sgemm (several rows) or `ggml_vec_dot_f32` (one row).
+    The softmax sums its exponentials in f64 (as ggml does); the order of
+    the other sums is a schedule's choice. Two attributes state llama.cpp's
+    numerics (`graph-act-quant` sets them in that mode):
+
+    - `kv_pad` (default 1): the probabilities are computed over the cache
+      positions up to the context rounded up to a multiple of `kv_pad` (at
+      most `max_seq`), those past a row's causal end being 0, as llama.cpp
+      pads its KV view. p·V then sums whole multiples of the pad, so a
+      schedule's lanes (a divisor of it) see the same terms as ggml's.
+    - `softmax_block` (default 0): the exponentials are summed in f32 runs
+      of `softmax_block` consecutive positions (past the end, zeros), the
+      runs' sums in f64: ggml's soft_max sums each 16-wide vector
+      horizontally. 0 sums every exponential in f64.
 
     ```mlir
     %o = graph.attention %q, %k, %v, %cache, %pos0
@@ -201,7 +210,8 @@ def Graph_AttentionOp : Graph_Op<"attention", [AllTypesMatch<["q", "result"]>]> 
                        Arg<Graph_KVCacheType, "the KV cache", [MemRead, MemWrite]>:$cache,
                        Index:$pos0, I64Attr:$layer, I64Attr:$num_heads,
                        I64Attr:$num_kv_heads, I64Attr:$head_dim, F32Attr:$scale,
-                       UnitAttr:$ggml_avx512);
+                       DefaultValuedAttr<I64Attr, "1">:$kv_pad,
+                       DefaultValuedAttr<I64Attr, "0">:$softmax_block);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = [{
     $q `,` $k `,` $v `,` $cache `,` $pos0 attr-dict `:` type($q) `,` type($k) `,`

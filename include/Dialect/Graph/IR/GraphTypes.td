@@ -141,6 +141,17 @@ def Graph_RopeStyleAttr : EnumAttr<Graph_Dialect, Graph_RopeStyle, "rope_style">
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Graph_RopeAngles : I32EnumAttr<"RopeAngles", "how RoPE computes its angles", [
+    I32EnumAttrCase<"direct", 0>,   // pos * theta^(-2i/d) per pair: PyTorch
+    I32EnumAttrCase<"iterated", 1>  // theta^(-2/d) multiplied up: llama.cpp
+  ]> {
+  let cppNamespace = "::llmc::graph";
+  let genSpecializedAttr = 0;
+}
+def Graph_RopeAnglesAttr : EnumAttr<Graph_Dialect, Graph_RopeAngles, "rope_angles"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 def Graph_ExternalTensorAttr : AttrDef<Graph_Dialect, "ExternalTensor"> {
   let mnemonic = "extern";
   let summary = "where a parameter's data lives in the model file";

@@ -25,7 +25,7 @@ def GraphLayoutWeights : Pass<"graph-layout-weights", "mlir::ModuleOp"> {
 }
 
 def GraphActQuant : Pass<"graph-act-quant", "mlir::ModuleOp"> {
-  let summary = "Round matmul activations to the weight's kind, as llama.cpp does";
+  let summary = "Choose the numerics of llama.cpp or of exact f32 math";
   let description = [{
     llama.cpp's CPU matmuls first convert the f32 activations to the
     weight's "vec_dot_type" and then take the dot product in that form. With
@@ -43,22 +43,17 @@ def GraphActQuant : Pass<"graph-act-quant", "mlir::ModuleOp"> {
 
     The stored type is the weight's element type; for an f32 parameter
     whose file data is 16-bit (a vector the artifact writer widens) it is
-    read from the `graph.param` source (`#graph.extern`).
-
-    With `isa=avx512` (or `avx512bf16`), llama.cpp mode also marks
-    `graph.rope`, `graph.silu`, `graph.attention` and the matmuls with
-    `ggml_avx512` (BF16 matmuls only with `avx512bf16`): their f32 arithmetic then
-    follows ggml's AVX-512 kernels too (SIMD exp, reduction trees, RoPE
-    angles), which keeps last-bit differences from flipping int8 roundings.
-    llama.cpp picks its kernels by the CPU it runs on; llmc passes the
-    host's. `mode=exact` (the default) removes all of these attributes.
+    read from the `graph.param` source (`#graph.extern`). It also gives
+    `graph.rope` llama.cpp's `iterated` angles and `graph.attention`
+    ggml's soft_max sums (`softmax_block = 16`) over a KV view padded like
+    llama.cpp's (`kv_pad = 64`). These are numeric choices of
+    the model, the same on every target: where the sums are ordered as
+    llama.cpp orders them is up to the schedules. `mode=exact` (the
+    default) removes them.
   }];
   let options = [
     Option<"mode", "mode", "std::string", /*default=*/"\"exact\"",
-           "exact (f32 activations) or llama.cpp">,
-    Option<"isa", "isa", "std::string", /*default=*/"\"none\"",
-           "the x86 SIMD level whose ggml kernels to follow: none, avx512, "
-           "or avx512bf16 (also BF16 products as VDPBF16PS)">
+           "exact (f32 activations) or llama.cpp">
   ];
 }
 

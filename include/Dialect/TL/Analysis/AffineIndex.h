@@ -48,6 +48,10 @@ struct AffineIndexBuilder {
 std::optional<int64_t> linearCoefficient(mlir::AffineExpr e, unsigned dim,
                                          unsigned numDims);
 
+/// True when `v` is `root` or computed from it by ops inside `scope` (what
+/// a loop's variable reaches: the iteration values of blocks, loop bounds).
+bool isComputedFrom(mlir::Value v, mlir::Value root, mlir::Operation *scope);
+
 } // namespace llmc::tl
 
 #endif // LLMC_DIALECT_TL_ANALYSIS_AFFINEINDEX_H

@@ -15,7 +15,9 @@ namespace llmc::tl {
 
 /// Checks that the iterations of `loop` are independent, i.e. may run in
 /// any order or at once:
-///  - no block under the loop binds it to a reduction variable;
+///  - no block under the loop binds it to a reduction variable only (a loop
+///    that also binds a spatial variable of the block runs separate
+///    reductions, as a causal attention's rows do);
 ///  - every buffer written under the loop is private to one iteration
 ///    (allocated inside it), or all accesses to it under the loop use one
 ///    dimension whose index is `c * iv + r`, with the same c != 0 and every

@@ -130,6 +130,9 @@ def TL_BlockOp : TL_Op<"block", [AffineScope, RecursiveMemoryEffects,
   let regions = (region AnyRegion:$init, SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
+  // Buffers that reach the block through a memref.cast to a less static
+  // type are used directly (as the accesses in its regions fold them).
+  let hasFolder = 1;
   let extraClassDeclaration = [{
     /// The number of iteration variables.
     unsigned getNumIters() { return getIterValues().size(); }

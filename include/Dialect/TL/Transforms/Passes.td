@@ -39,6 +39,60 @@ def TLVectorize : Pass<"tl-vectorize", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def TLSpecializeDecode : Pass<"tl-specialize-decode", "mlir::ModuleOp"> {
+  let summary = "Give the entry point a decode version (one token) and a prefill version";
+  let description = [{
+    Prefill (many tokens, one call) and decode (one token per call) want
+    different schedules: a GEMM and a GEMV. This clones the public function
+    `entry` into `<entry>_decode`, where the number of tokens (dimension 0 of
+    its first argument) is the constant 1, and `<entry>_prefill`, and makes
+    `entry` call the one that fits. After canonicalization the decode
+    version's loops over tokens are gone and its buffers have static
+    shapes; each version is marked `llmc.phase = "decode" | "prefill"`,
+    which the default schedule keys on.
+
+    Input: a public `func.func @<entry>` whose first argument is a
+    `memref<?x...>` of tokens. Output: the same function, dispatching.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
+           "the entry point to specialize">
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def TLDefaultSchedule : Pass<"tl-default-schedule", "mlir::ModuleOp"> {
+  let summary = "Schedule every loop nest for the target";
+  let description = [{
+    Applies the schedule primitives to every canonical nest of the module,
+    chosen from the target description (`target`, an explicit
+    description such as `cpu:znver4`) and the nest's structure:
+    - elementwise nests: the innermost loop in vector lanes (the target's
+      width, the remainder peeled), the outermost loop parallel when the
+      nest is big enough to pay for threads;
+    - reductions (matmuls, norms, softmax, q·k): the reduction in lanes,
+      factored into per-lane partials (rfactor) and summed in a halving tree
+      (the order of ggml's dot products: 64 lanes for one row, 16 for
+      several); matmuls register-tiled (4 rows of the weight, and 4 tokens
+      in prefill), with their partials in registers;
+    - the int8 dot products of llama.cpp mode: groups of four bytes reduced
+      into i32 lanes (VNNI's vpdpbusd where the target has it), the f32
+      steps in the lanes of ggml's kernels;
+    - p·V: the head dimension in lanes.
+    Decode and prefill versions (`tl-specialize-decode`) get their own
+    schedules from the shapes their nests have.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu:x86-64-v3\"",
+           "the target description (explicit: resolved by the driver)">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::affine::AffineDialect"];
+}
+
 def TLSchedule : Pass<"tl-schedule"> {
   let summary = "Apply a schedule written as a script of primitive calls";
   let description = [{
@@ -53,7 +107,9 @@ def TLSchedule : Pass<"tl-schedule"> {
     split_peel(matmul, 2, 16)       # the same with the remainder peeled off
     reorder(matmul, 0, 2, 1)        # loops 0, 2, 1 of the block, in order
     rfactor(matmul, 3)              # lanes: loop 3 (or several: 3, 4)
-    tree_reduce(matmul)
+    tree_reduce(matmul)             # or tree_reduce(matmul, 16): per 16 lanes
+    contract(matmul_rf)             # acc + a * b as one fma
+    reverse(matmul_rf, 4)           # loop 4 of the block runs backwards
     parallel(matmul, 0); vectorize(matmul_rf, 3); unroll(matmul, 1)
     decompose_reduction(matmul, 1); bind(matmul, 0, threadIdx.x)
     ```
@@ -67,6 +123,7 @@ def TLSchedule : Pass<"tl-schedule"> {
            "the primitive calls, `;`-separated">
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::affine::AffineDialect"];
 }

@@ -96,8 +96,9 @@ struct RFactorResult {
 
 /// Factors reduction `block` over the loops `lanes` (directly nested,
 /// constant extents, each binding only reduction variables of the block;
-/// TVM's rfactor): a buffer of partial results, one per lane (and per
-/// iteration of the spatial loops nested inside the reduction, such as the
+/// TVM's rfactor): a buffer of partial results, one per lane (the lanes of
+/// several loops flattened row-major into its last dimension) and per
+/// iteration of the spatial loops nested inside the reduction (such as the
 /// rows of a register tile), is allocated right before the outermost loop
 /// of the reduction; a block "<name>_rf_init" fills it with the combiner's
 /// identity, the block itself becomes "<name>_rf", accumulating each lane
@@ -120,10 +121,33 @@ mlir::FailureOr<RFactorResult> rfactor(mlir::RewriterBase &rewriter,
 /// the upper half of the remaining lanes into the lower (lane i += lane
 /// i + h, h = L/2, L/4, ..., 1), in place, then "<name>" combines lane 0
 /// into the output (after the original init). This is the order of a SIMD
-/// horizontal sum (GCC's _mm512_reduce_add_ps, ggml's hsum). Returns the
-/// final block.
-mlir::FailureOr<BlockOp> treeReduce(mlir::RewriterBase &rewriter,
-                                    BlockOp block);
+/// horizontal sum (GCC's _mm512_reduce_add_ps, ggml's hsum).
+///
+/// With a `segment` S < L (a power of two), the lanes are L/S segments of S
+/// consecutive lanes, each reduced by its own tree (the levels loop over the
+/// segments too), and "<name>" keeps a reduction loop over the segments,
+/// combining their first lanes in order: the sum of several vector
+/// accumulators, each reduced horizontally (ggml's two-register BF16 dot).
+struct TreeReduceResult {
+  llvm::SmallVector<BlockOp> levels; ///< widest first
+  BlockOp final;
+};
+mlir::FailureOr<TreeReduceResult> treeReduce(mlir::RewriterBase &rewriter,
+                                             BlockOp block,
+                                             int64_t segment = 0);
+
+/// Contracts the update `acc = acc + a * b` of a floating-point reduction
+/// block into one fused multiply-add, `acc = fma(a, b, acc)`: one rounding
+/// instead of two, as SIMD dot-product kernels accumulate. The product must
+/// have no other use.
+mlir::LogicalResult contract(mlir::RewriterBase &rewriter, BlockOp block);
+
+/// Runs normalised `loop` backwards: iteration i becomes ub - 1 - i (its
+/// variable is replaced by that expression). Every block under the loop
+/// must bind the loop's variable, so the loop enumerates their iteration
+/// domain: only the order of a reduction changes. (An instruction that adds
+/// its pair products odd first, like VDPBF16PS, is a reversed pair loop.)
+mlir::LogicalResult reverse(mlir::RewriterBase &rewriter, ForOp loop);
 
 /// Reads buffer `reads[readIndex]` of `block` through a copy: a new buffer
 /// is allocated and filled by a block "<name>_cache_read" right before the

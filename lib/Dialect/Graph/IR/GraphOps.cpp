@@ -221,6 +221,11 @@ LogicalResult AttentionOp::verify() {
     return emitOpError("num_kv_heads/head_dim (")
            << nkv << ", " << hd << ") do not match the cache ("
            << cache.getKvHeads() << ", " << cache.getHeadDim() << ")";
+  if (getKvPad() < 1)
+    return emitOpError("kv_pad must be at least 1, got ") << getKvPad();
+  if (getSoftmaxBlock() < 0)
+    return emitOpError("softmax_block must be 0 or positive, got ")
+           << getSoftmaxBlock();
   if (getLayer() < 0 || getLayer() >= cache.getLayers())
     return emitOpError("layer ") << getLayer() << " is out of range [0, "
                                  << cache.getLayers() << ")";

@@ -51,29 +51,22 @@ struct GraphActQuantPass
           << mode << "' (expected exact or llama.cpp)";
       return signalPassFailure();
     }
-    if (isa != "none" && isa != "avx512" && isa != "avx512bf16") {
-      getOperation().emitError("graph-act-quant: unknown isa '")
-          << isa << "' (expected none, avx512 or avx512bf16)";
-      return signalPassFailure();
-    }
-    bool ggml = mode == "llama.cpp" && isa != "none";
-    getOperation().walk([&](Operation *op) {
-      if (!llvm::isa<RopeOp, SiluOp, AttentionOp, MatmulOp>(op))
-        return;
-      // ggml's BF16 products follow VDPBF16PS only where the CPU has it.
-      bool bf16 = false;
-      if (auto mm = llvm::dyn_cast<MatmulOp>(op)) {
-        Type act = llamaCppActType(storedElementType(mm.getWeight()));
-        bf16 = act && act.isBF16();
-      }
-      if (ggml && (!bf16 || isa == "avx512bf16"))
-        op->setAttr("ggml_avx512", UnitAttr::get(&getContext()));
-      else
-        op->removeAttr("ggml_avx512");
+    bool llamaCpp = mode == "llama.cpp";
+    getOperation().walk([&](RopeOp op) {
+      op.setAngles(llamaCpp ? RopeAngles::iterated : RopeAngles::direct);
+    });
+    // ggml's soft_max over llama.cpp's padded KV view: runs of 16 (one
+    // AVX-512 vector, the kernels this mode follows) summed in f32, the
+    // positions padded to 64 (a multiple of every lane count a schedule
+    // uses, so p.V's lanes hold the terms ggml's do; llama.cpp pads to 256).
+    getOperation().walk([&](AttentionOp op) {
+      Builder b(op);
+      op.setKvPadAttr(b.getI64IntegerAttr(llamaCpp ? 64 : 1));
+      op.setSoftmaxBlockAttr(b.getI64IntegerAttr(llamaCpp ? 16 : 0));
     });
     getOperation().walk([&](MatmulOp op) {
-      Type act = mode == "exact" ? Type()
-                                 : llamaCppActType(storedElementType(op.getWeight()));
+      Type act = llamaCpp ? llamaCppActType(storedElementType(op.getWeight()))
+                          : Type();
       if (act)
         op.setActTypeAttr(TypeAttr::get(act));
       else

@@ -103,3 +103,19 @@ std::optional<int64_t> llmc::tl::linearCoefficient(AffineExpr e, unsigned dim,
     return std::nullopt;
   return c.getValue();
 }
+
+bool llmc::tl::isComputedFrom(Value v, Value root, Operation *scope) {
+  SmallVector<Value> work = {v};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value cur = work.pop_back_val();
+    if (cur == root)
+      return true;
+    if (!seen.insert(cur).second)
+      continue;
+    Operation *def = cur.getDefiningOp();
+    if (def && scope->isAncestor(def))
+      llvm::append_range(work, def->getOperands());
+  }
+  return false;
+}

@@ -10,24 +10,6 @@
 using namespace mlir;
 using namespace llmc::tl;
 
-/// True when `v` is `iv` or computed from it by ops inside `scope`.
-static bool dependsOn(Value v, Value iv, Operation *scope) {
-  SmallVector<Value> work = {v};
-  llvm::DenseSet<Value> seen;
-  while (!work.empty()) {
-    Value cur = work.pop_back_val();
-    if (cur == iv)
-      return true;
-    if (!seen.insert(cur).second)
-      continue;
-    Operation *def = cur.getDefiningOp();
-    if (!def || !scope->isAncestor(def))
-      continue;
-    llvm::append_range(work, def->getOperands());
-  }
-  return false;
-}
-
 /// The range [lo, hi] a loop variable takes: lower bound and step constant,
 /// upper bound a constant or a min with one.
 static std::optional<std::pair<int64_t, int64_t>> ivRange(ForOp l) {
@@ -80,16 +62,26 @@ LogicalResult llmc::tl::verifyIndependent(ForOp loop, StringRef what) {
     return def && loop->isProperAncestor(def) &&
            isa<memref::AllocOp, memref::AllocaOp>(def);
   };
-  AffineIndexBuilder builder(loop);
+  // Index values computed inside the loop by other ops (a divui of a
+  // bound) stand as opaque dims: an access may still be shown disjoint by
+  // another of its dimensions.
+  AffineIndexBuilder builder(loop, /*opaqueInside=*/true);
   builder.dim(iv); // dim 0
   llvm::MapVector<Value, SmallVector<Access>> accesses;
   std::optional<LogicalResult> result;
   loop.getBody()->walk([&](BlockOp block) {
     if (result)
       return;
+    // A loop that binds a spatial variable too (the rows of a causal
+    // attention, whose reductions end where the row does) runs separate
+    // reductions in its iterations: the writes decide below.
+    bool bindsSpatial = false;
     for (unsigned i = 0, e = block.getNumIters(); i < e; ++i)
+      bindsSpatial |= block.getIterKind(i) == IterKind::spatial &&
+                      isComputedFrom(block.getIterValues()[i], iv, loop);
+    for (unsigned i = 0, e = block.getNumIters(); i < e && !bindsSpatial; ++i)
       if (block.getIterKind(i) == IterKind::reduce &&
-          dependsOn(block.getIterValues()[i], iv, loop)) {
+          isComputedFrom(block.getIterValues()[i], iv, loop)) {
         result = fail(block, "the loop carries reduction variable " +
                                  Twine(i) + " of tl.block '" +
                                  block.getName() +

@@ -1,28 +1,12 @@
 //===- Reduction.cpp - the update of a reduction block --------------------===//
 #include "Dialect/TL/Analysis/Reduction.h"
+#include "Dialect/TL/Analysis/AffineIndex.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace llmc::tl;
-
-/// True when `v` is computed (inside `scope`) from `from`.
-static bool uses(Value v, Value from, Block *scope) {
-  SmallVector<Value> work = {v};
-  llvm::DenseSet<Value> seen;
-  while (!work.empty()) {
-    Value cur = work.pop_back_val();
-    if (cur == from)
-      return true;
-    if (!seen.insert(cur).second)
-      continue;
-    Operation *def = cur.getDefiningOp();
-    if (def && scope->getParent()->isAncestor(def->getParentRegion()))
-      llvm::append_range(work, def->getOperands());
-  }
-  return false;
-}
 
 FailureOr<ReductionUpdate> llmc::tl::matchReductionUpdate(BlockOp block) {
   if (block.getWrites().size() != 1)
@@ -55,8 +39,8 @@ FailureOr<ReductionUpdate> llmc::tl::matchReductionUpdate(BlockOp block) {
   u.combine = combine;
   Value loaded = load.getResult();
   if (auto fma = dyn_cast<math::FmaOp>(combine)) {
-    if (fma.getC() != loaded || uses(fma.getA(), loaded, body) ||
-        uses(fma.getB(), loaded, body))
+    if (fma.getC() != loaded || isComputedFrom(fma.getA(), loaded, block) ||
+        isComputedFrom(fma.getB(), loaded, block))
       return failure();
     u.kind = arith::AtomicRMWKind::addf;
     u.fma = true;
@@ -81,9 +65,9 @@ FailureOr<ReductionUpdate> llmc::tl::matchReductionUpdate(BlockOp block) {
   if (!kind || combine->getNumOperands() != 2)
     return failure();
   Value lhs = combine->getOperand(0), rhs = combine->getOperand(1);
-  if (lhs == loaded && !uses(rhs, loaded, body))
+  if (lhs == loaded && !isComputedFrom(rhs, loaded, block))
     u.operand = rhs;
-  else if (rhs == loaded && !uses(lhs, loaded, body))
+  else if (rhs == loaded && !isComputedFrom(lhs, loaded, block))
     u.operand = lhs;
   else
     return failure();

@@ -431,5 +431,9 @@ LogicalResult BlockOp::verify() {
   return verifyAccesses(*this, getBodyBlock());
 }
 
+LogicalResult BlockOp::fold(FoldAdaptor, SmallVectorImpl<OpFoldResult> &) {
+  return memref::foldMemRefCast(*this);
+}
+
 #define GET_OP_CLASSES
 #include "Dialect/TL/IR/TLOps.cpp.inc"

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
@@ -240,9 +241,17 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
     }
 
   //===--- Build --------------------------------------------------------===//
+  // The partials: one per spatial iteration inside the reduction and lane,
+  // the lanes flattened row-major into the last dimension.
   unsigned numS = spatialInner.size(), numL = lanes.size();
+  int64_t flatLanes = 1;
+  SmallVector<int64_t> laneStride(numL, 1);
+  for (unsigned j = numL; j-- > 0;) {
+    laneStride[j] = flatLanes;
+    flatLanes *= laneExtents[j];
+  }
   SmallVector<int64_t> shape(spatialExtents);
-  llvm::append_range(shape, laneExtents);
+  shape.push_back(flatLanes);
   auto accType = cast<MemRefType>(acc.getType());
   Type elem = accType.getElementType();
   rw.setInsertionPoint(loops[root]);
@@ -309,8 +318,12 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
       subst.push_back(e);
     }
     SmallVector<AffineExpr> rfExprs;
-    for (unsigned k = 0; k < numS + numL; ++k)
+    for (unsigned k = 0; k < numS; ++k)
       rfExprs.push_back(getAffineDimExpr(n + k, ctx));
+    AffineExpr flat = getAffineConstantExpr(0, ctx);
+    for (unsigned j = 0; j < numL; ++j)
+      flat = flat + getAffineDimExpr(n + numS + j, ctx) * laneStride[j];
+    rfExprs.push_back(flat);
     AffineMap rfMap = AffineMap::get(total, 0, rfExprs, ctx);
     auto substMap = [&](AffineMap m) {
       return simplifyAffineMap(m.replaceDimsAndSymbols(subst, {}, total, 0));
@@ -340,6 +353,34 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
     for (unsigned k = n; k < total; ++k)
       full.push_back(getAffineDimExpr(k, ctx));
     rewriteAccesses(rw, b, full, acc, rf, rfMap);
+    // Other uses of a split reduction variable (a shift computed from it)
+    // get its whole value back: the rest plus the lane parts.
+    rw.setInsertionPointToStart(b);
+    for (unsigned i = 0; i < n; ++i) {
+      if (llvm::all_of(coeff[i], [](int64_t c) { return c == 0; }))
+        continue;
+      Value arg = b->getArgument(i);
+      bool used = llvm::any_of(arg.getUses(), [](OpOperand &u) {
+        return !isa<affine::AffineLoadOp, affine::AffineStoreOp>(u.getOwner());
+      });
+      if (!used)
+        continue;
+      Value whole = arg;
+      llvm::SmallPtrSet<Operation *, 4> made;
+      for (unsigned j = 0; j < numL; ++j)
+        if (coeff[i][j]) {
+          Value c = arith::ConstantIndexOp::create(rw, loc, coeff[i][j]);
+          Value part = arith::MulIOp::create(
+              rw, loc, b->getArgument(n + numS + j), c);
+          whole = arith::AddIOp::create(rw, loc, whole, part);
+          made.insert(whole.getDefiningOp());
+        }
+      rw.replaceUsesWithIf(arg, whole, [&](OpOperand &u) {
+        Operation *owner = u.getOwner();
+        return !isa<affine::AffineLoadOp, affine::AffineStoreOp>(owner) &&
+               !made.contains(owner);
+      });
+    }
   }
 
   // The write-back after the reduction: the partials, in lane order, into
@@ -348,9 +389,9 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
   {
     rw.setInsertionPointAfter(loops[root]);
     SmallVector<Value> sIvs = buildLoops(rw, loc, spatialExtents);
-    SmallVector<Value> lIvs = buildLoops(rw, loc, laneExtents);
-    // The spatial variables, rebound: the spatial loops inside the
-    // reduction are the new ones.
+    // The spatial variables, rebound (outside the lane loop: they do not
+    // depend on it): the spatial loops inside the reduction are the new
+    // ones.
     SmallVector<Value> dimValues(ab.dims);
     for (auto [k, li] : llvm::enumerate(spatialInner))
       dimValues[li] = sIvs[k];
@@ -365,11 +406,12 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
           affine::expandAffineExpr(rw, loc, bind[i], dimValues, {}));
       kinds.push_back(IterKind::spatial);
     }
+    SmallVector<Value> lIvs = buildLoops(rw, loc, {flatLanes});
     unsigned nsp = values.size();
     llvm::append_range(values, sIvs);
     kinds.append(numS, IterKind::spatial);
     llvm::append_range(values, lIvs);
-    kinds.append(numL, IterKind::reduce);
+    kinds.push_back(IterKind::reduce);
     unsigned total = values.size();
     SmallVector<AffineExpr> subst;
     for (unsigned i = 0; i < n; ++i)
@@ -379,7 +421,7 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
     AffineMap outMap = simplifyAffineMap(
         accMap.replaceDimsAndSymbols(subst, {}, total, 0));
     SmallVector<AffineExpr> rfExprs;
-    for (unsigned k = 0; k < numS + numL; ++k)
+    for (unsigned k = 0; k < numS + 1; ++k)
       rfExprs.push_back(getAffineDimExpr(nsp + k, ctx));
     AffineMap rfMap = AffineMap::get(total, 0, rfExprs, ctx);
     writeBack = BlockOp::create(
@@ -424,7 +466,9 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
 // tree_reduce
 //===----------------------------------------------------------------------===//
 
-FailureOr<BlockOp> llmc::tl::treeReduce(RewriterBase &rw, BlockOp block) {
+FailureOr<TreeReduceResult> llmc::tl::treeReduce(RewriterBase &rw,
+                                                 BlockOp block,
+                                                 int64_t segment) {
   MLIRContext *ctx = block.getContext();
   Location loc = block.getLoc();
   auto error = [&](const Twine &msg) {
@@ -451,9 +495,21 @@ FailureOr<BlockOp> llmc::tl::treeReduce(RewriterBase &rw, BlockOp block) {
   if (!extent || *extent < 2 || !llvm::isPowerOf2_64(*extent))
     return error("the reduction loop needs a constant power-of-two extent "
                  "(the lanes of a tree)");
+  if (segment == 0)
+    segment = *extent;
+  if (segment < 2 || segment > *extent || !llvm::isPowerOf2_64(segment))
+    return error("the segment must be a power of two from 2 to the lane "
+                 "count (" + Twine(*extent) + ")");
+  int64_t numSegments = *extent / segment;
   for (Operation &op : loop.getBody()->without_terminator())
     if (&op != block.getOperation() && (op.getNumRegions() || !isPure(&op)))
       return error("the reduction loop holds more than the block");
+  for (unsigned i = 0; i < n; ++i)
+    if ((int)i != red)
+      if (Operation *def = block.getIterValues()[i].getDefiningOp())
+        if (loop->isAncestor(def))
+          return error("spatial variable " + Twine(i) +
+                       " is computed inside the reduction loop");
   FailureOr<ReductionUpdate> update = matchReductionUpdate(block);
   if (failed(update) || update->fma)
     return error("the update of tl.block '" + block.getName() +
@@ -502,26 +558,38 @@ FailureOr<BlockOp> llmc::tl::treeReduce(RewriterBase &rw, BlockOp block) {
   SmallVector<AffineExpr> toNew(n);
   for (auto [j, k] : llvm::enumerate(spatialIndex))
     toNew[k] = getAffineDimExpr(j, ctx);
+  TreeReduceResult result;
   int level = 0;
-  for (int64_t h = *extent / 2; h >= 1; h /= 2, ++level) {
+  // Level variables: (spatial..., [segment,] i).
+  bool segmented = numSegments > 1;
+  unsigned nl = ns + (segmented ? 2 : 1);
+  AffineExpr laneBase =
+      segmented ? getAffineDimExpr(ns, ctx) * segment : getAffineConstantExpr(0, ctx);
+  AffineExpr laneI = getAffineDimExpr(nl - 1, ctx);
+  for (int64_t h = segment / 2; h >= 1; h /= 2, ++level) {
     OpBuilder::InsertionGuard guard(rw);
-    SmallVector<Value> ivs = buildLoops(rw, loc, {h});
-    toNew[red] = getAffineDimExpr(ns, ctx);
+    SmallVector<int64_t> extents;
+    if (segmented)
+      extents.push_back(numSegments);
+    extents.push_back(h);
+    SmallVector<Value> ivs = buildLoops(rw, loc, extents);
+    toNew[red] = laneBase + laneI;
     AffineMap lo = simplifyAffineMap(
-        partMap.replaceDimsAndSymbols(toNew, {}, ns + 1, 0));
-    toNew[red] = getAffineDimExpr(ns, ctx) + h;
+        partMap.replaceDimsAndSymbols(toNew, {}, nl, 0));
+    toNew[red] = laneBase + laneI + h;
     AffineMap hi = simplifyAffineMap(
-        partMap.replaceDimsAndSymbols(toNew, {}, ns + 1, 0));
+        partMap.replaceDimsAndSymbols(toNew, {}, nl, 0));
     SmallVector<Value> values(spatial);
-    values.push_back(ivs[0]);
+    llvm::append_range(values, ivs);
     auto lvl = BlockOp::create(
         rw, loc,
         rw.getStringAttr((block.getName() + "_tree" + Twine(level)).str()),
         values,
-        kindsAttr(ctx, SmallVector<IterKind>(ns + 1, IterKind::spatial)),
+        kindsAttr(ctx, SmallVector<IterKind>(nl, IterKind::spatial)),
         ValueRange{parts, parts}, mapsAttr(ctx, {lo, hi}), ValueRange{parts},
         mapsAttr(ctx, {lo}));
-    Block *b = addBody(rw, lvl.getBody(), ns + 1, loc);
+    result.levels.push_back(lvl);
+    Block *b = addBody(rw, lvl.getBody(), nl, loc);
     rw.setInsertionPointToStart(b);
     Value x = affine::AffineLoadOp::create(rw, loc, parts, lo, b->getArguments());
     Value y = affine::AffineLoadOp::create(rw, loc, parts, hi, b->getArguments());
@@ -529,6 +597,42 @@ FailureOr<BlockOp> llmc::tl::treeReduce(RewriterBase &rw, BlockOp block) {
         rw, loc, arith::getReductionOp(update->kind, rw, loc, x, y), parts, lo,
         b->getArguments());
     YieldOp::create(rw, loc);
+  }
+  if (segmented) {
+    // The block itself combines the segments' first lanes, in order.
+    rw.modifyOpInPlace(loop, [&] {
+      loop.getUpperBoundMutable().assign(
+          arith::ConstantIndexOp::create(rw, loc, numSegments));
+    });
+    AffineExpr scaled = getAffineDimExpr(red, ctx) * segment;
+    SmallVector<Attribute> maps;
+    for (auto [buf, attr] : llvm::zip(block.getReads(), block.getReadMaps())) {
+      AffineMap m = cast<AffineMapAttr>(attr).getValue();
+      if (buf == parts)
+        m = simplifyAffineMap(m.replace(getAffineDimExpr(red, ctx), scaled,
+                                        m.getNumDims(), 0));
+      maps.push_back(AffineMapAttr::get(m));
+    }
+    rw.modifyOpInPlace(block, [&] { block.setReadMapsAttr(rw.getArrayAttr(maps)); });
+    // The body's read of the partials: its operand that is the reduction
+    // variable's argument, scaled.
+    Block *body = &block.getBody().front();
+    SmallVector<AffineExpr> subst;
+    for (unsigned k = 0; k < n; ++k)
+      subst.push_back(getAffineDimExpr(k, ctx));
+    subst[red] = scaled;
+    rw.setInsertionPoint(partLoad);
+    SmallVector<AffineExpr> repl;
+    for (Value v : partLoad.getMapOperands())
+      repl.push_back(subst[cast<BlockArgument>(v).getArgNumber()]);
+    AffineMap lm = partLoad.getAffineMap();
+    lm = simplifyAffineMap(lm.replaceDimsAndSymbols(
+        ArrayRef<AffineExpr>(repl).take_front(lm.getNumDims()),
+        ArrayRef<AffineExpr>(repl).drop_front(lm.getNumDims()), n, 0));
+    rw.replaceOpWithNewOp<affine::AffineLoadOp>(partLoad, parts, lm,
+                                                 body->getArguments());
+    result.final = block;
+    return result;
   }
   // The final combine: the output, after its init, with lane 0.
   toNew[red] = getAffineConstantExpr(0, ctx);
@@ -571,5 +675,32 @@ FailureOr<BlockOp> llmc::tl::treeReduce(RewriterBase &rw, BlockOp block) {
   if (zero && zero.use_empty())
     rw.eraseOp(zero.getDefiningOp());
   rw.eraseOp(loop);
-  return final;
+  result.final = final;
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// contract
+//===----------------------------------------------------------------------===//
+
+LogicalResult llmc::tl::contract(RewriterBase &rw, BlockOp block) {
+  auto error = [&](const Twine &msg) {
+    return block.emitError("contract: ") << msg;
+  };
+  FailureOr<ReductionUpdate> update = matchReductionUpdate(block);
+  if (failed(update) || update->fma ||
+      update->kind != arith::AtomicRMWKind::addf)
+    return error("the update of tl.block '" + block.getName() +
+                 "' is not `acc = acc + x` of a floating-point accumulator");
+  auto mul = update->operand.getDefiningOp<arith::MulFOp>();
+  if (!mul || mul->getBlock() != block.getBodyBlock())
+    return error("the added value is not a product computed in the block");
+  if (!mul->hasOneUse())
+    return error("the product has another use besides the update");
+  rw.setInsertionPoint(update->combine);
+  Value fma = math::FmaOp::create(rw, update->combine->getLoc(), mul.getLhs(),
+                                  mul.getRhs(), update->load.getResult());
+  rw.replaceOp(update->combine, fma);
+  rw.eraseOp(mul);
+  return success();
 }

@@ -1,5 +1,6 @@
 //===- Schedule.cpp - schedule primitives on tl loop nests ----------------===//
 #include "Dialect/TL/Transforms/Schedule.h"
+#include "Dialect/TL/Analysis/AffineIndex.h"
 #include "Dialect/TL/Analysis/Independence.h"
 #include "Dialect/TL/Analysis/Reduction.h"
 
@@ -56,24 +57,6 @@ static LogicalResult checkNormalised(ForOp loop, StringRef primitive) {
   return success();
 }
 
-/// True when `v` is `iv` or computed from it by ops inside `scope`.
-static bool dependsOn(Value v, Value iv, Operation *scope) {
-  SmallVector<Value> work = {v};
-  llvm::DenseSet<Value> seen;
-  while (!work.empty()) {
-    Value cur = work.pop_back_val();
-    if (cur == iv)
-      return true;
-    if (!seen.insert(cur).second)
-      continue;
-    Operation *def = cur.getDefiningOp();
-    if (!def || !scope->isAncestor(def))
-      continue;
-    llvm::append_range(work, def->getOperands());
-  }
-  return false;
-}
-
 /// The chain of directly nested loops (sorted outermost first). Besides the
 /// next loop, a loop's body may hold only side-effect-free scalar ops (the
 /// index arithmetic that splits and fusions leave); makePerfect() moves
@@ -113,7 +96,7 @@ static void makePerfect(RewriterBase &rw, MutableArrayRef<ForOp> chain) {
     for (Operation *op : ops) {
       bool variant = llvm::any_of(op->getOperands(), [&](Value v) {
         return llvm::any_of(chain, [&](ForOp l) {
-          return dependsOn(v, l.getInductionVar(), outer);
+          return isComputedFrom(v, l.getInductionVar(), outer);
         });
       });
       if (variant)
@@ -300,7 +283,7 @@ FailureOr<SmallVector<ForOp>> llmc::tl::reorder(RewriterBase &rw,
   for (ForOp l : *chain)
     for (ForOp other : *chain)
       for (Value bound : {l.getLowerBound(), l.getUpperBound(), l.getStep()})
-        if (other != l && dependsOn(bound, other.getInductionVar(),
+        if (other != l && isComputedFrom(bound, other.getInductionVar(),
                                     (*chain)[0]))
           return l.emitError("reorder: the bounds of this loop depend on "
                              "another loop of the nest");
@@ -355,7 +338,7 @@ FailureOr<ForOp> llmc::tl::fuse(RewriterBase &rw, ArrayRef<ForOp> loops) {
     if (failed(checkNormalised(l, "fuse")))
       return failure();
     for (ForOp other : *chain)
-      if (other != l && dependsOn(l.getUpperBound(), other.getInductionVar(),
+      if (other != l && isComputedFrom(l.getUpperBound(), other.getInductionVar(),
                                   (*chain)[0]))
         return l.emitError("fuse: the extent of this loop depends on another "
                            "loop of the nest");
@@ -397,6 +380,50 @@ FailureOr<ForOp> llmc::tl::fuse(RewriterBase &rw, ArrayRef<ForOp> loops) {
 }
 
 //===----------------------------------------------------------------------===//
+// reverse
+//===----------------------------------------------------------------------===//
+
+LogicalResult llmc::tl::reverse(RewriterBase &rw, ForOp loop) {
+  if (failed(checkNormalised(loop, "reverse")))
+    return failure();
+  Value iv = loop.getInductionVar();
+  BlockOp unbound;
+  bool any = false;
+  loop.getBody()->walk([&](BlockOp b) {
+    any = true;
+    if (!unbound && llvm::none_of(b.getIterValues(), [&](Value v) {
+          return isComputedFrom(v, iv, loop);
+        }))
+      unbound = b;
+  });
+  if (!any)
+    return loop.emitError("reverse: the loop holds no tl.block");
+  if (unbound) {
+    InFlightDiagnostic d = loop.emitError(
+        "reverse: a tl.block under the loop does not bind its variable (the "
+        "loop would not enumerate the block's iterations)");
+    d.attachNote(unbound.getLoc()) << "tl.block '" << unbound.getName() << "'";
+    return d;
+  }
+  OpBuilder::InsertionGuard guard(rw);
+  rw.setInsertionPointToStart(loop.getBody());
+  MLIRContext *ctx = loop.getContext();
+  AffineExpr d0 = getAffineDimExpr(0, ctx);
+  affine::AffineApplyOp flipped;
+  if (std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound())) {
+    flipped = affine::AffineApplyOp::create(
+        rw, loop.getLoc(), AffineMap::get(1, 0, *ub - 1 - d0), ValueRange{iv});
+  } else {
+    AffineExpr s0 = getAffineSymbolExpr(0, ctx);
+    flipped = affine::AffineApplyOp::create(
+        rw, loop.getLoc(), AffineMap::get(1, 1, s0 - 1 - d0),
+        ValueRange{iv, loop.getUpperBound()});
+  }
+  rw.replaceAllUsesExcept(iv, flipped.getResult(), flipped);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Loop kinds
 //===----------------------------------------------------------------------===//
 
@@ -434,7 +461,8 @@ LogicalResult llmc::tl::parallel(ForOp loop) {
 }
 
 /// True when `loop` is a group reduction loop: every block under it that it
-/// binds binds it to reduction variables only, updating one accumulator
+/// binds binds it (directly or through index arithmetic, such as a split or
+/// a reversal) to reduction variables only, updating one accumulator
 /// (`acc = combine(acc, x)`) whose element does not depend on the loop.
 static bool isGroupLoop(ForOp loop) {
   Value iv = loop.getInductionVar();
@@ -442,11 +470,10 @@ static bool isGroupLoop(ForOp loop) {
   loop.getBody()->walk([&](BlockOp block) {
     bool uses = false;
     for (unsigned i = 0, e = block.getNumIters(); i < e; ++i) {
-      if (!dependsOn(block.getIterValues()[i], iv, loop))
+      if (!isComputedFrom(block.getIterValues()[i], iv, loop))
         continue;
       uses = true;
-      if (block.getIterKind(i) != IterKind::reduce ||
-          block.getIterValues()[i] != iv)
+      if (block.getIterKind(i) != IterKind::reduce)
         ok = false;
       for (Attribute m : block.getWriteMaps())
         if (cast<AffineMapAttr>(m).getValue().isFunctionOfDim(i))
@@ -533,7 +560,7 @@ FailureOr<BlockOp> llmc::tl::decomposeReduction(RewriterBase &rw,
     bool inside = false;
     for (ForOp l : getLoops(block))
       if ((l == loop || loop->isProperAncestor(l)) &&
-          dependsOn(bound, l.getInductionVar(), loop))
+          isComputedFrom(bound, l.getInductionVar(), loop))
         inside = true;
     if (block.getIterKind(i) == IterKind::spatial) {
       if (inside || (bound.getDefiningOp() &&
@@ -885,8 +912,12 @@ FailureOr<BlockOp> llmc::tl::computeAt(RewriterBase &rw, BlockOp block,
     if (getConstantIntValue(l.getLowerBound()) != 0 ||
         getConstantIntValue(l.getStep()) != 1)
       return error("the block's loops must start at 0 with step 1");
+  // Each variable is a loop of the nest or a constant (a dimension of one,
+  // such as the token of a decode step).
   SmallVector<ForOp> iterLoop(block.getNumIters());
   for (unsigned i = 0, e = block.getNumIters(); i < e; ++i) {
+    if (getConstantIntValue(block.getIterValues()[i]))
+      continue;
     auto it = llvm::find_if(ownLoops, [&](ForOp l) {
       return l.getInductionVar() == block.getIterValues()[i];
     });
@@ -897,7 +928,7 @@ FailureOr<BlockOp> llmc::tl::computeAt(RewriterBase &rw, BlockOp block,
   }
   for (ForOp l : ownLoops) {
     for (ForOp other : ownLoops)
-      if (l != other && dependsOn(l.getUpperBound(),
+      if (l != other && isComputedFrom(l.getUpperBound(),
                                   other.getInductionVar(), root))
         return error("the block's loop bounds depend on each other");
     Operation *ubDef = l.getUpperBound().getDefiningOp();
@@ -1068,14 +1099,20 @@ FailureOr<BlockOp> llmc::tl::computeAt(RewriterBase &rw, BlockOp block,
   Value one = arith::ConstantIndexOp::create(rw, loc, 1);
   IRMapping mapping;
   SmallVector<Value> dimValue(rank);
+  SmallVector<bool> constantDim(rank, false);
+  for (unsigned i = 0, e = block.getNumIters(); i < e; ++i)
+    if (dimOfIter[i] >= 0 && !iterLoop[i])
+      constantDim[dimOfIter[i]] = true;
   for (unsigned d = 0; d < rank; ++d) {
+    if (constantDim[d])
+      continue; // the block writes one index there, whatever is read
     Value extent = arith::SubIOp::create(rw, loc, hi[d], lo[d]);
     auto l = ForOp::create(rw, loc, zero, extent, one, LoopKind::serial);
     rw.setInsertionPoint(l.getBody()->getTerminator());
     dimValue[d] = arith::AddIOp::create(rw, loc, lo[d], l.getInductionVar());
   }
   for (unsigned i = 0, e = block.getNumIters(); i < e; ++i)
-    if (dimOfIter[i] >= 0)
+    if (dimOfIter[i] >= 0 && iterLoop[i])
       mapping.map(iterLoop[i].getInductionVar(), dimValue[dimOfIter[i]]);
   // Bounds of the remaining (reduction) loops: constants are rebuilt, other
   // values come from outside the old nest.

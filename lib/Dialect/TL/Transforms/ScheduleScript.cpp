@@ -109,7 +109,15 @@ struct TLSchedulePass : llmc::tl::impl::TLScheduleBase<TLSchedulePass> {
       return rfactor(rw, *block, ls);
     }
     if (c.name == "tree_reduce")
-      return treeReduce(rw, *block);
+      return treeReduce(rw, *block, ints.empty() ? 0 : ints[0]);
+    if (c.name == "contract")
+      return contract(rw, *block);
+    if (c.name == "reverse") {
+      if (failed(needs(1)))
+        return failure();
+      auto l = loopAt(ints[0]);
+      return failed(l) ? failure() : reverse(rw, *l);
+    }
     if (c.name == "decompose_reduction") {
       if (failed(needs(1)))
         return failure();

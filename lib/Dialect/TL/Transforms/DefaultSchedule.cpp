@@ -1,0 +1,651 @@
+//===- DefaultSchedule.cpp - schedule every nest for the target -----------===//
+//
+// The schedule a plain `llmc compile` applies: rules keyed on the structure
+// of each canonical block (spatial or reducing, which loops its accesses
+// are contiguous in, its accumulator's type) and on the target description
+// (vector width). Every decision is a call of a schedule primitive; a rule
+// whose preconditions do not hold leaves the nest as it is (still correct,
+// only slower).
+//
+//===----------------------------------------------------------------------===//
+#include "Dialect/TL/Analysis/AffineIndex.h"
+#include "Dialect/TL/Analysis/Independence.h"
+#include "Dialect/TL/Analysis/Reduction.h"
+#include "Dialect/TL/IR/TL.h"
+#include "Dialect/TL/Transforms/Passes.h"
+#include "Dialect/TL/Transforms/Schedule.h"
+#include "Target/TargetDescription.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace llmc::tl {
+#define GEN_PASS_DEF_TLDEFAULTSCHEDULE
+#include "Dialect/TL/Transforms/Passes.h.inc"
+} // namespace llmc::tl
+
+using namespace mlir;
+using namespace llmc;
+using namespace llmc::tl;
+
+namespace {
+
+std::optional<int64_t> extentOf(ForOp l) {
+  if (getConstantIntValue(l.getLowerBound()) != 0 ||
+      getConstantIntValue(l.getStep()) != 1)
+    return std::nullopt;
+  return getConstantIntValue(l.getUpperBound());
+}
+
+int64_t floorPow2(int64_t x) {
+  int64_t p = 1;
+  while (p * 2 <= x)
+    p *= 2;
+  return p;
+}
+
+/// How the accesses of a block move when `loop`'s variable grows by one:
+/// contiguous (by 1 in the last index, nowhere else), fixed, or otherwise.
+struct Stride {
+  bool writesContiguous = true, readsContiguous = true;
+};
+
+Stride strideIn(BlockOp block, ForOp loop) {
+  Stride s;
+  AffineIndexBuilder ab(loop, /*opaqueInside=*/true);
+  ab.dim(loop.getInductionVar());
+  auto check = [&](OperandRange buffers, ArrayAttr maps, bool &ok,
+                   bool write) {
+    for (auto [buf, attr] : llvm::zip(buffers, maps)) {
+      auto exprs = ab.compose(cast<AffineMapAttr>(attr).getValue(),
+                              block.getIterValues());
+      if (!exprs) {
+        ok = false;
+        continue;
+      }
+      unsigned n = std::max<unsigned>(ab.dims.size(), 1);
+      for (auto [i, e] : llvm::enumerate(*exprs)) {
+        if (!e.isFunctionOfDim(0))
+          continue;
+        auto c = linearCoefficient(e, 0, n);
+        bool last = i + 1 == exprs->size();
+        if (!c || !last || *c != 1 || (write && *c == 0))
+          ok = false;
+      }
+      if (write && llvm::none_of(*exprs, [](AffineExpr e) {
+            return e.isFunctionOfDim(0);
+          }))
+        ok = false;
+    }
+  };
+  check(block.getWrites(), block.getWriteMaps(), s.writesContiguous, true);
+  check(block.getReads(), block.getReadMaps(), s.readsContiguous, false);
+  return s;
+}
+
+/// True when every op of the block's regions is something vector lanes
+/// compute well: elementwise arithmetic (no loops, no calls the C library
+/// would make one lane at a time).
+bool vectorFriendly(BlockOp block) {
+  WalkResult r = block->walk([&](Operation *op) {
+    if (op == block.getOperation() || isa<YieldOp>(op) ||
+        isa<affine::AffineLoadOp, affine::AffineStoreOp,
+            affine::AffineApplyOp>(op))
+      return WalkResult::advance();
+    if (isa<math::SinOp, math::CosOp, math::PowFOp, math::LogOp>(op) ||
+        op->getNumRegions() ||
+        !(op->hasTrait<OpTrait::Elementwise>() ||
+          isa<arith::SelectOp, arith::ConstantOp>(op)))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return !r.wasInterrupted();
+}
+
+/// Whether `inner` is the only op of `outer`'s body besides side-effect-free
+/// scalar ops (index arithmetic).
+bool perfectlyAround(ForOp outer, ForOp inner) {
+  if (inner->getParentOp() != outer)
+    return false;
+  for (Operation &op : outer.getBody()->without_terminator())
+    if (&op != inner.getOperation() &&
+        (op.getNumRegions() || !isPure(&op)))
+      return false;
+  return true;
+}
+
+/// The kinds of variables of `block` that `loop` binds.
+std::pair<bool, bool> bindsKinds(BlockOp block, ForOp loop) {
+  bool spatial = false, reduce = false;
+  for (unsigned i = 0, e = block.getNumIters(); i < e; ++i)
+    if (isComputedFrom(block.getIterValues()[i], loop.getInductionVar(), loop))
+      (block.getIterKind(i) == IterKind::reduce ? reduce : spatial) = true;
+  return {spatial, reduce};
+}
+
+class Scheduler {
+public:
+  Scheduler(MLIRContext *ctx, const TargetDescription &target)
+      : rw(ctx), target(target), lanes32(std::max(4u, target.lanes(32))),
+        vectorBytes(target.vectorBits / 8) {}
+
+  void run(func::FuncOp fn) {
+    auto phase = fn->getAttrOfType<StringAttr>("llmc.phase");
+    decode = phase && phase.getValue() == "decode";
+    SmallVector<ForOp> roots;
+    for (Operation &op : fn.getBody().front())
+      if (auto l = dyn_cast<ForOp>(&op))
+        roots.push_back(l);
+    for (ForOp root : roots)
+      scheduleNest(root);
+  }
+
+private:
+  /// Runs a primitive with its diagnostics silenced: a rule that does not
+  /// apply falls back to a simpler schedule, not to an error.
+  template <typename Fn> auto quietly(Fn fn) {
+    ScopedDiagnosticHandler quiet(rw.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    return fn();
+  }
+
+  void scheduleNest(ForOp root) {
+    SmallVector<BlockOp> blocks;
+    root->walk([&](BlockOp b) { blocks.push_back(b); });
+    parallelize(root, blocks);
+    for (BlockOp b : blocks)
+      scheduleBlock(b);
+  }
+
+  /// Threads: the outermost loop common to every block of the nest that
+  /// runs more than once and binds no reduction, when the nest is big
+  /// enough to pay for starting threads.
+  void parallelize(ForOp root, ArrayRef<BlockOp> blocks) {
+    int64_t work = 1;
+    root->walk([&](ForOp l) {
+      std::optional<int64_t> e = extentOf(l);
+      work = std::min<int64_t>(work * (e ? *e : 64), int64_t(1) << 40);
+    });
+    if (work < 16384)
+      return;
+    for (ForOp l = root; l;) {
+      std::optional<int64_t> e = extentOf(l);
+      if (!e || *e > 1) {
+        if (succeeded(quietly([&] { return parallel(l); })))
+          return;
+        return; // the outermost candidate carries something: stay serial
+      }
+      ForOp next;
+      for (Operation &op : l.getBody()->without_terminator())
+        if (auto inner = dyn_cast<ForOp>(&op)) {
+          if (next)
+            return;
+          next = inner;
+        }
+      l = next;
+    }
+  }
+
+  void scheduleBlock(BlockOp block) {
+    if (!block->getParentOfType<ForOp>())
+      return;
+    if (!block.hasReduction())
+      return scheduleSpatial(block);
+    FailureOr<ReductionUpdate> update = matchReductionUpdate(block);
+    if (failed(update))
+      return;
+    Type acc =
+        cast<MemRefType>(block.getWrites()[0].getType()).getElementType();
+    if (acc.isInteger(32))
+      return scheduleIntDot(block);
+    if (acc.isF32())
+      return scheduleReduction(block, *update);
+    // f64 sums stay serial, as ggml adds them.
+  }
+
+  /// Elementwise: the innermost loop in vector lanes.
+  void scheduleSpatial(BlockOp block) {
+    SmallVector<ForOp> loops = getLoops(block);
+    if (loops.empty() || !vectorFriendly(block))
+      return;
+    ForOp inner = loops.back();
+    Stride s = strideIn(block, inner);
+    if (!s.writesContiguous || !s.readsContiguous)
+      return;
+    vectorizeLoop(inner, lanes32);
+  }
+
+  /// Splits `loop` by `lanes` (peeling the remainder) and vectorizes the
+  /// lanes; returns the lane loop, or null.
+  ForOp vectorizeLoop(ForOp loop, int64_t lanes) {
+    std::optional<int64_t> e = extentOf(loop);
+    if (e) {
+      if (*e < 4)
+        return {};
+      lanes = std::min(lanes, floorPow2(*e));
+    }
+    if (e && *e == lanes) {
+      if (succeeded(quietly([&] { return vectorize(loop); })))
+        return loop;
+      return {};
+    }
+    FailureOr<PeeledSplit> split =
+        quietly([&] { return splitPeel(rw, loop, {lanes}); });
+    if (failed(split))
+      return {};
+    ForOp inner = split->loops.back();
+    if (failed(quietly([&] { return vectorize(inner); })))
+      return {};
+    return inner;
+  }
+
+  /// Vectorizes the lanes of the partials rfactor made and of their tree,
+  /// and unrolls the tile loops around them.
+  void finishRFactor(const RFactorResult &rf, unsigned tileLoops,
+                     bool tree, int64_t segment = 0, unsigned rfBand = 1) {
+    // Vectorizes the `band` innermost loops of `b` (innermost first) and
+    // unrolls the `tiles` loops directly around them.
+    auto lanesAndTiles = [&](BlockOp b, unsigned band, unsigned tiles) {
+      SmallVector<ForOp> loops = getLoops(b);
+      unsigned n = loops.size();
+      for (unsigned k = 0; k < band && k < n; ++k) {
+        ForOp l = loops[n - 1 - k];
+        if (l.getKind() != LoopKind::vectorized &&
+            extentOf(l).value_or(0) >= 2)
+          (void)quietly([&] { return vectorize(l); });
+      }
+      for (unsigned k = 0; k < tiles && k + band < n; ++k)
+        (void)quietly([&] { return unroll(loops[n - 1 - band - k]); });
+    };
+    lanesAndTiles(rf.rf, rfBand, tileLoops);
+    lanesAndTiles(rf.init, 1, tileLoops);
+    if (!tree)
+      return;
+    FailureOr<TreeReduceResult> t =
+        quietly([&] { return treeReduce(rw, rf.writeBack, segment); });
+    if (failed(t)) {
+      unrollAround(rf.writeBack, tileLoops);
+      return;
+    }
+    // A segmented tree loops over the segments too (unrolled).
+    unsigned extra = t->final == rf.writeBack ? 1 : 0;
+    for (BlockOp level : t->levels)
+      lanesAndTiles(level, 1, tileLoops + extra);
+    unrollAround(t->final, tileLoops + extra);
+  }
+
+  void unrollAround(BlockOp b, unsigned count) {
+    SmallVector<ForOp> loops = getLoops(b);
+    for (unsigned k = 0; k < count && k < loops.size(); ++k)
+      (void)quietly([&] { return unroll(loops[loops.size() - 1 - k]); });
+  }
+
+  /// f32 reductions: matmuls register-tiled, others in lanes.
+  void scheduleReduction(BlockOp block, const ReductionUpdate &update) {
+    SmallVector<ForOp> loops = getLoops(block);
+    if (loops.empty())
+      return;
+    ForOp r = loops.back();
+    auto [rSpatial, rReduce] = bindsKinds(block, r);
+    if (!rReduce || rSpatial)
+      return;
+    bool add = update.kind == arith::AtomicRMWKind::addf;
+    // The reduction's loops: those binding reduction variables.
+    SmallVector<ForOp> reduceLoops, spatialLoops;
+    for (ForOp l : loops) {
+      auto [sp, red] = bindsKinds(block, l);
+      if (red)
+        reduceLoops.push_back(l);
+      else if (sp)
+        spatialLoops.push_back(l);
+    }
+    Stride st = strideIn(block, r);
+    if (!st.readsContiguous && reduceLoops.size() == 1) {
+      // p.V: the reduction reads across rows; put the innermost spatial
+      // loop (contiguous) in lanes instead, the reduction serial around it.
+      if (!spatialLoops.empty()) {
+        ForOp sp = spatialLoops.back();
+        if (sp->getParentOp() == r->getParentOp() || r->getParentOp() == sp) {
+          Stride ss = strideIn(block, sp);
+          if (ss.writesContiguous && ss.readsContiguous &&
+              succeeded(quietly([&] { return reorder(rw, {r, sp}); })))
+            vectorizeLoop(getLoops(block).back(), lanes32);
+        }
+      }
+      return;
+    }
+    std::optional<int64_t> e = extentOf(r);
+    if (add && reduceLoops.size() == 1) {
+      auto mul = update.operand ? update.operand.getDefiningOp<arith::MulFOp>()
+                                : arith::MulFOp();
+      if (!mul) {
+        // A plain sum: one vector's worth summed horizontally (the runs of
+        // ggml's soft_max), a longer one in lanes.
+        if (e && *e >= 2 && llvm::isPowerOf2_64(*e) && *e <= lanes32)
+          lanesFor(block, r, *e, 0, /*fma=*/false);
+        else if (!e || *e > lanes32)
+          lanesFor(block, r, lanes32, 0, /*fma=*/false);
+        return;
+      }
+      // A matmul is register-tiled (products of 16-bit pairs in the
+      // instruction's order where the target has one).
+      auto fmaFn = [&](BlockOp b, ForOp l, unsigned t) {
+        return fmaLanes(b, l, t);
+      };
+      auto bf16Fn = [&](BlockOp b, ForOp l, unsigned t) {
+        return bf16Lanes(b, l, t);
+      };
+      if (e && isBF16Product(mul) && target.hasBF16Dot() &&
+          tileMatmul(block, spatialLoops, r, *e, decode ? 64 : 32, bf16Fn))
+        return;
+      // Decode in vec_dot's lanes, prefill in sgemm's (one vector) when the
+      // reduction is a multiple of it (as ggml's condition for sgemm).
+      if (e && tileMatmul(block, spatialLoops, r, *e,
+                          decode ? dotLanes() : lanes32, fmaFn))
+        return;
+      // Other dot products run ggml's vec_dot order: four vectors of lanes
+      // (FMAs), a tree, then the remainder in order; prefill's dynamic ones
+      // (p.V) its sgemm order, one vector.
+      int64_t lanes = (!e && !decode) ? lanes32 : dotLanes();
+      if (e && *e < lanes)
+        return vecDotTail(r); // ggml adds short rows in order
+      lanesFor(block, r, lanes, /*tiles=*/0, /*fma=*/true);
+      return;
+    }
+    // Several reduction loops (dequantizing matmuls, the f32 steps of
+    // llama.cpp's products): the innermost ones whose lanes fit a vector,
+    // factored together; max/min in any order.
+    SmallVector<ForOp> chain;
+    int64_t product = 1;
+    for (auto it = reduceLoops.rbegin(); it != reduceLoops.rend(); ++it) {
+      std::optional<int64_t> ext = extentOf(*it);
+      // Only through perfectly nested loops: a loop that also runs other
+      // blocks (the integer sums an f32 step reads, per block) keeps its
+      // order.
+      if (!ext || product * *ext > lanes32 ||
+          (!chain.empty() && !perfectlyAround(*it, chain.front())))
+        break;
+      // (Lanes that read strided, such as Q6_K's scales, are gathered.)
+      auto [sp, red] = bindsKinds(block, *it);
+      if (sp)
+        break;
+      chain.insert(chain.begin(), *it);
+      product *= *ext;
+    }
+    if (product >= 4 && (product == lanes32 || chain.size() > 1 ||
+                         reduceLoops.size() > chain.size())) {
+      FailureOr<RFactorResult> rf =
+          quietly([&] { return rfactor(rw, block, chain); });
+      if (succeeded(rf)) {
+        (void)quietly([&] { return contract(rw, rf->rf); });
+        vectorizeBand(rf->rf, chain.size());
+        finishRFactor(*rf, 0, llvm::isPowerOf2_64(product));
+      }
+      return;
+    }
+    // A long or dynamic reduction: lanes of the target's width (a max or
+    // min gives the same result in any order).
+    if ((e && *e > lanes32) || (!e && !add))
+      lanesFor(block, r, lanes32, 0, /*fma=*/false);
+  }
+
+  /// Vectorizes the `count` innermost loops of a block, innermost first.
+  void vectorizeBand(BlockOp block, unsigned count) {
+    SmallVector<ForOp> loops = getLoops(block);
+    for (unsigned k = 0; k < count && k < loops.size(); ++k)
+      (void)quietly([&] { return vectorize(loops[loops.size() - 1 - k]); });
+  }
+
+  int64_t dotLanes() const { return std::min<int64_t>(64, 4 * lanes32); }
+
+  /// The remainder of a vec_dot (after its lanes), added in order as
+  /// ggml's build of it does: the products of whole groups of 8 rounded
+  /// (GCC multiplies them as one vector), those of the last (remainder % 8)
+  /// fused into the adds (its scalar epilogue, contracted).
+  void vecDotTail(ForOp tail) {
+    std::optional<int64_t> rem = extentOf(tail);
+    if (!rem)
+      return;
+    ForOp last = tail;
+    if (*rem >= 8) {
+      if (*rem % 8 == 0)
+        return;
+      FailureOr<PeeledSplit> split =
+          quietly([&] { return splitPeel(rw, tail, {8}); });
+      if (failed(split) || !split->tail)
+        return;
+      last = split->tail;
+    }
+    last->walk([&](BlockOp b) {
+      (void)quietly([&] { return contract(rw, b); });
+    });
+  }
+
+  /// Whether `mul` multiplies two values widened from bf16.
+  static bool isBF16Product(arith::MulFOp mul) {
+    auto fromBF16 = [](Value v) {
+      auto ext = v.getDefiningOp<arith::ExtFOp>();
+      return ext && ext.getIn().getType().isBF16();
+    };
+    return fromBF16(mul.getLhs()) && fromBF16(mul.getRhs());
+  }
+
+  /// The reduction loop `r` of `block` in `lanes` lanes: split (remainder
+  /// peeled, added in order after the lanes), factored, summed in a tree;
+  /// with `fma`, each lane accumulates with fused multiply-adds.
+  void lanesFor(BlockOp block, ForOp r, int64_t lanes, unsigned tiles,
+                bool fma) {
+    std::optional<int64_t> e = extentOf(r);
+    ForOp laneLoop = r;
+    if (!e || *e != lanes) {
+      FailureOr<PeeledSplit> split =
+          quietly([&] { return splitPeel(rw, r, {lanes}); });
+      if (failed(split))
+        return;
+      laneLoop = split->loops.back();
+      if (fma && split->tail)
+        vecDotTail(split->tail);
+    }
+    FailureOr<RFactorResult> rf =
+        quietly([&] { return rfactor(rw, block, {laneLoop}); });
+    if (failed(rf))
+      return;
+    if (fma)
+      (void)quietly([&] { return contract(rw, rf->rf); });
+    vectorizeBand(rf->rf, 1);
+    finishRFactor(*rf, tiles, true);
+  }
+
+  /// How the lanes of a register tile accumulate: given the block and its
+  /// lane loop (the reduction's innermost `lanes` iterations) and the
+  /// number of tile loops around it, factors and vectorizes them.
+  using LaneFn = llvm::function_ref<bool(BlockOp, ForOp, unsigned)>;
+
+  /// A matmul (spatial loops [rows of the weight] in decode, [tokens, rows]
+  /// in prefill, then the reduction): 4 rows of the weight (and 4 tokens)
+  /// per step, each output's partials in `lanes` vector lanes, the x and w
+  /// vectors loaded once per step. The remaining tokens (fewer than 4) get
+  /// the same lanes, one token at a time.
+  bool tileMatmul(BlockOp block, SmallVector<ForOp> spatialLoops, ForOp k,
+                  int64_t kExtent, int64_t lanes, LaneFn finish) {
+    if (spatialLoops.empty() || spatialLoops.size() > 2)
+      return false;
+    ForOp n = spatialLoops.back();
+    std::optional<int64_t> nExtent = extentOf(n);
+    bool prefill = spatialLoops.size() == 2;
+    if (!nExtent || *nExtent % 4 || kExtent % lanes ||
+        (prefill && n->getParentOp() != spatialLoops.front()->getParentOp() &&
+         n->getParentOp() != spatialLoops.front().getOperation()) ||
+        k->getParentOp() != n)
+      return false;
+    if (!prefill)
+      return tileRows(block, {}, {}, n, k, lanes, finish);
+    // Whole tiles of 4 tokens, then the remaining tokens.
+    ForOp s = spatialLoops.front();
+    FailureOr<PeeledSplit> rows = quietly([&] { return splitPeel(rw, s, {4}); });
+    if (failed(rows))
+      return false;
+    BlockOp tail;
+    if (rows->tail)
+      rows->tail->walk([&](BlockOp b) { tail = b; });
+    SmallVector<ForOp> loops = getLoops(block);
+    // (.., s0, s1, n, k)
+    unsigned ns = loops.size();
+    if (!tileRows(block, loops[ns - 4], loops[ns - 3], loops[ns - 2],
+                  loops[ns - 1], lanes, finish))
+      return false;
+    if (tail) {
+      SmallVector<ForOp> tl = getLoops(tail);
+      tileRows(tail, {}, {}, tl[tl.size() - 2], tl.back(), lanes, finish);
+    }
+    return true;
+  }
+
+  /// (s0, s1,) n, k -> (s0,) n0, k0, (s1,) n1, k1 with n1 = 4 rows and k1 =
+  /// `lanes`; then `finish` makes the partials of each (s1, n1).
+  bool tileRows(BlockOp block, ForOp s0, ForOp s1, ForOp n, ForOp k,
+                int64_t lanes, LaneFn finish) {
+    std::optional<int64_t> ke = extentOf(k), ne = extentOf(n);
+    if (!ke || !ne || *ke % lanes || *ne % 4)
+      return false;
+    auto nSplit = quietly([&] { return split(rw, n, {-1, 4}); });
+    if (failed(nSplit))
+      return false;
+    ForOp kk = getLoops(block).back();
+    auto kSplit = quietly([&] { return split(rw, kk, {-1, lanes}); });
+    if (failed(kSplit))
+      return false;
+    ForOp n0 = (*nSplit)[0], n1 = (*nSplit)[1];
+    ForOp k0 = (*kSplit)[0];
+    SmallVector<ForOp> want;
+    if (s1)
+      want = {n0, k0, s1, n1, (*kSplit)[1]};
+    else
+      want = {n0, k0, n1, (*kSplit)[1]};
+    // The chain being reordered is the nest below s0 (or n0).
+    if (failed(quietly([&] { return reorder(rw, want); })))
+      return false;
+    return finish(block, getLoops(block).back(), s1 ? 2 : 1);
+  }
+
+  /// Lanes that accumulate with FMAs, summed in a tree (ggml's f32/f16
+  /// vec_dot and sgemm).
+  bool fmaLanes(BlockOp block, ForOp laneLoop, unsigned tiles) {
+    FailureOr<RFactorResult> rf =
+        quietly([&] { return rfactor(rw, block, {laneLoop}); });
+    if (failed(rf))
+      return false;
+    (void)quietly([&] { return contract(rw, rf->rf); });
+    vectorizeBand(rf->rf, 1);
+    finishRFactor(*rf, tiles, true);
+    return true;
+  }
+
+  /// Products of bf16 pairs as AVX512-BF16's VDPBF16PS adds them: each f32
+  /// lane takes a pair of adjacent elements, the odd one first (a reversed
+  /// pair loop, a group of the vector). 32 elements (one instruction, one
+  /// accumulator: llamafile's sgemm) or 64 (two accumulators, reduced
+  /// separately and then added: ggml_vec_dot_bf16) per step.
+  bool bf16Lanes(BlockOp block, ForOp laneLoop, unsigned tiles) {
+    std::optional<int64_t> e = extentOf(laneLoop);
+    if (e != 32 && e != 64)
+      return false;
+    SmallVector<int64_t> factors = {-1, 16, 2};
+    if (*e == 64)
+      factors = {2, 16, 2};
+    auto parts = quietly([&] { return split(rw, laneLoop, factors); });
+    if (failed(parts))
+      return false;
+    ForOp pair = parts->back();
+    if (failed(quietly([&] { return reverse(rw, pair); })))
+      return false;
+    SmallVector<ForOp> lanes(parts->begin(), parts->end() - 1);
+    if (*e == 32)
+      lanes = {(*parts)[1]};
+    FailureOr<RFactorResult> rf =
+        quietly([&] { return rfactor(rw, block, lanes); });
+    if (failed(rf))
+      return false;
+    // The pair (group), then the lanes.
+    finishRFactor(*rf, tiles, true, /*segment=*/16, 1 + lanes.size());
+    return true;
+  }
+
+  /// llama.cpp's integer products: groups of four bytes (the innermost
+  /// loop) reduced into i32 lanes, the lanes being the block's own lane
+  /// loops (spatial) or, where it has none, the reduction loops around the
+  /// group factored into partials.
+  void scheduleIntDot(BlockOp block) {
+    SmallVector<ForOp> loops = getLoops(block);
+    if (loops.empty())
+      return;
+    ForOp g = loops.back();
+    if (extentOf(g) != 4) {
+      // A write-back of integer partials: a horizontal sum.
+      auto [sp, red] = bindsKinds(block, g);
+      if (red && !sp && extentOf(g).value_or(0) >= 2)
+        (void)quietly([&] { return vectorize(g); });
+      return;
+    }
+    int64_t bytes = 4;
+    SmallVector<ForOp> lanes, reduceLanes;
+    for (int k = loops.size() - 2; k >= 0; --k) {
+      ForOp l = loops[k];
+      std::optional<int64_t> e = extentOf(l);
+      auto [sp, red] = bindsKinds(block, l);
+      if (!e || bytes * *e > vectorBytes || (sp && red))
+        break;
+      if (sp && reduceLanes.empty()) {
+        lanes.push_back(l);
+      } else if (red && lanes.empty()) {
+        reduceLanes.push_back(l);
+      } else {
+        break;
+      }
+      bytes *= *e;
+    }
+    if (!reduceLanes.empty()) {
+      SmallVector<ForOp> chain(reduceLanes.rbegin(), reduceLanes.rend());
+      FailureOr<RFactorResult> rf =
+          quietly([&] { return rfactor(rw, block, chain); });
+      if (failed(rf))
+        return;
+      vectorizeBand(rf->rf, chain.size() + 1);
+      vectorizeBand(rf->init, 1);
+      vectorizeBand(rf->writeBack, 1);
+      return;
+    }
+    vectorizeBand(block, lanes.size() + 1);
+  }
+
+  IRRewriter rw;
+  const TargetDescription &target;
+  int64_t lanes32, vectorBytes;
+  /// Whether the function being scheduled is the decode step (one token).
+  bool decode = false;
+};
+
+struct TLDefaultSchedulePass
+    : llmc::tl::impl::TLDefaultScheduleBase<TLDefaultSchedulePass> {
+  using Base::Base;
+  void runOnOperation() override {
+    auto desc = TargetDescription::parse(target);
+    if (!desc) {
+      getOperation().emitError("tl-default-schedule: ")
+          << llvm::toString(desc.takeError());
+      return signalPassFailure();
+    }
+    if (desc->kind != TargetKind::CPU)
+      return; // GPU schedules are the GPU back ends' (later issues)
+    Scheduler scheduler(&getContext(), *desc);
+    for (auto fn : getOperation().getOps<func::FuncOp>())
+      if (!fn.isExternal())
+        scheduler.run(fn);
+  }
+};
+
+} // namespace

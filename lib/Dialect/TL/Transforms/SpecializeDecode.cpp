@@ -1,0 +1,91 @@
+//===- SpecializeDecode.cpp - decode and prefill versions of the entry ----===//
+#include "Dialect/TL/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace llmc::tl {
+#define GEN_PASS_DEF_TLSPECIALIZEDECODE
+#include "Dialect/TL/Transforms/Passes.h.inc"
+} // namespace llmc::tl
+
+using namespace mlir;
+
+namespace {
+struct TLSpecializeDecodePass
+    : llmc::tl::impl::TLSpecializeDecodeBase<TLSpecializeDecodePass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto fn = module.lookupSymbol<func::FuncOp>(entry);
+    if (!fn || fn.isExternal())
+      return; // nothing to specialize (a module of other functions)
+    auto tokens = fn.getNumArguments()
+                      ? dyn_cast<MemRefType>(fn.getArgumentTypes()[0])
+                      : MemRefType();
+    if (!tokens || tokens.getRank() < 1 || !tokens.isDynamicDim(0)) {
+      fn.emitError("tl-specialize-decode: the first argument of @")
+          << entry << " must be a memref with a dynamic first dimension";
+      return signalPassFailure();
+    }
+    SymbolTable symbols(module);
+    OpBuilder b(fn);
+    b.setInsertionPointAfter(fn);
+    auto clone = [&](StringRef suffix) {
+      auto c = cast<func::FuncOp>(b.clone(*fn));
+      c.setName((entry + suffix).str());
+      c.setPrivate();
+      c->removeAttr("llvm.emit_c_interface");
+      symbols.insert(c);
+      return c;
+    };
+    func::FuncOp prefill = clone("_prefill");
+    func::FuncOp decode = clone("_decode");
+    // Schedules may differ by phase (tl-default-schedule reads it).
+    prefill->setAttr("llmc.phase", b.getStringAttr("prefill"));
+    decode->setAttr("llmc.phase", b.getStringAttr("decode"));
+    // In the decode version there is one token.
+    Value arg0 = decode.getArgument(0);
+    SmallVector<memref::DimOp> dims;
+    for (Operation *user : arg0.getUsers())
+      if (auto d = dyn_cast<memref::DimOp>(user))
+        if (d.getConstantIndex() == 0)
+          dims.push_back(d);
+    for (memref::DimOp d : dims) {
+      OpBuilder db(d);
+      d.replaceAllUsesWith(
+          arith::ConstantIndexOp::create(db, d.getLoc(), 1).getResult());
+      d.erase();
+    }
+    // The entry dispatches on the number of tokens.
+    Location loc = fn.getLoc();
+    Block &body = fn.getBody().front();
+    SmallVector<Value> args(body.getArguments());
+    fn.getBody().getBlocks().clear();
+    Block *entryBlock = fn.addEntryBlock();
+    b.setInsertionPointToStart(entryBlock);
+    SmallVector<Value> newArgs(entryBlock->getArguments());
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value n = memref::DimOp::create(b, loc, newArgs[0], zero);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value isOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, n, one);
+    TypeRange results = fn.getResultTypes();
+    auto ifOp = scf::IfOp::create(b, loc, results, isOne, /*withElse=*/true);
+    auto call = [&](Block *block, func::FuncOp callee) {
+      // Without results the branch has its (empty) yield already.
+      Operation *yield = block->empty() ? nullptr : &block->back();
+      OpBuilder ib = OpBuilder::atBlockEnd(block);
+      if (yield)
+        ib.setInsertionPoint(yield);
+      auto c = func::CallOp::create(ib, loc, callee, newArgs);
+      if (!yield)
+        scf::YieldOp::create(ib, loc, c.getResults());
+    };
+    call(ifOp.thenBlock(), decode);
+    call(ifOp.elseBlock(), prefill);
+    func::ReturnOp::create(b, loc, ifOp.getResults());
+  }
+};
+} // namespace

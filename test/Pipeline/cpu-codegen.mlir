@@ -1,0 +1,27 @@
+// RUN: llm-opt %s --compile-to=llvm --llmc-target=cpu:znver4 | FileCheck %s --check-prefixes=CHECK,AVX512
+// RUN: llm-opt %s --compile-to=llvm --llmc-target=cpu:x86-64-v3 | FileCheck %s --check-prefixes=CHECK,AVX2
+
+// A plain compile reaches the machine code with the default schedule's loop
+// kinds: parallel loops as OpenMP work-sharing loops (threads), vectorized
+// lanes as LLVM vector arithmetic of the target's width (fused
+// multiply-adds in the matmul's lanes), in both the decode and the prefill
+// version.
+// CHECK: llvm.func @forward_prefill
+// CHECK: omp.parallel
+// CHECK: omp.wsloop
+// AVX512: llvm.intr.fma({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// AVX2: llvm.intr.fma({{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// Decode: four registers of lanes per output (one LLVM vector of them).
+// CHECK: llvm.func @forward_decode
+// CHECK: omp.parallel
+// CHECK: omp.wsloop
+// AVX512: llvm.intr.fma({{.*}}) : (vector<64xf32>, vector<64xf32>, vector<64xf32>) -> vector<64xf32>
+// AVX2: llvm.intr.fma({{.*}}) : (vector<32xf32>, vector<32xf32>, vector<32xf32>) -> vector<32xf32>
+!cache = !graph.kv_cache<layers = 1, max_seq = 8, kv_heads = 1, head_dim = 64, element_type = f32>
+func.func @forward(%tokens: tensor<?xi32>, %pos0: index, %w: !graph.weights, %cache: !cache) -> tensor<?x64xf32> {
+  %emb = graph.param %w["emb"] : tensor<64x256xf32>
+  %x = graph.embedding %emb[%tokens] : tensor<64x256xf32>, tensor<?xi32> -> tensor<?x256xf32>
+  %wq = graph.param %w["wq"] : tensor<64x256xf32>
+  %y = graph.matmul %x, %wq : tensor<?x256xf32>, tensor<64x256xf32> -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
