@@ -29,7 +29,7 @@ MEM = re.compile(r"memory: weights.bin (\d+) bytes mapped, (\d+) KiB resident; p
 
 def measure(llmc, gguf, art):
     subprocess.run([llmc, "compile", gguf, "-o", art], check=True)
-    out = subprocess.run([llmc, "bench", art, "--repeat", "1", "--gen", "8"], check=True,
+    out = subprocess.run([llmc, "bench", art, "-r", "1", "-p", "16", "-n", "8"], check=True,
                          stdout=subprocess.PIPE, text=True).stdout
     m = MEM.search(out)
     if not m:

@@ -97,6 +97,7 @@ int llmc_model_open(const char *dir, llmc_model **out, char **error) {
     llmc_model_info &info = m->info;
     info.dir = md.dir.c_str();
     info.target = md.target.c_str();
+    info.target_description = md.targetDescription.c_str();
     info.arch = md.arch.c_str();
     info.vocab_size = md.vocabSize;
     info.max_seq_len = md.maxSeqLen;

@@ -152,6 +152,9 @@ ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
                 "; compile the model again with this llmc)");
 
   md.target = c.getString(root, "", "target");
+  if (const JsonValue *desc = root.find("target_description");
+      desc && desc->isString())
+    md.targetDescription = desc->asString();
   md.libraryPath = joinPath(dir, c.getFileName(root, "", "library"));
 
   const JsonValue &weights = c.getObject(root, "", "weights");

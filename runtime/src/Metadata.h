@@ -24,6 +24,7 @@ struct ArtifactMetadata {
   std::string metadataPath; ///< dir + "/metadata.json"
   int64_t version = 0;
   std::string target;
+  std::string targetDescription; // "" when absent
   std::string libraryPath; ///< dir + "/" + library
   std::string weightsPath; ///< dir + "/" + weights.file
   int64_t weightsBytes = 0;

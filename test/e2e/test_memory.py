@@ -22,7 +22,7 @@ def test_quantized_weights_resident_within_file_size(llmc, tmp_path, mtype):
     size = gguf.stat().st_size
     art = tmp_path / "art"
     e2e_util.run([llmc, "compile", gguf, "-o", art], check=True)
-    out = e2e_util.run([llmc, "bench", art, "--repeat", "1", "--gen", "4"], check=True).stdout
+    out = e2e_util.run([llmc, "bench", art, "-r", "1", "-p", "8", "-n", "4"], check=True).stdout
     m = MEM.search(out)
     assert m, out
     mapped, resident = int(m.group(1)), int(m.group(2)) * 1024

@@ -9,6 +9,12 @@
 //            logits after feeding generated token k-1 (one token per decode call).
 //     I.txt: the N greedily chosen ids (argmax, first maximum), space separated.
 //     Same conventions as test/e2e/ref/hf_torch_ref.py; no EOS stop, no BOS added.
+//   node llama_cpp.mjs bench --model M.gguf --prompt P --gen N [--threads T]
+//     llama-bench's pp and tg tests, one run each: a P-token prompt in one batch, then
+//     N tokens one decode call each, both from an empty cache, logits of the last
+//     token only; prints {"pp_ts": tok/s, "tg_ts": tok/s} (0 for a test of length 0).
+//     What `llmc bench --vs npm` runs when no native llama-bench is at hand; the
+//     times include node-llama-cpp's per-call overhead.
 //   node llama_cpp.mjs tokenize   --model M.gguf --in strings.json --out ids.json [--specials]
 //   node llama_cpp.mjs detokenize --model M.gguf --in ids.json --out strings.json [--specials]
 //     No BOS/EOS is added; --specials parses (tokenize) / renders (detokenize) special
@@ -141,6 +147,50 @@ async function cmdLogits(llama, o) {
     await model.dispose();
 }
 
+async function cmdBench(llama, o) {
+    const count = (v, name, dflt) => {
+        const n = Number(v ?? dflt);
+        if (!Number.isInteger(n) || n < 0) fail(`--${name}: bad value ${v}`);
+        return n;
+    };
+    const P = count(o.prompt, "prompt", "512"), N = count(o.gen, "gen", "128");
+    const threads = count(o.threads, "threads", "1");
+    if (threads < 1) fail(`--threads: bad value ${o.threads}`);
+    const model = await loadModel(llama, o.model, false);
+    const nVocab = model.fileInfo.metadata?.tokenizer?.ggml?.tokens?.length ?? 2;
+    const context = await model.createContext({
+        sequences: 1, contextSize: Math.max(P, N) + 1, batchSize: Math.max(P, 1),
+        flashAttention: false, threads: { ideal: threads, min: threads },
+        failedCreationRemedy: false, ignoreMemorySafetyChecks: true,
+    });
+    if (context.currentThreads !== threads)
+        fail(`llama.cpp runs ${context.currentThreads} threads, not ${threads}`);
+    const seq = context.getSequence();
+    // Logits of the last token computed (and a greedy token sampled from them; the
+    // logits themselves are not copied out, as llama-bench does not read them).
+    const want = { generateNext: { token: true } };
+    // Spread-out ids from a fixed LCG, like llmc bench (not the same ids: timing only).
+    let x = 12345;
+    const nextId = () => (x = (x * 1103515245 + 12345) % 2147483648) % nVocab;
+    const now = () => Number(process.hrtime.bigint()) / 1e9;
+    const result = { pp_ts: 0, tg_ts: 0 };
+    if (P > 0) {
+        const ids = Array.from({ length: P }, nextId);
+        const t0 = now();
+        await seq.controlledEvaluate(ids.map((t, i) => (i === P - 1 ? [t, want] : t)));
+        result.pp_ts = P / (now() - t0);
+        await seq.clearHistory();
+    }
+    if (N > 0) {
+        const t0 = now();
+        for (let i = 0; i < N; i++) await seq.controlledEvaluate([[nextId(), want]]);
+        result.tg_ts = N / (now() - t0);
+    }
+    process.stdout.write(JSON.stringify(result) + "\n");
+    await context.dispose();
+    await model.dispose();
+}
+
 function readJsonList(path, check, what) {
     if (!path) fail("--in is required");
     let v;
@@ -183,11 +233,12 @@ async function main() {
             threads: { type: "string" }, "out-prompt": { type: "string" }, "out-steps": { type: "string" },
             "out-ids": { type: "string" }, in: { type: "string" }, out: { type: "string" },
             specials: { type: "boolean" }, "log-level": { type: "string" },
+            prompt: { type: "string" }, gen: { type: "string" },
         },
     });
-    const cmds = { logits: cmdLogits, tokenize: cmdTokenize, detokenize: cmdDetokenize };
+    const cmds = { logits: cmdLogits, tokenize: cmdTokenize, detokenize: cmdDetokenize, bench: cmdBench };
     if (positionals.length !== 1 || !(positionals[0] in cmds))
-        fail(`usage: ${PROG} logits|tokenize|detokenize --model M.gguf ... (got ${JSON.stringify(positionals)})`);
+        fail(`usage: ${PROG} logits|tokenize|detokenize|bench --model M.gguf ... (got ${JSON.stringify(positionals)})`);
     const logLevel = o["log-level"] ?? "error";
     if (!Object.values(LlamaLogLevel).includes(logLevel)) fail(`--log-level: bad value ${logLevel}`);
     verbose = logLevel === "debug";

@@ -1,10 +1,12 @@
-//===- BenchCommand.cpp - llmc bench: time an artifact ---------*- C++ -*-===//
-//-*-===//
+//===- BenchCommand.cpp - llmc bench: time an artifact, beside a peer -----===//
 //
-// Prefill and decode are timed separately because they stress different
-// things (one large batched call versus many single-token calls). Each is run
-// --repeat times and the best run is reported: the minimum is the least noisy
-// estimate of what the code can do on a shared machine.
+// llama-bench's two tests, with its conventions: `ppN` processes an N-token
+// prompt in one call from an empty cache, `tgN` generates N tokens one call
+// each from an empty cache; tokens per second, the median of --repeat runs
+// (with the minimum and maximum). Given a llama.cpp `llama-bench` (--vs PATH
+// or $LLAMA_BENCH) and the model file, the peer runs the same tests on the
+// same file, alternating with llmc run by run in one process tree, so that
+// both see the same machine state; the ratio is llmc / peer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,13 +16,20 @@
 #include "llmc/runtime.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#include <memory>
 #include <sstream>
 #include <string>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <vector>
 
 using namespace llmc::cli;
@@ -28,26 +37,60 @@ using namespace llmc::cli;
 namespace {
 
 const char *kBenchUsage =
-    "usage: llmc bench DIR [--prompt-len N] [--gen N] [--repeat R]\n"
+    "usage: llmc bench DIR|MODEL [-p N] [-n N] [-t T[,T...]] [-r R]\n"
+    "                  [--vs PATH|npm|none] [--peer-args ARGS]\n"
+    "                  [--act-quant M] [--target T]   (MODEL only)\n"
     "\n"
-    "Times a prefill of N synthetic tokens (default: 32 or max_seq_len/4,\n"
-    "whichever is smaller) and the decoding of --gen tokens after it (default\n"
-    "64), best of R runs (default 3). Then reports memory: the bytes of\n"
-    "weights.bin (memory-mapped, never copied) and how many of them are\n"
-    "resident, and the process's peak resident set (Linux /proc).\n";
+    "Times llama-bench's tests: ppN, an N-token prompt in one call (-p,\n"
+    "default 512), and tgN, N tokens generated one call each (-n, default\n"
+    "128), both from an empty cache, at each thread count of -t (default: the\n"
+    "cores), the median of R runs (-r, default 3) with min-max. 0 skips a test;\n"
+    "the defaults shrink to the model's max_seq_len.\n"
+    "A MODEL file is compiled first (cached, as `llmc run MODEL` does).\n"
+    "\n"
+    "With a model file, a peer runs the same tests on it, alternating with\n"
+    "llmc run by run: the llama-bench given by --vs PATH or $LLAMA_BENCH\n"
+    "(--peer-args are passed on; with \"-fa 0,1\" the best of the settings\n"
+    "counts), else llama.cpp from npm\n"
+    "(node-llama-cpp's prebuilt build in the source tree's test/oracles, as\n"
+    "the tests use it), which it says; --vs none skips it. The ratio column\n"
+    "is llmc / peer.\n"
+    "\n"
+    "Then reports memory: the bytes of weights.bin (memory-mapped, never\n"
+    "copied), how many of them are resident, and the peak resident set.\n"
+    "--prompt-len and --gen are -p and -n; --repeat is -r.\n";
 
 struct BenchOptions {
   std::string dir;
-  int64_t promptLen = -1; // -1: the default
-  int64_t gen = -1;       // -1: the default
-  int64_t repeat = 3;
+  std::string modelFile; // set by the driver when given a model
+  int64_t prompt = 512, gen = 128, repeat = 3;
+  bool promptGiven = false, genGiven = false;
+  std::vector<int32_t> threads;
+  std::string vs;       // "" = default
+  std::string peerArgs; // extra llama-bench arguments
   bool help = false;
 };
+
+std::vector<int32_t> parseThreadList(const Option &o) {
+  std::vector<int32_t> list;
+  std::stringstream ss(o.value);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    Option one{o.name, item};
+    list.push_back(static_cast<int32_t>(
+        parseInteger(one, 1, 4096, "a list of positive thread counts")));
+  }
+  if (list.empty())
+    throw CommandError(o.name, "expected a list of positive thread counts");
+  return list;
+}
 
 BenchOptions parseBenchOptions(int argc, char **argv) {
   std::vector<Option> options;
   std::vector<std::string> positional;
-  scanArguments(argc, argv, {"--prompt-len", "--gen", "--repeat"},
+  scanArguments(argc, argv,
+                {"-p", "--prompt-len", "-n", "--gen", "-t", "--threads", "-r",
+                 "--repeat", "--vs", "--peer-args", "--model-file"},
                 {"--help", "-h"}, options, positional);
   BenchOptions b;
   for (const Option &o : options) {
@@ -55,12 +98,22 @@ BenchOptions parseBenchOptions(int argc, char **argv) {
       b.help = true;
       return b;
     }
-    if (o.name == "--prompt-len")
-      b.promptLen = parseInteger(o, 1, INT32_MAX, "a positive integer");
-    else if (o.name == "--gen")
-      b.gen = parseInteger(o, 1, INT32_MAX, "a positive integer");
-    else if (o.name == "--repeat")
+    if (o.name == "-p" || o.name == "--prompt-len") {
+      b.prompt = parseInteger(o, 0, INT32_MAX, "a non-negative integer");
+      b.promptGiven = true;
+    } else if (o.name == "-n" || o.name == "--gen") {
+      b.gen = parseInteger(o, 0, INT32_MAX, "a non-negative integer");
+      b.genGiven = true;
+    } else if (o.name == "-r" || o.name == "--repeat")
       b.repeat = parseInteger(o, 1, 1000000, "a positive integer");
+    else if (o.name == "-t" || o.name == "--threads")
+      b.threads = parseThreadList(o);
+    else if (o.name == "--vs")
+      b.vs = o.value;
+    else if (o.name == "--peer-args")
+      b.peerArgs = o.value;
+    else if (o.name == "--model-file")
+      b.modelFile = o.value;
   }
   b.dir = artifactDir(positional, "bench");
   return b;
@@ -103,6 +156,15 @@ long long residentKiB(const std::string &file) {
   return total;
 }
 
+/// Restarts the peak resident set count (VmHWM), so that a model compiled
+/// in this process just before does not count in bench's figure.
+void resetPeakResident() {
+#ifdef __GLIBC__
+  ::malloc_trim(0); // hand back the heap a compilation left
+#endif
+  std::ofstream("/proc/self/clear_refs") << "5";
+}
+
 /// The process's peak resident set in KiB (VmHWM), or -1.
 long long peakResidentKiB() {
   std::ifstream status("/proc/self/status");
@@ -119,68 +181,293 @@ double now() {
       .count();
 }
 
-int bench(const BenchOptions &opts) {
-  llmc::Model model = llmc::Model::open(opts.dir);
+/// Runs `argv` with its stdout captured; stderr passes through. Returns the
+/// exit status (-1 when it could not run).
+int capture(const std::vector<std::string> &argv, std::string &out) {
+  int pipefd[2];
+  if (::pipe(pipefd) != 0)
+    return -1;
+  pid_t pid = ::fork();
+  if (pid < 0)
+    return -1;
+  if (pid == 0) {
+    ::dup2(pipefd[1], 1);
+    ::close(pipefd[0]);
+    ::close(pipefd[1]);
+    std::vector<char *> args;
+    for (const std::string &a : argv)
+      args.push_back(const_cast<char *>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    std::perror(argv[0].c_str());
+    ::_exit(127);
+  }
+  ::close(pipefd[1]);
+  std::array<char, 4096> buf;
+  ssize_t n;
+  while ((n = ::read(pipefd[0], buf.data(), buf.size())) > 0)
+    out.append(buf.data(), static_cast<size_t>(n));
+  ::close(pipefd[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/// The numbers after `"key":` in `json`, in order (llama-bench's and the
+/// npm script's JSON: flat objects with numeric fields).
+std::vector<double> numbersOf(const std::string &json, const std::string &key) {
+  std::vector<double> values;
+  std::string pat = "\"" + key + "\"";
+  for (size_t at = json.find(pat); at != std::string::npos;
+       at = json.find(pat, at + pat.size())) {
+    size_t colon = json.find(':', at + pat.size());
+    if (colon == std::string::npos)
+      break;
+    values.push_back(std::strtod(json.c_str() + colon + 1, nullptr));
+  }
+  return values;
+}
+
+std::vector<std::string> splitWords(const std::string &s) {
+  std::vector<std::string> words;
+  std::stringstream ss(s);
+  std::string w;
+  while (ss >> w)
+    words.push_back(w);
+  return words;
+}
+
+bool fileExists(const std::string &path) {
+  return ::access(path.c_str(), R_OK) == 0;
+}
+
+/// A peer: something that times ppN and tgN on the model file for a thread
+/// count, one measurement each.
+struct Peer {
+  enum Kind { None, LlamaBench, Npm } kind = None;
+  std::string program; // llama-bench, or the npm script
+  std::string label;
+  std::vector<std::string> extra;
+
+  /// (pp tok/s, tg tok/s) of one run; a test not asked for is 0.
+  std::pair<double, double> run(const std::string &model, int64_t p,
+                                int64_t n, int32_t threads) const {
+    std::vector<std::string> argv;
+    if (kind == LlamaBench) {
+      argv = {program, "-m", model, "-p", std::to_string(p), "-n",
+              std::to_string(n), "-t", std::to_string(threads), "-r", "1",
+              "-o", "json"};
+    } else {
+      argv = {"node", program, "bench", "--model", model, "--prompt",
+              std::to_string(p), "--gen", std::to_string(n), "--threads",
+              std::to_string(threads)};
+    }
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    std::string out;
+    int status = capture(argv, out);
+    if (status != 0)
+      throw CommandError(label, "failed (exit status " +
+                                    std::to_string(status) + "): " + program);
+    if (kind == Npm) {
+      std::vector<double> pp = numbersOf(out, "pp_ts"),
+                          tg = numbersOf(out, "tg_ts");
+      if (pp.size() != 1 || tg.size() != 1)
+        throw CommandError(label, "unexpected output: " + out);
+      return {pp[0], tg[0]};
+    }
+    // llama-bench: one object per test, n_prompt/n_gen/avg_ts. Several
+    // objects per test (e.g. --peer-args "-fa 0,1") keep the best: the peer
+    // at its best setting.
+    std::vector<double> np = numbersOf(out, "n_prompt"),
+                        ng = numbersOf(out, "n_gen"),
+                        ts = numbersOf(out, "avg_ts");
+    if (np.size() != ts.size() || ng.size() != ts.size() || ts.empty())
+      throw CommandError(label, "unexpected output: " + out);
+    double pp = 0, tg = 0;
+    for (size_t i = 0; i < ts.size(); ++i) {
+      if (np[i] > 0 && ng[i] == 0)
+        pp = std::max(pp, ts[i]);
+      else if (ng[i] > 0 && np[i] == 0)
+        tg = std::max(tg, ts[i]);
+    }
+    return {pp, tg};
+  }
+};
+
+Peer choosePeer(const BenchOptions &opts) {
+  Peer peer;
+  if (opts.vs == "none" || opts.modelFile.empty()) {
+    if (!opts.vs.empty() && opts.vs != "none" && opts.modelFile.empty())
+      throw CommandError("--vs", "needs the model file (`llmc bench MODEL`), "
+                                 "not an artifact directory");
+    return peer;
+  }
+  std::string path = opts.vs;
+  if (path.empty())
+    if (const char *env = std::getenv("LLAMA_BENCH"))
+      path = env;
+  if (!path.empty() && path != "npm") {
+    if (path.find('/') != std::string::npos && ::access(path.c_str(), X_OK) != 0)
+      throw CommandError(opts.vs.empty() ? "LLAMA_BENCH" : "--vs",
+                         "not an executable llama-bench: " + path);
+    peer.kind = Peer::LlamaBench;
+    peer.program = path;
+    peer.label = "llama-bench (" + path + ")";
+    peer.extra = splitWords(opts.peerArgs);
+    return peer;
+  }
+  // npm's llama.cpp, from the source tree this llmc was built in.
+  std::string script;
+  if (const char *env = std::getenv("LLMC_NPM_LLAMA_CPP"))
+    script = env;
+  else
+    script = LLMC_NPM_LLAMA_CPP_SCRIPT;
+  std::string scriptDir = script.substr(0, script.rfind('/') + 1);
+  if (!fileExists(script) ||
+      !fileExists(scriptDir + "node_modules/node-llama-cpp/package.json")) {
+    if (path == "npm")
+      throw CommandError("--vs npm",
+                         "llama.cpp from npm not found (" + script +
+                             "; set LLMC_NPM_LLAMA_CPP to its llama_cpp.mjs)");
+    std::printf("note: no llama-bench given (--vs PATH or LLAMA_BENCH) and no "
+                "npm llama.cpp found: llmc alone\n");
+    return peer;
+  }
+  peer.kind = Peer::Npm;
+  peer.program = script;
+  peer.label = "llama.cpp (npm)";
+  peer.extra = splitWords(opts.peerArgs);
+  if (path.empty())
+    std::printf("note: no llama-bench given (--vs PATH or LLAMA_BENCH): the "
+                "peer is node-llama-cpp's prebuilt llama.cpp from npm (%s), "
+                "not a native build for this CPU\n",
+                script.c_str());
+  return peer;
+}
+
+struct Stats {
+  std::vector<double> samples;
+  double median() const {
+    std::vector<double> s = samples;
+    std::sort(s.begin(), s.end());
+    size_t n = s.size();
+    return n == 0 ? 0 : n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+  }
+  double min() const {
+    return samples.empty() ? 0 : *std::min_element(samples.begin(), samples.end());
+  }
+  double max() const {
+    return samples.empty() ? 0 : *std::max_element(samples.begin(), samples.end());
+  }
+};
+
+std::string cell(const Stats &s) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%.1f (%.1f-%.1f)", s.median(), s.min(),
+                s.max());
+  return buf;
+}
+
+int bench(const BenchOptions &given) {
+  resetPeakResident();
+  llmc::Model model = llmc::Model::open(given.dir);
   const int64_t maxSeq = model.maxSeqLen();
   const int64_t vocab = model.vocabSize();
+  BenchOptions opts = given;
+  // The defaults shrink to a small model's context; given lengths do not.
+  if (!opts.promptGiven)
+    opts.prompt = std::min(opts.prompt, maxSeq);
+  if (!opts.genGiven)
+    opts.gen = std::min(opts.gen, maxSeq);
+  for (auto [name, len] : {std::pair<const char *, int64_t>{"-p", opts.prompt},
+                           {"-n", opts.gen}})
+    if (len > maxSeq)
+      throw CommandError(name, std::to_string(len) +
+                                   " tokens exceed the model's max_seq_len " +
+                                   std::to_string(maxSeq));
+  if (opts.prompt == 0 && opts.gen == 0)
+    throw CommandError("-p/-n", "both tests are skipped (0): nothing to time");
+  std::vector<int32_t> threads = opts.threads;
+  if (threads.empty())
+    threads = {model.threads()};
+  Peer peer = choosePeer(opts);
 
-  int64_t promptLen = opts.promptLen;
-  if (promptLen < 0)
-    promptLen = std::max<int64_t>(1, std::min<int64_t>(32, maxSeq / 4));
-  if (promptLen > maxSeq)
-    throw CommandError("--prompt-len", std::to_string(promptLen) +
-                                           " exceeds the model's max_seq_len " +
-                                           std::to_string(maxSeq));
-  int64_t gen = opts.gen;
-  if (gen < 0) {
-    gen = std::min<int64_t>(64, maxSeq - promptLen);
-    if (gen < 1)
-      throw CommandError(opts.dir, "max_seq_len " + std::to_string(maxSeq) +
-                                       " leaves no room to decode after a " +
-                                       std::to_string(promptLen) +
-                                       "-token prompt");
-  } else if (promptLen + gen > maxSeq) {
-    throw CommandError("--gen", "prompt length " + std::to_string(promptLen) +
-                                    " + " + std::to_string(gen) +
-                                    " generated tokens exceeds the model's "
-                                    "max_seq_len " +
-                                    std::to_string(maxSeq));
-  }
-
-  std::vector<int32_t> prompt = syntheticTokens(promptLen, vocab, 1);
-  std::vector<int32_t> decodeIds = syntheticTokens(gen, vocab, 2);
-  std::vector<float> logits(static_cast<size_t>(promptLen * vocab));
-
-  double bestPrefill = 1e300, bestDecode = 1e300;
-  for (int64_t r = 0; r < opts.repeat; ++r) {
+  std::vector<int32_t> prompt = syntheticTokens(opts.prompt, vocab, 1);
+  std::vector<int32_t> genIds = syntheticTokens(opts.gen, vocab, 2);
+  std::vector<float> logits(
+      static_cast<size_t>(std::max<int64_t>(opts.prompt, 1) * vocab));
+  auto ppOnce = [&] {
     model.reset();
     double t0 = now();
-    model.forward(prompt.data(), promptLen, 0, logits.data());
-    bestPrefill = std::min(bestPrefill, now() - t0);
-  }
-  for (int64_t r = 0; r < opts.repeat; ++r) {
-    // The prefill fills the cache so that decode attends over a realistic
-    // context; only the single-token calls are timed.
+    model.forward(prompt.data(), opts.prompt, 0, logits.data());
+    return opts.prompt / (now() - t0);
+  };
+  auto tgOnce = [&] {
     model.reset();
-    model.forward(prompt.data(), promptLen, 0, logits.data());
     double t0 = now();
-    for (int64_t i = 0; i < gen; ++i)
-      model.forward(&decodeIds[static_cast<size_t>(i)], 1, promptLen + i,
-                    logits.data());
-    bestDecode = std::min(bestDecode, now() - t0);
+    for (int64_t i = 0; i < opts.gen; ++i)
+      model.forward(&genIds[static_cast<size_t>(i)], 1, i, logits.data());
+    return opts.gen / (now() - t0);
+  };
+
+  // [thread index] -> llmc pp, llmc tg, peer pp, peer tg
+  std::vector<std::array<Stats, 4>> stats(threads.size());
+  for (size_t ti = 0; ti < threads.size(); ++ti) {
+    model.setThreads(threads[ti]);
+    if (opts.prompt)
+      ppOnce(); // warm-up: page in the weights, start the threads
+    for (int64_t r = 0; r < opts.repeat; ++r) {
+      if (opts.prompt)
+        stats[ti][0].samples.push_back(ppOnce());
+      if (opts.gen)
+        stats[ti][1].samples.push_back(tgOnce());
+      if (peer.kind != Peer::None) {
+        auto [pp, tg] =
+            peer.run(opts.modelFile, opts.prompt, opts.gen, threads[ti]);
+        if (opts.prompt)
+          stats[ti][2].samples.push_back(pp);
+        if (opts.gen)
+          stats[ti][3].samples.push_back(tg);
+      }
+    }
   }
 
-  auto rate = [](int64_t n, double s) { return s > 0 ? n / s : 0.0; };
-  std::printf("prefill: %.1f tok/s (%lld tokens, best of %lld)\n",
-              rate(promptLen, bestPrefill), static_cast<long long>(promptLen),
+  bool withPeer = peer.kind != Peer::None;
+  std::printf("\nllmc: %s (%s)%s%s\n", opts.dir.c_str(),
+              *model.info().target_description ? model.info().target_description
+                                              : model.info().target,
+              withPeer ? "  vs  " : "", withPeer ? peer.label.c_str() : "");
+  std::printf("tok/s, median of %lld (min-max)\n\n",
               static_cast<long long>(opts.repeat));
-  std::printf("decode: %.1f tok/s (%lld tokens, best of %lld)\n",
-              rate(gen, bestDecode), static_cast<long long>(gen),
-              static_cast<long long>(opts.repeat));
+  if (withPeer)
+    std::printf("| threads | test | llmc | peer | llmc / peer |\n"
+                "|---:|---|---:|---:|---:|\n");
+  else
+    std::printf("| threads | test | llmc |\n|---:|---|---:|\n");
+  for (size_t ti = 0; ti < threads.size(); ++ti) {
+    for (int test = 0; test < 2; ++test) {
+      int64_t len = test == 0 ? opts.prompt : opts.gen;
+      if (len == 0)
+        continue;
+      std::string name = (test == 0 ? "pp" : "tg") + std::to_string(len);
+      const Stats &mine = stats[ti][test];
+      if (withPeer) {
+        const Stats &theirs = stats[ti][2 + test];
+        double ratio =
+            theirs.median() > 0 ? mine.median() / theirs.median() : 0;
+        std::printf("| %d | %s | %s | %s | %.2f |\n", threads[ti],
+                    name.c_str(), cell(mine).c_str(), cell(theirs).c_str(),
+                    ratio);
+      } else {
+        std::printf("| %d | %s | %s |\n", threads[ti], name.c_str(),
+                    cell(mine).c_str());
+      }
+    }
+  }
   std::string weights = opts.dir + "/weights.bin";
   std::ifstream wf(weights, std::ios::binary | std::ios::ate);
   long long weightBytes = wf ? static_cast<long long>(wf.tellg()) : -1;
-  std::printf("memory: weights.bin %lld bytes mapped, %lld KiB resident; "
+  std::printf("\nmemory: weights.bin %lld bytes mapped, %lld KiB resident; "
               "peak RSS %lld KiB\n",
               weightBytes, residentKiB(weights), peakResidentKiB());
   std::fflush(stdout);

@@ -12,6 +12,9 @@ add_library(llmc_cli_run STATIC
 target_include_directories(llmc_cli_run PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(llmc_cli_run PUBLIC llmc_runtime)
 target_compile_features(llmc_cli_run PRIVATE cxx_std_17)
+# `llmc bench --vs npm`: llama.cpp from npm, as the tests install it.
+target_compile_definitions(llmc_cli_run PRIVATE
+  LLMC_NPM_LLAMA_CPP_SCRIPT="${PROJECT_SOURCE_DIR}/test/oracles/llama_cpp.mjs")
 # The runtime's C++ wrapper reports errors with exceptions; LLVM's build flags
 # (-fno-exceptions -fno-rtti) must not reach these files.
 target_compile_options(llmc_cli_run PRIVATE

@@ -62,7 +62,8 @@ static void usage(raw_ostream &os) {
         "[--temperature T] "
         "[--top-k K] [--top-p P] [--seed S] [--threads N] "
         "[--dump-logits FILE.npy]\n"
-        "  llmc bench DIR [--prompt-len N] [--gen N] [--repeat R]\n"
+        "  llmc bench DIR|MODEL [-p N] [-n N] [-t T[,T...]] [-r R] "
+        "[--vs PATH|npm|none] [--act-quant M] [--target T]\n"
         "  llmc inspect FILE   (GGUF, safetensors, Hugging Face dir, "
         "llama2.c)\n"
         "  llmc tokenize FILE|DIR [--text T | --input STRINGS.json | --ids "
@@ -356,13 +357,14 @@ int main(int argc, char **argv) {
   StringRef cmd(argv[1]);
   if (cmd == "compile")
     return compileMain(argc - 1, argv + 1);
-  if (cmd == "run") {
+  if (cmd == "run" || cmd == "bench") {
+    int (*sub)(int, char **) = cmd == "run" ? llmcRunMain : llmcBenchMain;
     // A model instead of an artifact: compile it into the cache first.
     if (argc > 2 && argv[2][0] != '-' && llvm::sys::fs::exists(argv[2])) {
       llvm::SmallString<256> meta(argv[2]);
       llvm::sys::path::append(meta, "metadata.json");
       if (!llvm::sys::fs::exists(meta)) {
-        // Compile options go to the compilation; the rest to the run.
+        // Compile options go to the compilation; the rest to the command.
         std::vector<std::string> compileArgs;
         std::vector<char *> args = {argv[1], argv[2]};
         for (int i = 3; i < argc; ++i) {
@@ -381,13 +383,15 @@ int main(int argc, char **argv) {
         if (!dir)
           return fail(toString(dir.takeError()));
         args[1] = dir->data();
-        return llmcRunMain(static_cast<int>(args.size()), args.data());
+        // bench runs its peer on the model file itself.
+        std::string modelFile = "--model-file=" + std::string(argv[2]);
+        if (cmd == "bench")
+          args.push_back(modelFile.data());
+        return sub(static_cast<int>(args.size()), args.data());
       }
     }
-    return llmcRunMain(argc - 1, argv + 1);
+    return sub(argc - 1, argv + 1);
   }
-  if (cmd == "bench")
-    return llmcBenchMain(argc - 1, argv + 1);
   if (cmd == "inspect")
     return inspectMain(argc - 1, argv + 1);
   if (cmd == "tokenize")

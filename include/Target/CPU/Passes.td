@@ -39,6 +39,31 @@ def CPUAddThreadControl : Pass<"cpu-add-thread-control", "mlir::ModuleOp"> {
                            "mlir::LLVM::LLVMDialect"];
 }
 
+def CPUInt8Dot : Pass<"cpu-int8-dot"> {
+  let summary = "Groups of four int8 products as VNNI dot-product instructions";
+  let description = [{
+    An integer dot product's group of four (a `vector.multi_reduction <add>`
+    over the inner dimension of 4 of products of values widened from i8, as
+    the vectorizer makes of a group reduction loop) becomes VPDPBUSD on
+    targets with AVX512-VNNI (512-, 256- and 128-bit with AVX512VL) or
+    AVX-VNNI (256, 128): unsigned bytes times signed bytes summed into i32
+    lanes, exactly. A zero-extended operand (or a masked one known to be
+    below 128) is the unsigned one; two signed operands take the bias route,
+    `dpbusd(acc, a ^ 0x80, b) - dpbusd(0, 128, b)`, still exact. Other
+    reductions are left to `lower-vector-multi-reduction`.
+
+    The target's description decides (`target=`); on one without VNNI the
+    pass does nothing.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu:x86-64-v3\"",
+           "the target description (resolved by the driver)">
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect",
+                           "mlir::vector::VectorDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def CPUExpandExp : Pass<"cpu-expand-exp"> {
   let summary = "Compute math.exp (f32) as ggml's CPU back end does";
   let description = [{

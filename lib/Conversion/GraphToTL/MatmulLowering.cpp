@@ -199,6 +199,80 @@ static QuantizedActivations quantizeActivations(NestBuilder &nb, Value x,
   return qa;
 }
 
+/// The map to element `idx` (row-major over `shape`) of a one-dimensional
+/// scratch buffer: the integer sums are laid out flat, so that the lanes of
+/// a vector read them with one load. `{0}` for none.
+static AffineMap flatMap(NestBuilder &nb, unsigned numIters,
+                         ArrayRef<AffineExpr> idx, ArrayRef<int64_t> shape) {
+  AffineExpr e = nb.c(0);
+  for (auto [i, x] : llvm::enumerate(idx))
+    e = i == 0 ? x : e * shape[i] + x;
+  return nb.map(numIters, {e});
+}
+
+/// A block `acc[accMap] += a[aMap] * factor(it)` in i32, zero-initialised.
+static void intMacBlock(NestBuilder &nb, StringRef name, ValueRange it,
+                        ArrayRef<IterKind> kinds, ArrayRef<Access> reads,
+                        Value acc, AffineMap accMap, Value a, AffineMap aMap,
+                        function_ref<Value(ImplicitLocOpBuilder &, ValueRange)>
+                            factor) {
+  nb.block(
+      name, it, kinds, reads, {{acc, accMap}},
+      [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+        Value p = arith::MulIOp::create(b, nb.load(a, aMap, iv), factor(b, iv));
+        nb.store(arith::AddIOp::create(b, nb.load(acc, accMap, iv), p), acc,
+                 accMap, iv);
+      },
+      [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+        nb.store(arith::ConstantOp::create(b, b.getI32IntegerAttr(0)), acc,
+                 accMap, iv);
+      });
+}
+
+/// A nest over the first `count` levels of a quantized block, in `order`
+/// (level numbers), after the block's own iteration variables (`base`):
+/// lane levels spatial, the others reducing, and the map of the lanes into
+/// a flat buffer of sums.
+struct LevelNest {
+  unsigned nb0, n;
+  SmallVector<IterKind> kinds;
+  SmallVector<Value> ubs;
+  SmallVector<unsigned> order;
+  AffineMap sumMap;
+
+  LevelNest(NestBuilder &nb, unsigned nb0, ArrayRef<int64_t> levels,
+            unsigned count, ArrayRef<unsigned> laneLevels,
+            ArrayRef<unsigned> order)
+      : nb0(nb0), n(nb0 + count), kinds(nb0, IterKind::spatial),
+        order(order.begin(), order.end()) {
+    SmallVector<AffineExpr> laneIdx;
+    SmallVector<int64_t> laneShape;
+    for (unsigned l : laneLevels) {
+      laneIdx.push_back(nb.d(nb0 + l));
+      laneShape.push_back(levels[l]);
+    }
+    sumMap = flatMap(nb, n, laneIdx, laneShape);
+    for (unsigned l = 0; l < count; ++l)
+      kinds.push_back(llvm::is_contained(laneLevels, l) ? IterKind::spatial
+                                                        : IterKind::reduce);
+    for (unsigned l : order)
+      ubs.push_back(nb.index(levels[l]));
+  }
+
+  /// Builds the loops; `body` gets the iteration values (base, then one per
+  /// level in level order).
+  void build(NestBuilder &nb, ArrayRef<Value> base,
+             function_ref<void(ValueRange)> body) const {
+    nb.nest(ubs, [&](ValueRange ivs) {
+      SmallVector<Value> it(base);
+      it.resize(n);
+      for (auto [j, l] : llvm::enumerate(order))
+        it[nb0 + l] = ivs[j];
+      body(it);
+    });
+  }
+};
+
 struct MatmulLowering : GraphLowering<MatmulOp> {
   using GraphLowering::GraphLowering;
 
@@ -315,9 +389,10 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     Type f32 = b.getF32Type();
     bool q6k = isa<Q6_KType>(wElement);
     // Q6_K takes its offset of 32 off through the activations' sums of 16
-    // (Q8_K's bsums), per lane, as ggml's vec_dot does.
+    // (Q8_K's bsums), per lane, as ggml's vec_dot does; Q4_K its mins
+    // through the sums of 32 (one per sub-block).
     QuantizedActivations qa =
-        quantizeActivations(nb, x, k, act, q6k ? 16 : 0);
+        quantizeActivations(nb, x, k, act, q6k ? 16 : q4k ? 32 : 0);
     Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
     SmallVector<Value> leadUbs = nb.sizes(x);
     Value seq = leadUbs.front();
@@ -371,17 +446,32 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
           SmallVector<Value> base(outer);
           base.push_back(blk);
           auto sums = [&](ArrayRef<int64_t> shape) {
-            return nb.scratch(MemRefType::get(
-                shape.empty() ? ArrayRef<int64_t>{1} : shape, b.getI32Type()));
+            int64_t size = 1;
+            for (int64_t e : shape)
+              size *= e;
+            return nb.scratch(MemRefType::get({size}, b.getI32Type()));
           };
           Value isum = sums(laneShape);
-          emitDot(nb, "matmul_idot", wElement, w, qa, levels, laneLevels, base,
-                  be, isum, /*mins=*/false);
+          if (q4k || q6k) {
+            // Sub-block scales: the plain dot of each group of four first
+            // (what a VNNI instruction lane computes), then the sums the
+            // steps take, each group scaled; all exact integers.
+            SmallVector<unsigned> groups;
+            for (unsigned l = 0; l + 1 < levels.size(); ++l)
+              groups.push_back(l);
+            Value dots = sums(shapeOf(groups));
+            emitDot(nb, "matmul_idot", wElement, w, qa, levels, groups, base,
+                    be, dots, /*mins=*/false, /*subScales=*/false);
+            emitScaledSum(nb, wElement, w, levels, laneLevels, base, dots,
+                          isum);
+          } else {
+            emitDot(nb, "matmul_idot", wElement, w, qa, levels, laneLevels,
+                    base, be, isum, /*mins=*/false);
+          }
           Value msum;
           if (q4k) {
             msum = sums(minShape);
-            emitDot(nb, "matmul_imin", wElement, w, qa, levels, minLaneLevels,
-                    base, be, msum, /*mins=*/true);
+            emitMinSum(nb, w, qa, base, msum);
           }
           unsigned lead = leadIvs.size();
           if (q4k && repacked) {
@@ -423,7 +513,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
   void emitDot(NestBuilder &nb, StringRef name, Type wElement, Value w,
                const QuantizedActivations &qa, ArrayRef<int64_t> levels,
                ArrayRef<unsigned> laneLevels, ArrayRef<Value> base, int64_t be,
-               Value acc, bool mins) const {
+               Value acc, bool mins, bool subScales = true) const {
     Type i32 = nb.b.getI32Type();
     bool q4k = isa<Q4_KType>(wElement), q6k = isa<Q6_KType>(wElement);
     unsigned numLevels = levels.size();
@@ -449,30 +539,16 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     QuantReader reader(nb, wElement, w, n, nb.d(lead), blk, exact);
     AffineMap aMap =
         leadMap(nb, n, lead, {blk * be + quantElement(wElement, exact)});
-    SmallVector<AffineExpr> laneIdx;
-    for (unsigned l : laneLevels)
-      laneIdx.push_back(lvl(l));
-    AffineMap sumMap = nb.map(n, laneIdx.empty() ? ArrayRef<AffineExpr>{nb.c(0)}
-                                                  : ArrayRef<AffineExpr>(laneIdx));
-    SmallVector<IterKind> kinds(nb0, IterKind::spatial);
-    for (unsigned l = 0; l < numLevels; ++l)
-      kinds.push_back(llvm::is_contained(laneLevels, l) ? IterKind::spatial
-                                                        : IterKind::reduce);
-    SmallVector<Value> ubs;
-    for (unsigned l : order)
-      ubs.push_back(nb.index(levels[l]));
+    LevelNest nest(nb, nb0, levels, numLevels, laneLevels, order);
+    AffineMap sumMap = nest.sumMap;
     SmallVector<Access> reads = {{qa.values, aMap}};
     if (!mins)
       llvm::append_range(reads, reader.intAccesses());
-    if (q4k || (q6k && !mins))
+    if (subScales && (q4k || (q6k && !mins)))
       llvm::append_range(reads, reader.subScaleAccesses());
-    nb.nest(ubs, [&](ValueRange ivs) {
-      SmallVector<Value> it(base);
-      it.resize(n);
-      for (auto [j, l] : llvm::enumerate(order))
-        it[nb0 + l] = ivs[j];
+    nest.build(nb, base, [&](ValueRange it) {
       nb.block(
-          name, it, kinds, reads, {{acc, sumMap}},
+          name, it, nest.kinds, reads, {{acc, sumMap}},
           [&](ImplicitLocOpBuilder &b, ValueRange iv) {
             Value a = arith::ExtSIOp::create(b, i32, nb.load(qa.values, aMap, iv));
             Value p;
@@ -482,7 +558,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
               Value q = arith::ExtSIOp::create(
                   b, i32, reader.int8Value(b, iv, /*withOffset=*/!q6k));
               p = arith::MulIOp::create(b, a, q);
-              if (q4k || q6k)
+              if (subScales && (q4k || q6k))
                 p = arith::MulIOp::create(b, p, reader.subScale(b, iv).first);
             }
             nb.store(arith::AddIOp::create(b, nb.load(acc, sumMap, iv), p),
@@ -492,6 +568,70 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
             nb.store(arith::ConstantOp::create(b, b.getI32IntegerAttr(0)),
                      acc, sumMap, iv);
           });
+    });
+  }
+
+  /// `isum[lanes] = sum over the other levels of sub-scale * dots[levels]`
+  /// (K-quants: each group of four's dot, scaled by its sub-block's
+  /// scale). Iteration: (lead.., n, block, levels but the group, in order)
+  /// with the lane levels spatial.
+  void emitScaledSum(NestBuilder &nb, Type wElement, Value w,
+                     ArrayRef<int64_t> levels, ArrayRef<unsigned> laneLevels,
+                     ArrayRef<Value> base, Value dots, Value isum) const {
+    unsigned numGroups = levels.size() - 1; // every level but the group
+    unsigned lead = base.size() - 2;
+    // The levels in their order (the dots' layout): contiguous innermost.
+    SmallVector<unsigned> order;
+    for (unsigned l = 0; l < numGroups; ++l)
+      order.push_back(l);
+    unsigned nb0 = base.size(), n = nb0 + numGroups;
+    auto lvl = [&](unsigned l) { return nb.d(nb0 + l); };
+    // The format's levels for the reader (the innermost at its first
+    // element: the sub-scale does not depend on it).
+    SmallVector<AffineExpr> exact;
+    for (unsigned l = 0; l + 1 < numGroups; ++l)
+      exact.push_back(lvl(l));
+    exact.push_back(lvl(numGroups - 1) * 4);
+    QuantReader reader(nb, wElement, w, n, nb.d(lead), nb.d(lead + 1), exact);
+    SmallVector<AffineExpr> all;
+    for (unsigned l = 0; l < numGroups; ++l)
+      all.push_back(lvl(l));
+    AffineMap dotMap = flatMap(nb, n, all, levels.drop_back());
+    LevelNest nest(nb, nb0, levels, numGroups, laneLevels, order);
+    AffineMap sumMap = nest.sumMap;
+    SmallVector<Access> reads = {{dots, dotMap}};
+    llvm::append_range(reads, reader.subScaleAccesses());
+    nest.build(nb, base, [&](ValueRange it) {
+      intMacBlock(nb, "matmul_isum", it, nest.kinds, reads, isum, sumMap,
+                  dots, dotMap, [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                    return reader.subScale(b, iv).first;
+                  });
+    });
+  }
+
+  /// Q4_K: `msum[64-group] = sum over its two sub-blocks of min * (sum of
+  /// the sub-block's 32 activations)`, the integer ggml's kernels take the
+  /// mins with.
+  void emitMinSum(NestBuilder &nb, Value w, const QuantizedActivations &qa,
+                  ArrayRef<Value> base, Value msum) const {
+    unsigned lead = base.size() - 2, nb0 = base.size(), n = nb0 + 3;
+    AffineExpr l0 = nb.d(nb0), l1 = nb.d(nb0 + 1), l2 = nb.d(nb0 + 2);
+    AffineExpr blk = nb.d(lead + 1);
+    QuantReader reader(nb, Q4_KType::get(nb.b.getContext()), w, n,
+                       nb.d(lead), blk, {l0, l1, l2, nb.c(0)});
+    AffineMap sumMap = leadMap(nb, n, lead, {blk * 8 + (l0 * 2 + l1) * 2 + l2});
+    AffineMap outMap = nb.map(n, {l0 * 2 + l1});
+    SmallVector<IterKind> kinds(nb0 + 2, IterKind::spatial);
+    kinds.push_back(IterKind::reduce);
+    SmallVector<Access> reads = {{qa.sums, sumMap}};
+    llvm::append_range(reads, reader.subScaleAccesses());
+    nb.nest({nb.index(2), nb.index(2), nb.index(2)}, [&](ValueRange ivs) {
+      SmallVector<Value> it(base);
+      llvm::append_range(it, ivs);
+      intMacBlock(nb, "matmul_imin", it, kinds, reads, msum, outMap, qa.sums,
+                  sumMap, [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                    return reader.subScale(b, iv).second;
+                  });
     });
   }
 
@@ -515,8 +655,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     SmallVector<AffineExpr> laneIdx;
     for (unsigned i = 0; i < laneShape.size(); ++i)
       laneIdx.push_back(nb.d(nb0 + i));
-    AffineMap sumMap = nb.map(n, laneIdx.empty() ? ArrayRef<AffineExpr>{nb.c(0)}
-                                                  : ArrayRef<AffineExpr>(laneIdx));
+    AffineMap sumMap = flatMap(nb, n, laneIdx, laneShape);
     // The output [lead.., rows], or a one-element chain (Q4_K's).
     bool toOut = !isa<Q4_KType>(wElement);
     AffineMap accMap = toOut ? leadMap(nb, n, lead, {nb.d(lead)})
@@ -597,7 +736,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     AffineMap aScale = leadMap(nb, n, lead, {(blk * 256).floorDiv(qa.block)});
     SmallVector<AffineMap> groupMaps;
     for (int64_t g = 0; g < 4; ++g)
-      groupMaps.push_back(nb.map(n, {nb.c(g / 2), nb.c(g % 2)}));
+      groupMaps.push_back(nb.map(n, {nb.c(g)}));
     AffineMap one = nb.map(n, {nb.c(0)});
     SmallVector<IterKind> kinds(lead + 1, IterKind::spatial);
     kinds.push_back(IterKind::reduce);

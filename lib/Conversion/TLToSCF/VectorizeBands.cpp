@@ -29,7 +29,6 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
-#include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
 using namespace llmc;
@@ -272,10 +271,11 @@ FailureOr<Value> BandVectorizer::load(tl::BlockOp block,
     SmallVector<Value> idx = materialize(*exprs, {});
     return memref::LoadOp::create(rw, loc, op.getMemRef(), idx).getResult();
   }
-  // Contiguous: only the last index uses the band, and the lanes read a
-  // permutation of a contiguous range (row-major over `used` in the common
-  // case; reversed or interleaved loops too), replicated across the lanes
-  // the access does not depend on: one vector load and a shuffle.
+  // Contiguous: only the last index uses the band, linearly, and the lanes
+  // read within a small contiguous range (row-major over `used` in the
+  // common case; reversed, interleaved or strided loops too), replicated
+  // across the lanes the access does not depend on: one vector load and a
+  // shuffle.
   unsigned numAll = ab->dims.size();
   bool contiguous =
       memType.getLayout().isIdentity() &&
@@ -308,24 +308,27 @@ FailureOr<Value> BandVectorizer::load(tl::BlockOp block,
       }
       offsets.push_back(off);
     }
-    llvm::SmallBitVector seen(span);
+    // The range the lanes read: whole when they read a permutation of it;
+    // a strided or partly used one (every other element, say) is still
+    // loaded whole, and the lanes picked out, when it is small: every
+    // element of it lies between two that are read, so within the buffer.
+    int64_t maxOff = 0;
     for (int64_t &off : offsets) {
       off -= minOff;
-      if (off >= span) {
-        contiguous = false;
-        break;
-      }
-      seen.set(off);
+      maxOff = std::max(maxOff, off);
     }
-    if (contiguous && seen.all()) {
+    int64_t range = maxOff + 1;
+    int64_t elemBytes = std::max<int64_t>(1, elem.getIntOrFloatBitWidth() / 8);
+    if (contiguous &&
+        (range == span || range * elemBytes <= 64 || range <= 2 * span)) {
       SmallVector<int64_t> at;
       for (unsigned d = 0; d < nd; ++d)
         at.push_back(coords[d][minLane]);
       SmallVector<Value> idx = materialize(*exprs, at);
       Value result = vector::LoadOp::create(
-          rw, loc, VectorType::get({span}, elem), op.getMemRef(), idx);
-      bool identity = span == width(lc);
-      for (int64_t l = 0; identity && l < span; ++l)
+          rw, loc, VectorType::get({range}, elem), op.getMemRef(), idx);
+      bool identity = range == width(lc);
+      for (int64_t l = 0; identity && l < range; ++l)
         identity = offsets[l] == l;
       if (identity)
         return result;

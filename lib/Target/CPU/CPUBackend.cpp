@@ -26,13 +26,18 @@
 using namespace mlir;
 using namespace llmc;
 
-void llmc::buildCPULowering(OpPassManager &pm, const TargetDescription &) {
+void llmc::buildCPULowering(OpPassManager &pm,
+                            const TargetDescription &target) {
   // Buffers are released only now, after any schedule has moved computation
   // between loop nests (compute_at can move a use past a buffer's old last
   // use).
   pm.addNestedPass<func::FuncOp>(tl::createTLReleaseBuffers());
   pm.addPass(createConvertTLToSCF());
-  // Group reductions of vector lanes to per-row reductions.
+  // int8 dot-product groups as the target's VNNI instructions.
+  cpu::CPUInt8DotOptions int8Dot;
+  int8Dot.target = target.str();
+  pm.addPass(cpu::createCPUInt8Dot(int8Dot));
+  // Other group reductions of vector lanes to per-row reductions.
   pm.addNestedPass<func::FuncOp>(vector::createLowerVectorMultiReductionPass(
       vector::VectorMultiReductionLowering::InnerReduction));
   // llmc's exp on the CPU is ggml's (numerics.md).

@@ -55,6 +55,8 @@ typedef struct llmc_model_info {
   size_t num_eos_ids;         /**< number of entries in eos_ids */
   const char *tokenizer_path; /**< DIR/<tokenizer.file>, NULL when none */
   int64_t weights_bytes;      /**< `weights.bytes` */
+  const char *target_description; /**< `target_description`, the resolved
+                                       target (cpu:NAME,...), "" if absent */
 } llmc_model_info;
 
 /** Loads the artifact in directory `dir`: validates metadata.json, maps

@@ -247,7 +247,7 @@ func.func @matmul_act_f16(%x: tensor<?x64xf32>, %w: tensor<4x64xf16>) -> tensor<
 // act_type q8_0 with Q4_0 weights: per 32-block absmax, f16 scale and
 // int8 values (round half to even). With 4 rows ggml does not repack the
 // weight, so the f32 steps follow ggml_vec_dot_q4_0_q8_0: per block the
-// integer sums of eight lanes of four elements (a [2 x 4] scratch: nibble
+// integer sums of eight lanes of four elements (a flat scratch of 8: nibble
 // half, group), one fma(d_w * d_a, isum, acc) per (block, lane); in which
 // order is the schedule's.
 // CHECK-LABEL: func.func @matmul_act_q8_0
@@ -258,10 +258,10 @@ func.func @matmul_act_f16(%x: tensor<?x64xf32>, %w: tensor<4x64xf16>) -> tensor<
 // CHECK: tl.block "act_quant"
 // CHECK: math.roundeven
 // CHECK: arith.fptosi %{{[a-z0-9_]+}} : f32 to i8
-// CHECK: %[[SUMS:.+]] = memref.alloca() {{.*}} : memref<2x4xi32>
+// CHECK: %[[SUMS:.+]] = memref.alloca() {{.*}} : memref<8xi32>
 // CHECK: tl.block "matmul_idot" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[L0:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[L1:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = reduce %{{[a-z0-9_]+}})
 // CHECK-SAME: memref<?x64xi8>
-// CHECK-SAME: writes(%[[SUMS]][%[[L0]], %[[L1]]] : memref<2x4xi32>)
+// CHECK-SAME: writes(%[[SUMS]][%[[L0]] * 4 + %[[L1]]] : memref<8xi32>)
 // CHECK: arith.muli %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : i32
 // CHECK: tl.block "matmul_iscale" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = reduce %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = reduce %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = reduce %{{[a-z0-9_]+}})
 // CHECK: math.fma
@@ -288,20 +288,28 @@ func.func @matmul_act_q8_0_repacked(%x: tensor<?x64xf32>, %w: tensor<8x64x!graph
 // -----
 
 // act_type q8_k with Q4_K weights: 256-blocks scaled by the signed value
-// of largest magnitude (-127/max, clamped to 127); integer sums of
-// scale * w * a and min * a per 64-element group. Repacked (a multiple of 8
-// rows), the d and dmin chains take one step per group for the prompt rows
-// ggml's gemm takes (in whole fours, when there are more than three) and
-// one per super-block of the groups' sums for the others; subtracted.
+// of largest magnitude (-127/max, clamped to 127), with the sums of each
+// 32 activations. Integer sums: the dot of each group of four (one VNNI
+// lane), scaled by its sub-block's scale and summed per 64-element group;
+// the mins times the activation sums of each sub-block. Repacked (a
+// multiple of 8 rows), the d and dmin chains take one step per group for
+// the prompt rows ggml's gemm takes (in whole fours, when there are more
+// than three) and one per super-block of the groups' sums for the others;
+// subtracted.
 // CHECK-LABEL: func.func @matmul_act_q8_k
 // CHECK: tl.block "act_absmax"
 // CHECK: arith.select
 // CHECK: tl.block "act_quant"
 // CHECK: math.roundeven
 // CHECK: arith.minimumf
-// CHECK-NOT: act_sum
+// CHECK: tl.block "act_sum" ({{.*}} = reduce %{{[a-z0-9_]+}}) reads(%{{[a-z0-9_]+}}[%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} * 32 + %{{[a-z0-9_]+}}]
+// CHECK: %[[DOTS:.+]] = memref.alloca() {{.*}} : memref<64xi32>
 // CHECK: tl.block "matmul_idot"
-// CHECK-SAME: writes(%{{[a-z0-9_]+}}[%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}] : memref<2x2xi32>)
+// CHECK-SAME: writes(%[[DOTS]]
+// CHECK-NOT: arith.select
+// CHECK: arith.muli
+// CHECK: tl.block "matmul_isum"
+// CHECK-SAME: reads(%[[DOTS]]
 // CHECK: tl.block "matmul_imin"
 // CHECK: tl.block "matmul_iscale"
 // CHECK-COUNT-4: math.fma
@@ -323,9 +331,10 @@ func.func @matmul_act_q8_k(%x: tensor<?x256xf32>, %w: tensor<8x256x!graph.q4_k>)
 // the mins (the 64-element groups).
 // CHECK-LABEL: func.func @matmul_act_q8_k_rows
 // CHECK: tl.block "matmul_idot"
+// CHECK: tl.block "matmul_isum"
 // CHECK-SAME: writes(%{{[a-z0-9_]+}}[%{{[a-z0-9_]+}}] : memref<8xi32>)
 // CHECK: tl.block "matmul_imin"
-// CHECK-SAME: writes(%{{[a-z0-9_]+}}[%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}] : memref<2x2xi32>)
+// CHECK-SAME: writes(%{{[a-z0-9_]+}}[%{{[a-z0-9_]+}} * 2 + %{{[a-z0-9_]+}}] : memref<4xi32>)
 // CHECK: tl.block "matmul_iscale" ({{.*}} = reduce %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = reduce %{{[a-z0-9_]+}})
 // CHECK: math.fma
 // CHECK: tl.block "matmul_imin_scale"
@@ -338,11 +347,12 @@ func.func @matmul_act_q8_k_rows(%x: tensor<?x256xf32>, %w: tensor<2x256x!graph.q
 // -----
 
 // act_type q8_k with Q6_K weights: ggml_vec_dot_q6_K_q8_K's lanes, the
-// unsigned 6-bit values times their int8 scale, minus per lane 32 * scale *
-// (sums of 16 activations) of two 16-element runs.
+// unsigned 6-bit values' dots times their int8 scale, minus per lane 32 *
+// scale * (sums of 16 activations) of two 16-element runs.
 // CHECK-LABEL: func.func @matmul_act_q6_k
 // CHECK: tl.block "act_sum"
 // CHECK: tl.block "matmul_idot"
+// CHECK: tl.block "matmul_isum"
 // CHECK: tl.block "matmul_iscale"
 // CHECK: arith.shli
 // CHECK: arith.subi

@@ -105,24 +105,29 @@ func.func @dot4(%a: memref<32xi8>, %b: memref<32xi8>, %acc: memref<8xi32>) {
 // -----
 
 // Lanes that read the same element get one scalar load and a broadcast;
-// lanes reading a strided pattern go one by one.
+// lanes reading every other element of a small range load the range and
+// pick their elements; lanes far apart go one by one.
 // CHECK-LABEL: func.func @uniform_and_strided
 // CHECK: %[[S:.+]] = memref.load %{{.+}}[%c0] : memref<1xf32>
-// CHECK-COUNT-4: memref.load %{{[^[]+}}[%{{.+}}] : memref<8xf32>
+// CHECK: %[[R:.+]] = vector.load %{{.+}}[%c0] : memref<8xf32>, vector<7xf32>
+// CHECK: vector.shuffle %[[R]], %[[R]] [0, 2, 4, 6] : vector<7xf32>, vector<7xf32>
+// CHECK-COUNT-4: memref.load %{{[^[]+}}[%{{.+}}] : memref<64xf32>
 // CHECK: vector.from_elements
 // CHECK: vector.broadcast %[[S]] : f32 to vector<4xf32>
 // CHECK: vector.store
-func.func @uniform_and_strided(%s: memref<1xf32>, %x: memref<8xf32>, %y: memref<4xf32>) {
+func.func @uniform_and_strided(%s: memref<1xf32>, %x: memref<8xf32>, %z: memref<64xf32>, %y: memref<4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   tl.for %l = %c0 to %c4 step %c1 kind(vectorized) {
     tl.block "scale" (%vl = spatial %l)
-        reads(%s[0] : memref<1xf32>, %x[%vl * 2] : memref<8xf32>) writes(%y[%vl] : memref<4xf32>) {
+        reads(%s[0] : memref<1xf32>, %x[%vl * 2] : memref<8xf32>, %z[%vl * 16] : memref<64xf32>) writes(%y[%vl] : memref<4xf32>) {
       %a = affine.load %s[0] : memref<1xf32>
       %b = affine.load %x[%vl * 2] : memref<8xf32>
+      %c = affine.load %z[%vl * 16] : memref<64xf32>
       %p = arith.mulf %a, %b : f32
-      affine.store %p, %y[%vl] : memref<4xf32>
+      %q = arith.mulf %p, %c : f32
+      affine.store %q, %y[%vl] : memref<4xf32>
     }
   }
   return

@@ -118,6 +118,54 @@ bool perfectlyAround(ForOp outer, ForOp inner) {
   return true;
 }
 
+/// Whether some read of `block` that moves with the innermost loop of `band`
+/// (directly nested, outermost first, constant extents) covers a contiguous
+/// range over the band: its last index is linear in the band's loops with
+/// coefficients that are, in some order, 1, e0, e0 * e1, ... (loops it does
+/// not depend on are replicated).
+bool contiguousOver(BlockOp block, ArrayRef<ForOp> band) {
+  AffineIndexBuilder ab(band.front(), /*opaqueInside=*/true);
+  for (ForOp l : band)
+    ab.dim(l.getInductionVar());
+  unsigned nb = band.size();
+  for (auto [buf, attr] : llvm::zip(block.getReads(), block.getReadMaps())) {
+    auto exprs = ab.compose(cast<AffineMapAttr>(attr).getValue(),
+                            block.getIterValues());
+    if (!exprs || exprs->empty())
+      continue;
+    AffineExpr last = exprs->back();
+    unsigned n = std::max<unsigned>(ab.dims.size(), 1);
+    if (!last.isFunctionOfDim(nb - 1))
+      continue;
+    SmallVector<std::pair<int64_t, int64_t>> terms; // (coefficient, extent)
+    bool linear = true;
+    for (unsigned d = 0; d < nb && linear; ++d) {
+      if (!last.isFunctionOfDim(d))
+        continue;
+      auto c = linearCoefficient(last, d, n);
+      std::optional<int64_t> e =
+          getConstantIntValue(ForOp(band[d]).getUpperBound());
+      if (!c || !e || *c <= 0)
+        linear = false;
+      else
+        terms.push_back({*c, *e});
+    }
+    if (!linear)
+      continue;
+    llvm::sort(terms);
+    int64_t expect = 1;
+    bool ok = true;
+    for (auto [c, e] : terms) {
+      if (c != expect)
+        ok = false;
+      expect *= e;
+    }
+    if (ok)
+      return true;
+  }
+  return false;
+}
+
 /// The kinds of variables of `block` that `loop` binds.
 std::pair<bool, bool> bindsKinds(BlockOp block, ForOp loop) {
   bool spatial = false, reduce = false;
@@ -156,9 +204,42 @@ private:
   void scheduleNest(ForOp root) {
     SmallVector<BlockOp> blocks;
     root->walk([&](BlockOp b) { blocks.push_back(b); });
+    root = weightsStationary(root, blocks);
     parallelize(root, blocks);
     for (BlockOp b : blocks)
       scheduleBlock(b);
+  }
+
+  /// A prefill product over (tokens, rows) of a weight that integer dot
+  /// products read block by block: rows outermost, so that each row of the
+  /// weight is read from memory once and reused by every token from the
+  /// cache (and the threads split the rows). Float matmuls are tiled over
+  /// both instead (tileMatmul). Returns the new root.
+  ForOp weightsStationary(ForOp root, ArrayRef<BlockOp> blocks) {
+    if (decode || extentOf(root))
+      return root;
+    ForOp rows;
+    for (Operation &op : root.getBody()->without_terminator())
+      if (auto l = dyn_cast<ForOp>(&op))
+        rows = rows ? ForOp() : l;
+    if (!rows || !extentOf(rows) || !perfectlyAround(root, rows))
+      return root;
+    bool intDot = llvm::any_of(blocks, [](BlockOp b) {
+      return b.hasReduction() && b.getWrites().size() == 1 &&
+             cast<MemRefType>(b.getWrites()[0].getType())
+                 .getElementType()
+                 .isInteger(32);
+    });
+    if (!intDot)
+      return root;
+    for (BlockOp b : blocks) {
+      auto [sp0, red0] = bindsKinds(b, root);
+      auto [sp1, red1] = bindsKinds(b, rows);
+      if (red0 || red1)
+        return root;
+    }
+    auto order = quietly([&] { return reorder(rw, {rows, root}); });
+    return succeeded(order) ? (*order)[0] : root;
   }
 
   /// Threads: the outermost loop common to every block of the nest that
@@ -585,11 +666,63 @@ private:
       return;
     ForOp g = loops.back();
     if (extentOf(g) != 4) {
-      // A write-back of integer partials: a horizontal sum.
+      // Other integer sums (the K-quants' scaled sums, write-backs of
+      // partials): the innermost loops of one kind, perfectly nested, in
+      // vector lanes: spatial ones as lanes, reduction ones as a group
+      // summed into each output.
       auto [sp, red] = bindsKinds(block, g);
-      if (red && !sp && extentOf(g).value_or(0) >= 2)
-        (void)quietly([&] { return vectorize(g); });
+      if (sp == red)
+        return;
+      SmallVector<ForOp> band;
+      int64_t count = 1;
+      for (int k = loops.size() - 1; k >= 0; --k) {
+        ForOp l = loops[k];
+        std::optional<int64_t> e = extentOf(l);
+        auto [lsp, lred] = bindsKinds(block, l);
+        if (!e || lsp != sp || lred != red || count * *e > vectorBytes / 4 ||
+            (!band.empty() && !perfectlyAround(l, band.back())))
+          break;
+        band.push_back(l);
+        count *= *e;
+      }
+      if (count < 2)
+        return;
+      for (ForOp l : band)
+        if (failed(quietly([&] { return vectorize(l); })))
+          return;
       return;
+    }
+    // The loops perfectly nested around the group: when the spatial lanes
+    // next to it would read scattered bytes (Q4_K's 64-element groups), the
+    // reduction loops go inside them, to be the lanes.
+    {
+      SmallVector<ForOp> band = {g};
+      while (band.size() < loops.size()) {
+        ForOp outer = loops[loops.size() - 1 - band.size()];
+        if (!perfectlyAround(outer, band.front()) || !extentOf(outer))
+          break;
+        band.insert(band.begin(), outer);
+      }
+      SmallVector<ForOp> spatialLoops, reduceLoops;
+      for (ForOp l : ArrayRef<ForOp>(band).drop_back()) {
+        auto [sp, red] = bindsKinds(block, l);
+        if (sp == red)
+          break;
+        (sp ? spatialLoops : reduceLoops).push_back(l);
+      }
+      if (spatialLoops.size() + reduceLoops.size() + 1 == band.size() &&
+          !spatialLoops.empty() && !reduceLoops.empty() &&
+          bindsKinds(block, band[band.size() - 2]).first) {
+        SmallVector<ForOp> lanesBand(spatialLoops);
+        lanesBand.push_back(g);
+        if (!contiguousOver(block, lanesBand)) {
+          SmallVector<ForOp> order(spatialLoops);
+          llvm::append_range(order, reduceLoops);
+          order.push_back(g);
+          if (succeeded(quietly([&] { return reorder(rw, order); })))
+            loops = getLoops(block);
+        }
+      }
     }
     int64_t bytes = 4;
     SmallVector<ForOp> lanes, reduceLanes;

@@ -506,10 +506,11 @@ LogicalResult llmc::tl::vectorize(ForOp loop) {
     return d;
   }
   // A loop carrying a reduction is vectorized as a group: its lanes are
-  // reduced into the lanes of the loops around it.
-  bool innermost = true;
-  loop.getBody()->walk([&](ForOp) { innermost = false; });
-  if (!(innermost && isGroupLoop(loop)) &&
+  // reduced into the lanes of the loops around it. Groups nest: the loops
+  // inside a group loop must be groups too.
+  bool innerGroups = true;
+  loop.getBody()->walk([&](ForOp l) { innerGroups &= isGroupLoop(l); });
+  if (!(innerGroups && isGroupLoop(loop)) &&
       failed(verifyIndependent(loop, "vectorize")))
     return failure();
   setKind(loop, LoopKind::vectorized);
