@@ -57,6 +57,8 @@ static std::unique_ptr<Pass> createErrorPass(std::string message) {
 }
 
 void llmc::buildGraphPhase(OpPassManager &pm, const PipelineOptions &options) {
+  // The entry returns the rows its caller reads (llmc/abi.h's n_out).
+  pm.addPass(graph::createGraphOutputRows());
   if (options.actQuant != "exact") {
     graph::GraphActQuantOptions act;
     act.mode = options.actQuant;

@@ -24,7 +24,6 @@ using namespace llmc::rt;
 struct llmc_model {
   std::unique_ptr<Model> impl;
   llmc_model_info info = {};
-  std::vector<float> lastScratch; ///< for llmc_model_forward_last
 };
 
 struct llmc_tokenizer {
@@ -133,14 +132,7 @@ int llmc_model_forward_last(llmc_model *model, const int32_t *tokens, int64_t n,
     if (n < 1)
       throw Error("forward: n must be >= 1, got " + std::to_string(n));
     Model &m = *model->impl;
-    if (n > m.maxSeqLen())
-      throw Error("forward: n = " + std::to_string(n) +
-                  " exceeds max_seq_len = " + std::to_string(m.maxSeqLen()));
-    int64_t vocab = m.vocabSize();
-    model->lastScratch.resize(static_cast<size_t>(n * vocab));
-    m.forward(tokens, n, m.position(), model->lastScratch.data());
-    std::memcpy(logits, model->lastScratch.data() + (n - 1) * vocab,
-                static_cast<size_t>(vocab) * sizeof(float));
+    m.forward(tokens, n, m.position(), logits, /*rows=*/1);
   });
 }
 

@@ -37,9 +37,12 @@ llmc_generate_stats generate(Model &model, Sampler &sampler,
   const int64_t vocab = model.vocabSize();
 
   model.reset();
-  std::vector<float> promptLogits(static_cast<size_t>(numPrompt * vocab));
+  // Every prompt row's logits only for a caller that reads them; sampling
+  // needs the last row alone, which is all the compiled code then computes.
+  const int64_t promptRows = cb.on_prompt_logits ? numPrompt : 1;
+  std::vector<float> promptLogits(static_cast<size_t>(promptRows * vocab));
   auto start = std::chrono::steady_clock::now();
-  model.forward(prompt, numPrompt, 0, promptLogits.data());
+  model.forward(prompt, numPrompt, 0, promptLogits.data(), promptRows);
   stats.prefill_seconds = secondsSince(start);
   stats.prompt_tokens = numPrompt;
   if (cb.on_prompt_logits &&
@@ -48,7 +51,7 @@ llmc_generate_stats generate(Model &model, Sampler &sampler,
     return stats;
   }
 
-  const float *logits = promptLogits.data() + (numPrompt - 1) * vocab;
+  const float *logits = promptLogits.data() + (promptRows - 1) * vocab;
   std::vector<float> stepLogits(static_cast<size_t>(vocab));
   int64_t pos = numPrompt; // where the next fed-back token goes
   while (stats.generated_tokens < maxTokens) {

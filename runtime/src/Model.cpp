@@ -132,9 +132,14 @@ bool Model::isEos(int32_t token) const {
 }
 
 void Model::forward(const int32_t *tokens, int64_t n, int64_t pos0,
-                    float *logits) {
+                    float *logits, int64_t rows) {
   if (n < 1)
     throw Error("forward: n must be >= 1, got " + std::to_string(n));
+  if (rows < 0)
+    rows = n;
+  if (rows < 1 || rows > n)
+    throw Error("forward: the rows of logits must be in [1, n = " +
+                std::to_string(n) + "], got " + std::to_string(rows));
   if (!tokens || !logits)
     throw Error("forward: tokens and logits must not be null");
   if (pos0 < 0 || pos0 > pos)
@@ -165,12 +170,12 @@ void Model::forward(const int32_t *tokens, int64_t n, int64_t pos0,
   auto kvDesc = denseDescriptor<llmc_kv_cache_desc>(kvCache,
                                                     {s[0], s[1], s[2], s[3]});
   auto logitsDesc =
-      denseDescriptor<llmc_logits_desc>(logits, {n, md.vocabSize});
+      denseDescriptor<llmc_logits_desc>(logits, {rows, md.vocabSize});
   // The setter applies to the calling thread's parallel regions: set it
   // before every call, whichever thread makes it.
   if (setNumThreadsFn)
     setNumThreadsFn(numThreads);
-  forwardFn(&tokenDesc, pos0, &weightDesc, &kvDesc, &logitsDesc);
+  forwardFn(&tokenDesc, pos0, &weightDesc, &kvDesc, rows, &logitsDesc);
   pos = pos0 + n;
 }
 

@@ -53,7 +53,10 @@ public:
 
   /// Runs tokens[0..n) at positions pos0.. and writes [n, vocab] logits.
   /// Throws Error on invalid arguments (see llmc_model_forward).
-  void forward(const int32_t *tokens, int64_t n, int64_t pos0, float *logits);
+  /// `logits` receives the rows of the last `rows` tokens (default: all n;
+  /// 1 <= rows <= n), [rows, vocab].
+  void forward(const int32_t *tokens, int64_t n, int64_t pos0, float *logits,
+               int64_t rows = -1);
 
   /// Positions [0, position()) of the KV cache hold valid entries.
   int64_t position() const { return pos; }

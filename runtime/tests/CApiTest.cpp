@@ -43,7 +43,7 @@ std::string libmPath() {
 /// An artifact whose library is libm and whose entry point is `symbol`.
 struct LibmArtifact {
   explicit LibmArtifact(const std::string &symbol) {
-    std::string md = R"({"format": "llmc-artifact", "version": 2,
+    std::string md = R"({"format": "llmc-artifact", "version": 3,
       "target": "cpu", "library": "model.so",
       "weights": {"file": "weights.bin", "bytes": 0},
       "model": {"vocab_size": 8, "max_seq_len": 4, "bos_id": -1,
@@ -171,7 +171,7 @@ TEST(CApiTest, ForwardArgumentChecks) {
       [&] {
         m.forwardLast({0, 1, 2, 3, 4});
       },
-      "forward: n = 5 exceeds max_seq_len = 4");
+      "forward: pos0 + n = 5 exceeds max_seq_len = 4");
   EXPECT_EQ(m.position(), 0);
 
   expectError([&] { llmc::Tokenizer::forModel(m); },

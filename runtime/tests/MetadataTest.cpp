@@ -22,7 +22,7 @@ namespace {
 
 const char *kValidMetadata = R"({
   "format": "llmc-artifact",
-  "version": 2,
+  "version": 3,
   "target": "cpu",
   "library": "model.so",
   "weights": {"file": "weights.bin", "bytes": 128},
@@ -131,11 +131,12 @@ TEST(MetadataTest, UnknownFormat) {
 }
 
 TEST(MetadataTest, UnsupportedVersion) {
-  // An artifact of the previous format (before the ABI of llmc/abi.h).
-  Artifact a(patched("\"version\": 2", "\"version\": 1"));
+  // An artifact of the previous format (its forward computes every row of
+  // logits, without n_out).
+  Artifact a(patched("\"version\": 3", "\"version\": 2"));
   EXPECT_EQ(metadataError(a), a.metadataPath() +
-                                  ": unsupported version 1 (this runtime "
-                                  "supports 2; compile the model again with "
+                                  ": unsupported version 2 (this runtime "
+                                  "supports 3; compile the model again with "
                                   "this llmc)");
 }
 
@@ -156,9 +157,9 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Values(
         FieldCase{"\"format\": \"llmc-artifact\",", "",
                   "field 'format' is missing"},
-        FieldCase{"\"version\": 2", "\"version\": \"2\"",
+        FieldCase{"\"version\": 3", "\"version\": \"3\"",
                   "field 'version' must be an integer"},
-        FieldCase{"\"version\": 2", "\"version\": 2.0",
+        FieldCase{"\"version\": 3", "\"version\": 3.0",
                   "field 'version' must be an integer"},
         FieldCase{"\"target\": \"cpu\",", "", "field 'target' is missing"},
         FieldCase{"\"library\": \"model.so\"", "\"library\": 3",

@@ -6,9 +6,13 @@
 
 !cache = !graph.kv_cache<layers = 1, max_seq = 8, kv_heads = 1, head_dim = 4, element_type = f32>
 
-// graph: weights laid out, duplicate params merged.
+// graph: weights laid out, duplicate params merged; the entry returns the
+// last n_out rows (llmc/abi.h), the head computing only those.
 // GRAPH: module attributes {graph.weights_bytes = 192 : i64}
+// GRAPH: func.func @forward({{.*}}, %[[NOUT:.+]]: index {llmc.output_rows})
 // GRAPH-COUNT-2: graph.param
+// GRAPH: graph.last_rows %{{.*}}, %[[NOUT]]
+// GRAPH-NEXT: graph.matmul
 // GRAPH-NOT: graph.param
 
 // tl: buffers, the out-parameter ABI (llmc/abi.h's KV layout: layer, k|v,
@@ -16,7 +20,7 @@
 // one token to the decode version and more to the prefill one; buffers are
 // released later (after scheduling), in the llvm phase.
 // TL-LABEL: func.func @forward
-// TL-SAME: (%{{.*}}: memref<?xi32>, %{{.*}}: index, %{{.*}}: memref<?xi8>, %{{.*}}: memref<1x2x1x32xf32>, %[[OUT:.+]]: memref<?x6xf32>)
+// TL-SAME: (%{{.*}}: memref<?xi32>, %{{.*}}: index, %{{.*}}: memref<?xi8>, %{{.*}}: memref<1x2x1x32xf32>, %{{.*}}: index {llmc.output_rows}, %[[OUT:.+]]: memref<?x6xf32>)
 // TL-SAME: attributes {llvm.emit_c_interface}
 // TL: call @forward_decode
 // TL: call @forward_prefill
@@ -36,11 +40,11 @@
 // LLVM-NOT: tl.
 // LLVM-NOT: memref.
 // LLVM: llvm.func @forward(
-// LLVM: llvm.func @_mlir_ciface_forward(%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// LLVM: llvm.func @_mlir_ciface_forward(%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64 {llmc.output_rows}, %{{.*}}: !llvm.ptr)
 // LLVM: llvm.func @forward_prefill(
 // LLVM: llvm.call @free
 
-// IR: define void @_mlir_ciface_forward(ptr %0, i64 %1, ptr %2, ptr %3, ptr %4)
+// IR: define void @_mlir_ciface_forward(ptr %0, i64 %1, ptr %2, ptr %3, i64 %4, ptr %5)
 
 // BAD: llm-opt: error: unknown phase 'bogus' for --compile-to (expected graph, tl or llvm)
 

@@ -394,12 +394,12 @@ int bench(const BenchOptions &given) {
 
   std::vector<int32_t> prompt = syntheticTokens(opts.prompt, vocab, 1);
   std::vector<int32_t> genIds = syntheticTokens(opts.gen, vocab, 2);
-  std::vector<float> logits(
-      static_cast<size_t>(std::max<int64_t>(opts.prompt, 1) * vocab));
+  // As llama-bench: a prompt computes the logits of its last token only.
+  std::vector<float> logits(static_cast<size_t>(vocab));
   auto ppOnce = [&] {
     model.reset();
     double t0 = now();
-    model.forward(prompt.data(), opts.prompt, 0, logits.data());
+    model.forwardLast(prompt.data(), opts.prompt, logits.data());
     return opts.prompt / (now() - t0);
   };
   auto tgOnce = [&] {

@@ -421,6 +421,51 @@ struct ReshapeLowering : GraphLowering<ReshapeOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// graph.last_rows
+//===----------------------------------------------------------------------===//
+
+/// A copy of rows n - count .. n - 1 into a buffer of count rows (the source
+/// row is an iteration value, as the KV store's position is).
+struct LastRowsLowering : GraphLowering<LastRowsOp> {
+  using GraphLowering::GraphLowering;
+  LogicalResult
+  matchAndRewrite(LastRowsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    NestBuilder nb(b);
+    Value x = adaptor.getInput(), count = adaptor.getCount();
+    MemRefType type = resultType(op);
+    unsigned rank = type.getRank();
+    SmallVector<Value> sizes = nb.sizes(x);
+    Value first = arith::SubIOp::create(b, sizes[0], count);
+    SmallVector<Value> dynSizes = nb.dynamicSizes(x);
+    dynSizes[0] = count;
+    Value out = nb.alloc(type, dynSizes);
+    // Iteration values (i, first + i, trailing...).
+    SmallVector<AffineExpr> dst = {nb.d(0)}, src = {nb.d(1)};
+    for (unsigned d = 1; d < rank; ++d) {
+      dst.push_back(nb.d(d + 1));
+      src.push_back(nb.d(d + 1));
+    }
+    AffineMap dstMap = nb.map(rank + 1, dst), srcMap = nb.map(rank + 1, src);
+    SmallVector<IterKind> kinds(rank + 1, IterKind::spatial);
+    nb.loop(count, [&](Value i) {
+      Value row = arith::AddIOp::create(b, first, i);
+      nb.nest(ArrayRef<Value>(sizes).drop_front(), [&](ValueRange ivs) {
+        SmallVector<Value> it = {i, row};
+        it.append(ivs.begin(), ivs.end());
+        nb.block("last_rows", it, kinds, {{x, srcMap}}, {{out, dstMap}},
+                 [&](ImplicitLocOpBuilder &, ValueRange v) {
+                   nb.store(nb.load(x, srcMap, v), out, dstMap, v);
+                 });
+      });
+    });
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
 
@@ -512,6 +557,6 @@ void llmc::populateGraphToTLPatterns(const TypeConverter &converter,
   patterns.add<ParamLowering, EmbeddingLowering, RMSNormLowering,
                BinaryLowering<AddOp, arith::AddFOp>,
                BinaryLowering<MulOp, arith::MulFOp>, SiluLowering,
-               RopeLowering, ReshapeLowering>(
+               RopeLowering, ReshapeLowering, LastRowsLowering>(
       converter, patterns.getContext());
 }

@@ -19,7 +19,7 @@ extern "C" {
 
 /** metadata.json's `format` and `version`. */
 #define LLMC_ARTIFACT_FORMAT "llmc-artifact"
-#define LLMC_ARTIFACT_VERSION 2
+#define LLMC_ARTIFACT_VERSION 3
 
 /** Every parameter starts at a multiple of this in weights.bin, and the
  *  runtime maps the file at a page boundary. */
@@ -52,12 +52,15 @@ typedef LLMC_MEMREF(int8_t, 1) llmc_weights_desc;
 typedef LLMC_MEMREF(float, 4) llmc_kv_cache_desc;
 typedef LLMC_MEMREF(float, 2) llmc_logits_desc;
 
-/** forward(tokens[n], pos0, weights, kv_cache, logits[n, vocab]): runs the
- *  n tokens at positions pos0 .. pos0 + n - 1, reading the cache below pos0
- *  and writing positions pos0 .., and writes one row of logits per token. */
+/** forward(tokens[n], pos0, weights, kv_cache, n_out, logits[n_out, vocab]):
+ *  runs the n tokens at positions pos0 .. pos0 + n - 1, reading the cache
+ *  below pos0 and writing positions pos0 .., and writes the logits of the
+ *  last n_out tokens (1 <= n_out <= n; the caller checks): n_out = 1 to
+ *  generate, n to score every token. Rows that nothing reads are not
+ *  computed (graph-output-rows). */
 typedef void (*llmc_forward_fn)(llmc_tokens_desc *tokens, int64_t pos0,
                                 llmc_weights_desc *weights,
-                                llmc_kv_cache_desc *kv_cache,
+                                llmc_kv_cache_desc *kv_cache, int64_t n_out,
                                 llmc_logits_desc *logits);
 typedef void (*llmc_set_num_threads_fn)(int32_t threads);
 

@@ -78,8 +78,9 @@ const llmc_model_info *llmc_model_get_info(const llmc_model *model);
 int llmc_model_forward(llmc_model *model, const int32_t *tokens, int64_t n,
                        int64_t pos0, float *logits, char **error);
 
-/** Convenience: forward at the current position and copy only the logits of
- *  the last token to `logits` ([vocab_size] floats). */
+/** Forward at the current position, writing only the logits of the last
+ *  token to `logits` ([vocab_size] floats): the compiled code computes that
+ *  row alone (what generation needs; a prompt's head matmul runs once). */
 int llmc_model_forward_last(llmc_model *model, const int32_t *tokens, int64_t n,
                             float *logits, char **error);
 

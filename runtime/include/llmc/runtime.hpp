@@ -86,14 +86,17 @@ public:
             logits.data());
     return logits;
   }
-  /// Runs `tokens` at the current position; returns the last one's logits.
+  /// Runs tokens[0..n) at the current position; writes the last one's
+  /// logits ([vocab] floats), the only row it computes.
+  void forwardLast(const int32_t *tokens, int64_t n, float *logits) {
+    char *error = nullptr;
+    detail::check(llmc_model_forward_last(get(), tokens, n, logits, &error),
+                  error);
+  }
   std::vector<float> forwardLast(const std::vector<int32_t> &tokens) {
     std::vector<float> logits(static_cast<size_t>(vocabSize()));
-    char *error = nullptr;
-    detail::check(llmc_model_forward_last(get(), tokens.data(),
-                                          static_cast<int64_t>(tokens.size()),
-                                          logits.data(), &error),
-                  error);
+    forwardLast(tokens.data(), static_cast<int64_t>(tokens.size()),
+                logits.data());
     return logits;
   }
   void reset() { llmc_model_reset(get()); }

@@ -398,3 +398,21 @@ func.func @silu(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %0 = graph.silu %x : tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
 }
+
+// -----
+
+// The last n rows: a copy into n rows, each reading row (rows - n + i),
+// given to the block as an iteration value.
+// CHECK-LABEL: func.func @last_rows
+// CHECK-SAME: (%[[X:.+]]: memref<?x8xf32>, %[[N:.+]]: index)
+// CHECK: %[[ROWS:.+]] = memref.dim %[[X]]
+// CHECK: %[[FIRST:.+]] = arith.subi %[[ROWS]], %[[N]]
+// CHECK: %[[OUT:.+]] = memref.alloc(%[[N]]) {{.*}} : memref<?x8xf32>
+// CHECK: tl.for %[[I:.+]] = %{{.*}} to %[[N]]
+// CHECK: %[[SRC:.+]] = arith.addi %[[FIRST]], %[[I]]
+// CHECK: tl.block "last_rows" (%[[D:.+]] = spatial %[[I]], %[[S:.+]] = spatial %[[SRC]], %[[C:.+]] = spatial %{{.*}}) reads(%[[X]][%[[S]], %[[C]]] : memref<?x8xf32>) writes(%[[OUT]][%[[D]], %[[C]]] : memref<?x8xf32>)
+// CHECK: return %[[OUT]]
+func.func @last_rows(%x: tensor<?x8xf32>, %n: index) -> tensor<?x8xf32> {
+  %0 = graph.last_rows %x, %n : tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}

@@ -159,3 +159,11 @@ func.func @act_type_mismatch(%x: tensor<?x256xf32>, %w: tensor<4x256x!graph.q4_0
   %0 = graph.matmul %x, %w {act_type = !graph.q8_k} : tensor<?x256xf32>, tensor<4x256x!graph.q4_0> -> tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
 }
+
+// -----
+
+func.func @last_rows_static(%x: tensor<4x8xf32>, %n: index) {
+  // expected-error @+1 {{operand must have a dynamic leading (row) dimension}}
+  %0 = graph.last_rows %x, %n : tensor<4x8xf32>
+  return
+}

@@ -37,3 +37,10 @@ func.func @decoder_ops(%ids: tensor<?xi32>, %pos0: index, %w: !graph.weights, %c
   %logits = graph.matmul %m, %emb : tensor<?x16xf32>, tensor<10x16xf32> -> tensor<?x10xf32>
   return %logits : tensor<?x10xf32>
 }
+
+// CHECK-LABEL: func.func @last_rows
+// CHECK: graph.last_rows %{{.*}}, %{{.*}} : tensor<?x8xf32>
+func.func @last_rows(%x: tensor<?x8xf32>, %n: index) -> tensor<?x8xf32> {
+  %0 = graph.last_rows %x, %n : tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}

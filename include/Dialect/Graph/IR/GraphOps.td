@@ -239,4 +239,25 @@ def Graph_ReshapeOp : Graph_Op<"reshape", [Pure]> {
   let hasCanonicalizer = 1;
 }
 
+def Graph_LastRowsOp : Graph_Op<"last_rows", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "the last rows of a tensor";
+  let description = [{
+    `result[i, ...] = input[n - count + i, ...]` for `i < count`, where `n` is
+    the leading (row) dimension of `input`, which must be dynamic; the result
+    has `count` rows. `count` must be in `[1, n]` (the caller of the entry
+    point guarantees it; llmc/abi.h). `graph-output-rows` puts it on the
+    entry's result, so that a prompt computes the logits of the rows the
+    caller reads and not of every token, and moves it up through the ops
+    that compute each row from the same row alone.
+
+    ```mlir
+    %y = graph.last_rows %x, %n_out : tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_F32Tensor:$input, Index:$count);
+  let results = (outs Graph_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $count attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
 #endif // LLMC_DIALECT_GRAPH_GRAPHOPS_TD

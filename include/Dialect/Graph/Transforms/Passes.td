@@ -57,4 +57,30 @@ def GraphActQuant : Pass<"graph-act-quant", "mlir::ModuleOp"> {
   ];
 }
 
+def GraphOutputRows : Pass<"graph-output-rows", "mlir::ModuleOp"> {
+  let summary = "Compute only the rows of the entry's result the caller reads";
+  let description = [{
+    A prompt of n tokens needs the logits of its last token to generate, or
+    of all n to score them; computing every row wastes the head matmul
+    (about a third of a prompt's time with a 32000-word vocabulary). This
+    pass gives the entry function `entry` a trailing `index` argument, the
+    number of rows to return (marked `llmc.output_rows`; llmc/abi.h's
+    `n_out`), puts `graph.last_rows` on its result and moves it up through
+    every op that computes a row from the same row of its operands alone
+    (`rms_norm`, `matmul`, `add`, `mul`, `silu`, `reshape`), as long as all
+    users of the value want the same rows. It stops at ops that mix rows
+    (`attention`, `rope` with its positions, `embedding`): in a decoder that
+    is the last layer's attention, so the final norm, the head and the last
+    layer's output projection and MLP run on `n_out` rows.
+
+    Input: `entry` with one result whose leading dimension is dynamic.
+    Output: the same function with the extra argument; a function that
+    already has it is left alone, and a module without `entry` is untouched.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
+           "the entry function">
+  ];
+}
+
 #endif // LLMC_DIALECT_GRAPH_TRANSFORMS_PASSES_TD

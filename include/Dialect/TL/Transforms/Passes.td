@@ -45,7 +45,9 @@ def TLSpecializeDecode : Pass<"tl-specialize-decode", "mlir::ModuleOp"> {
     Prefill (many tokens, one call) and decode (one token per call) want
     different schedules: a GEMM and a GEMV. This clones the public function
     `entry` into `<entry>_decode`, where the number of tokens (dimension 0 of
-    its first argument) is the constant 1, and `<entry>_prefill`, and makes
+    its first argument) is the constant 1, as is the number of output rows
+    (the argument marked `llmc.output_rows`, graph-output-rows), and
+    `<entry>_prefill`, and makes
     `entry` call the one that fits. After canonicalization the decode
     version's loops over tokens are gone and its buffers have static
     shapes; each version is marked `llmc.phase = "decode" | "prefill"`,

@@ -275,6 +275,13 @@ LogicalResult ReshapeOp::verify() {
   return success();
 }
 
+LogicalResult LastRowsOp::verify() {
+  auto type = getInput().getType();
+  if (type.getRank() < 1 || !type.isDynamicDim(0))
+    return emitOpError("operand must have a dynamic leading (row) dimension");
+  return success();
+}
+
 OpFoldResult ReshapeOp::fold(FoldAdaptor) {
   if (getInput().getType() == getResult().getType())
     return getInput();

@@ -59,6 +59,14 @@ struct TLSpecializeDecodePass
           arith::ConstantIndexOp::create(db, d.getLoc(), 1).getResult());
       d.erase();
     }
+    // One token has one row of output (graph-output-rows' count).
+    for (BlockArgument arg : decode.getArguments())
+      if (arg.getType().isIndex() &&
+          decode.getArgAttr(arg.getArgNumber(), "llmc.output_rows")) {
+        OpBuilder ab = OpBuilder::atBlockBegin(&decode.getBody().front());
+        arg.replaceAllUsesWith(
+            arith::ConstantIndexOp::create(ab, arg.getLoc(), 1).getResult());
+      }
     // The entry dispatches on the number of tokens.
     Location loc = fn.getLoc();
     Block &body = fn.getBody().front();
