@@ -17,6 +17,8 @@
 
 #include <string>
 
+#include <functional>
+
 namespace llmc {
 
 struct ArtifactOptions {
@@ -30,6 +32,14 @@ struct ArtifactOptions {
   PipelineOptions pipeline;
   /// Dump the IR after each phase into the artifact (debugging).
   bool keepIR = false;
+  /// Called after each phase (graph, weights, tl, lowering, codegen, write)
+  /// with its wall time in seconds and a detail (sizes), when set.
+  std::function<void(llvm::StringRef phase, double seconds,
+                     llvm::StringRef detail)>
+      onPhase;
+  /// Called while weights.bin is written, with the bytes written so far and
+  /// the total, when set.
+  std::function<void(uint64_t written, uint64_t total)> onWeightsProgress;
 };
 
 /// Compiles an imported graph module into an artifact directory. Nothing is

@@ -21,6 +21,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <cstring>
 
 using namespace mlir;
@@ -97,8 +98,10 @@ static llvm::Expected<std::vector<PlacedParam>> collectParams(ModuleOp module) {
 }
 
 /// Writes weights.bin: each parameter at its blob offset, in its type.
-static llvm::Error writeWeights(llvm::ArrayRef<PlacedParam> params,
-                                int64_t totalBytes, llvm::StringRef path) {
+static llvm::Error
+writeWeights(llvm::ArrayRef<PlacedParam> params, int64_t totalBytes,
+             llvm::StringRef path,
+             const std::function<void(uint64_t, uint64_t)> &progress) {
   std::error_code ec;
   llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
   if (ec)
@@ -138,6 +141,8 @@ static llvm::Error writeWeights(llvm::ArrayRef<PlacedParam> params,
       out.write(reinterpret_cast<const char *>(converted.data()), n * 4);
     }
     pos = p.offset + graph::storageBytes(p.type);
+    if (progress)
+      progress(pos, totalBytes);
   }
   out.write_zeros(totalBytes - pos);
   out.close();
@@ -300,10 +305,22 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
         "the module has no @forward(tokens, pos0, weights, kv_cache) function");
   auto cache = llvm::cast<graph::KVCacheType>(forward.getArgumentTypes()[3]);
 
+  // Each phase's wall time, for the caller to print.
+  auto phaseStart = std::chrono::steady_clock::now();
+  auto phaseDone = [&](llvm::StringRef phase, llvm::StringRef detail = "") {
+    auto now = std::chrono::steady_clock::now();
+    if (options.onPhase)
+      options.onPhase(phase,
+                      std::chrono::duration<double>(now - phaseStart).count(),
+                      detail);
+    phaseStart = now;
+  };
+
   PassManager graphPM(ctx);
   buildGraphPhase(graphPM, options.pipeline);
   if (failed(graphPM.run(module)))
     return llvm::createStringError("the graph phase failed");
+  phaseDone("graph");
   auto params = collectParams(module);
   if (!params)
     return params.takeError();
@@ -329,8 +346,10 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
     return p;
   };
 
-  if (auto e = writeWeights(*params, weightBytes, file("weights.bin")))
+  if (auto e = writeWeights(*params, weightBytes, file("weights.bin"),
+                            options.onWeightsProgress))
     return e;
+  phaseDone("weights", std::to_string(weightBytes) + " bytes");
   auto dumpIR = [&](llvm::StringRef name) {
     if (!options.keepIR)
       return;
@@ -344,16 +363,19 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
   buildTLPhase(tlPM, options.pipeline);
   if (failed(tlPM.run(module)))
     return llvm::createStringError("the tl phase failed");
+  phaseDone("tl");
   dumpIR("tl.mlir");
   PassManager lowerPM(ctx);
   (*backend)->buildLowering(lowerPM);
   if (failed(lowerPM.run(module)))
     return llvm::createStringError("lowering to " + (*backend)->name().str() +
                                    " failed");
+  phaseDone("lowering", (*backend)->name());
   dumpIR("lowered.mlir");
   auto library = (*backend)->emit(module, tmp);
   if (!library)
     return library.takeError();
+  phaseDone("codegen");
   llvm::StringRef tokenizerKind, tokenizerFile;
   if (llama2cTokenizer) {
     tokenizerKind = "llama2c";
@@ -373,6 +395,7 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
     return e;
   if (auto e = moveIntoPlace(tmp, outDir))
     return e;
+  phaseDone("write", tokenizerKind.empty() ? "" : "tokenizer: " + tokenizerKind.str());
   done = true;
   return llvm::Error::success();
 }

@@ -33,6 +33,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <string>
 
 using namespace llvm;
@@ -137,6 +138,32 @@ static int compileMain(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagHandler(sourceMgr, &ctx, errs());
 
+  // Each phase with its time on stderr; a progress line while weights are
+  // written when stderr is a terminal.
+  auto phaseStart = std::chrono::steady_clock::now();
+  auto printPhase = [](StringRef phase, double seconds, StringRef detail) {
+    errs() << llvm::formatv("llmc: {0,-9} {1,7:f2} s", phase, seconds);
+    if (!detail.empty())
+      errs() << "  (" << detail << ")";
+    errs() << "\n";
+  };
+  options.onPhase = [&](StringRef phase, double seconds, StringRef detail) {
+    if (errs().is_displayed())
+      errs() << "\r\x1b[K"; // clears the progress line
+    printPhase(phase, seconds, detail);
+  };
+  if (errs().is_displayed()) {
+    options.onWeightsProgress = [lastPercent = -1](uint64_t written,
+                                                   uint64_t total) mutable {
+      int percent = total ? static_cast<int>(100 * written / total) : 100;
+      if (percent == lastPercent)
+        return;
+      lastPercent = percent;
+      errs() << llvm::formatv("\rllmc: writing weights {0,3}% ({1} / {2} MB)",
+                              percent, written >> 20, total >> 20);
+    };
+  }
+
   mlir::OwningOpRef<mlir::ModuleOp> module;
   if (StringRef(model).ends_with(".mlir")) {
     module = mlir::parseSourceFile<mlir::ModuleOp>(model, sourceMgr,
@@ -149,6 +176,11 @@ static int compileMain(int argc, char **argv) {
       return fail(toString(imported.takeError()));
     module = std::move(*imported);
   }
+  printPhase("import",
+             std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                           phaseStart)
+                 .count(),
+             "");
   // The model's own tokenizer (GGUF metadata, a Hugging Face directory's
   // tokenizer.model / tokenizer.json) goes into the artifact unless one was
   // given; `--tokenizer none` leaves it out.
