@@ -179,37 +179,28 @@ void llmc::registerLLMCDialects(DialectRegistry &registry) {
 
 namespace {
 /// The options of the registered pipelines: the top of the pipeline.
-struct PhaseOptions : public PassPipelineOptions<PhaseOptions> {
-  Option<std::string> target{
+template <typename Derived>
+struct TopOptions : public PassPipelineOptions<Derived> {
+  mlir::detail::PassOptions::Option<std::string> target{
       *this, "target",
       llvm::cl::desc("the target description (cpu = this host, "
                      "cpu:znver4, cpu:x86-64-v3,+avx512f, ...)"),
       llvm::cl::init("cpu")};
-  Option<std::string> actQuant{
+  mlir::detail::PassOptions::Option<std::string> actQuant{
       *this, "act-quant", llvm::cl::desc("numeric mode: exact or llama.cpp"),
       llvm::cl::init("exact")};
-  Option<std::string> schedule{
+  mlir::detail::PassOptions::Option<std::string> schedule{
       *this, "schedule",
       llvm::cl::desc("default (the target's) or none (canonical nests)"),
       llvm::cl::init("default")};
 };
 
-struct CompileOptions : public PassPipelineOptions<CompileOptions> {
+struct PhaseOptions : TopOptions<PhaseOptions> {};
+
+struct CompileOptions : TopOptions<CompileOptions> {
   Option<std::string> to{*this, "to",
                          llvm::cl::desc("last phase: graph, tl or llvm"),
                          llvm::cl::init("llvm")};
-  Option<std::string> target{
-      *this, "target",
-      llvm::cl::desc("the target description (cpu = this host, "
-                     "cpu:znver4, cpu:x86-64-v3,+avx512f, ...)"),
-      llvm::cl::init("cpu")};
-  Option<std::string> actQuant{
-      *this, "act-quant", llvm::cl::desc("numeric mode: exact or llama.cpp"),
-      llvm::cl::init("exact")};
-  Option<std::string> schedule{
-      *this, "schedule",
-      llvm::cl::desc("default (the target's) or none (canonical nests)"),
-      llvm::cl::init("default")};
 };
 
 /// Resolves the pipeline options (the target string once: `cpu` describes

@@ -129,8 +129,6 @@ int llmc_model_forward_last(llmc_model *model, const int32_t *tokens, int64_t n,
   return guard(error, [&] {
     requireArg(model, "llmc_model_forward_last", "model");
     requireArg(logits, "llmc_model_forward_last", "logits");
-    if (n < 1)
-      throw Error("forward: n must be >= 1, got " + std::to_string(n));
     Model &m = *model->impl;
     m.forward(tokens, n, m.position(), logits, /*rows=*/1);
   });

@@ -248,6 +248,18 @@ FailureOr<Widened> BandVectorizer::widenOp(Operation *op, unsigned resultIndex,
   return Widened{clone->getResult(0), varying};
 }
 
+/// Whether `memType` is row-major and only the last of the access's index
+/// expressions uses the band dims `used` (a candidate for one contiguous
+/// vector load or store).
+static bool onlyLastIndexUses(MemRefType memType, ArrayRef<AffineExpr> exprs,
+                              ArrayRef<unsigned> used) {
+  return memType.getLayout().isIdentity() &&
+         llvm::all_of(exprs.drop_back(), [&](AffineExpr e) {
+           return llvm::none_of(
+               used, [&](unsigned d) { return e.isFunctionOfDim(d); });
+         });
+}
+
 FailureOr<Value> BandVectorizer::load(tl::BlockOp block,
                                       affine::AffineLoadOp op, Context c,
                                       bool lanesOnly) {
@@ -277,11 +289,7 @@ FailureOr<Value> BandVectorizer::load(tl::BlockOp block,
   // across the lanes the access does not depend on: one vector load and a
   // shuffle.
   unsigned numAll = ab->dims.size();
-  bool contiguous =
-      memType.getLayout().isIdentity() &&
-      llvm::all_of(ArrayRef<AffineExpr>(*exprs).drop_back(), [&](AffineExpr e) {
-        return llvm::none_of(used, [&](unsigned d) { return e.isFunctionOfDim(d); });
-      });
+  bool contiguous = onlyLastIndexUses(memType, *exprs, used);
   int64_t span = 1;
   SmallVector<int64_t> coefs;
   for (unsigned d : used) {
@@ -370,11 +378,7 @@ LogicalResult BandVectorizer::store(tl::BlockOp block,
   if (!isa<VectorType>(value.getType()))
     value = broadcast(value, c);
   unsigned numAll = ab->dims.size();
-  bool contiguous =
-      memType.getLayout().isIdentity() &&
-      llvm::all_of(ArrayRef<AffineExpr>(*exprs).drop_back(), [&](AffineExpr e) {
-        return llvm::none_of(used, [&](unsigned d) { return e.isFunctionOfDim(d); });
-      });
+  bool contiguous = onlyLastIndexUses(memType, *exprs, used);
   int64_t span = 1;
   for (unsigned i = used.size(); contiguous && i-- > 0;) {
     auto coef = linearCoefficient(exprs->back(), used[i], numAll);

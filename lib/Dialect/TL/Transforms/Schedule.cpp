@@ -839,51 +839,6 @@ FailureOr<BlockOp> llmc::tl::cacheWrite(RewriterBase &rw, BlockOp block,
 // compute_at
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// Turns index computations (loop variables, constants, +, -, * constant)
-/// into affine expressions whose dims are `dims` (collected as needed).
-struct AffineBuilder {
-  SmallVector<Value> dims;
-  Operation *scope; // values defined inside are decomposed, others are dims
-
-  AffineExpr dim(Value v, MLIRContext *ctx) {
-    auto it = llvm::find(dims, v);
-    if (it == dims.end()) {
-      dims.push_back(v);
-      return getAffineDimExpr(dims.size() - 1, ctx);
-    }
-    return getAffineDimExpr(it - dims.begin(), ctx);
-  }
-
-  std::optional<AffineExpr> build(Value v) {
-    MLIRContext *ctx = v.getContext();
-    if (auto c = getConstantIntValue(v))
-      return getAffineConstantExpr(*c, ctx);
-    Operation *def = v.getDefiningOp();
-    if (!def || !scope->isAncestor(def))
-      return dim(v, ctx); // a loop variable or a value from outside
-    auto binary = [&](Value a, Value b) {
-      return std::make_pair(build(a), build(b));
-    };
-    if (auto add = dyn_cast<arith::AddIOp>(def)) {
-      auto [a, b] = binary(add.getLhs(), add.getRhs());
-      if (a && b)
-        return *a + *b;
-    } else if (auto sub = dyn_cast<arith::SubIOp>(def)) {
-      auto [a, b] = binary(sub.getLhs(), sub.getRhs());
-      if (a && b)
-        return *a - *b;
-    } else if (auto mul = dyn_cast<arith::MulIOp>(def)) {
-      auto [a, b] = binary(mul.getLhs(), mul.getRhs());
-      if (a && b && (a->isSymbolicOrConstant() || b->isSymbolicOrConstant()) &&
-          (isa<AffineConstantExpr>(*a) || isa<AffineConstantExpr>(*b)))
-        return *a * *b;
-    }
-    return std::nullopt;
-  }
-};
-} // namespace
-
 FailureOr<BlockOp> llmc::tl::computeAt(RewriterBase &rw, BlockOp block,
                                        ForOp loop) {
   MLIRContext *ctx = block.getContext();
@@ -996,8 +951,7 @@ FailureOr<BlockOp> llmc::tl::computeAt(RewriterBase &rw, BlockOp block,
   };
   SmallVector<Bound> bounds;
   for (auto [consumer, map] : reads) {
-    AffineBuilder ab;
-    ab.scope = loop;
+    AffineIndexBuilder ab(loop);
     SmallVector<AffineExpr> bindings;
     for (Value v : consumer.getIterValues()) {
       auto e = ab.build(v);
