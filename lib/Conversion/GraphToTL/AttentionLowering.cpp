@@ -22,9 +22,28 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     NestBuilder nb(b);
     Value q = adaptor.getQ(), k = adaptor.getK(), v = adaptor.getV();
-    Value cache = adaptor.getCache(), pos0 = adaptor.getPos0();
+    Value pos0 = adaptor.getPos0();
     int64_t layer = op.getLayer(), nh = op.getNumHeads();
     int64_t nkv = op.getNumKvHeads(), hd = op.getHeadDim();
+    // The nests see this layer's slice of the cache, [2][kv head][position
+    // x dim] (llmc/abi.h), a view made here: they are alike in every layer.
+    Value cache;
+    {
+      Value all = adaptor.getCache();
+      auto allType = cast<MemRefType>(all.getType());
+      int64_t row = allType.getDimSize(3);
+      SmallVector<OpFoldResult> offsets = {b.getIndexAttr(layer),
+                                           b.getIndexAttr(0), b.getIndexAttr(0),
+                                           b.getIndexAttr(0)};
+      SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(2),
+                                         b.getIndexAttr(nkv),
+                                         b.getIndexAttr(row)};
+      SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+      auto sliceType = memref::SubViewOp::inferRankReducedResultType(
+          {2, nkv, row}, allType, offsets, sizes, strides);
+      cache = memref::SubViewOp::create(b, sliceType, all, offsets, sizes,
+                                        strides);
+    }
     int64_t group = nh / nkv;
     float scale = op.getScale().convertToFloat();
     Type f32 = b.getF32Type();
@@ -65,11 +84,10 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     // llmc/abi.h's layout: per layer and KV head, keys as [position][dim],
     // values transposed as [dim][position].
     auto kAt = [&](AffineExpr kvh, AffineExpr pos, AffineExpr dim) {
-      return SmallVector<AffineExpr>{nb.c(layer), nb.c(0), kvh, pos * hd + dim};
+      return SmallVector<AffineExpr>{nb.c(0), kvh, pos * hd + dim};
     };
     auto vAt = [&](AffineExpr kvh, AffineExpr pos, AffineExpr dim) {
-      return SmallVector<AffineExpr>{nb.c(layer), nb.c(1), kvh,
-                                     dim * maxSeq + pos};
+      return SmallVector<AffineExpr>{nb.c(1), kvh, dim * maxSeq + pos};
     };
 
     // 1. Store this call's keys and values at positions pos0 + s.

@@ -248,12 +248,13 @@ FailureOr<Widened> BandVectorizer::widenOp(Operation *op, unsigned resultIndex,
   return Widened{clone->getResult(0), varying};
 }
 
-/// Whether `memType` is row-major and only the last of the access's index
-/// expressions uses the band dims `used` (a candidate for one contiguous
-/// vector load or store).
+/// Whether `memType`'s last dimension is contiguous (any layout with a unit
+/// last stride: a buffer, a slice of one) and only the last of the access's
+/// index expressions uses the band dims `used` (a candidate for one
+/// contiguous vector load or store).
 static bool onlyLastIndexUses(MemRefType memType, ArrayRef<AffineExpr> exprs,
                               ArrayRef<unsigned> used) {
-  return memType.getLayout().isIdentity() &&
+  return memType.isLastDimUnitStride() &&
          llvm::all_of(exprs.drop_back(), [&](AffineExpr e) {
            return llvm::none_of(
                used, [&](unsigned d) { return e.isFunctionOfDim(d); });

@@ -32,6 +32,9 @@ void llmc::buildCPULowering(OpPassManager &pm,
   // between loop nests (compute_at can move a use past a buffer's old last
   // use).
   pm.addNestedPass<func::FuncOp>(tl::createTLReleaseBuffers());
+  // Each distinct loop nest one function, called by every layer that runs
+  // it: code is generated once per kernel, not once per layer.
+  pm.addPass(tl::createTLOutlineKernels());
   pm.addPass(createConvertTLToSCF());
   // int8 dot-product groups as the target's VNNI instructions.
   cpu::CPUInt8DotOptions int8Dot;

@@ -130,6 +130,27 @@ def TLSchedule : Pass<"tl-schedule"> {
                            "mlir::affine::AffineDialect"];
 }
 
+def TLOutlineKernels : Pass<"tl-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "Make each top-level loop nest a function, one per distinct kernel";
+  let description = [{
+    A decoder repeats the same loop nests in every layer: the same shapes
+    over other buffers. This pass moves each loop nest at the top level of a
+    function (a `tl.for` and everything in it) into a private function of
+    its own, marked `llmc.kernel`, and calls it there; the values the nest
+    uses from outside become arguments (constants are cloned in, so bounds
+    and shapes stay static), a slice's static offset becomes a dynamic one
+    at the call (`memref.cast`), so one function serves every slice. Then
+    kernels that are equal, up to their blocks' names, become one: the code
+    generator compiles each distinct kernel once, not once per layer.
+
+    Input: functions whose bodies are one block (after `tl-release-buffers`).
+    Output: their top-level nests as `func.call`s of `llmc.kernel`
+    functions, no two of which are equal.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def TLVerifyParallel : Pass<"tl-verify-parallel"> {
   let summary = "Check that every parallel, vectorized and thread_bound loop is independent";
   let description = [{

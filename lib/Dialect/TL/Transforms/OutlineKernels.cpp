@@ -1,0 +1,247 @@
+//===- OutlineKernels.cpp - one function per distinct loop nest -----------===//
+//
+// Every top-level loop nest becomes a call of a private kernel function;
+// kernels equal up to their blocks' names become one, so each distinct
+// kernel is compiled once however many layers call it.
+//
+//===----------------------------------------------------------------------===//
+#include "Dialect/TL/IR/TL.h"
+#include "Dialect/TL/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace llmc::tl {
+#define GEN_PASS_DEF_TLOUTLINEKERNELS
+#include "Dialect/TL/Transforms/Passes.h.inc"
+} // namespace llmc::tl
+
+using namespace mlir;
+using namespace llmc;
+
+static constexpr llvm::StringLiteral kKernelAttr = "llmc.kernel";
+
+/// The attributes of `op` that make its meaning: all of them but a block's
+/// name, which only tells the blocks apart for schedules and readers.
+static SmallVector<NamedAttribute> meaningfulAttrs(Operation *op) {
+  SmallVector<NamedAttribute> attrs;
+  for (NamedAttribute a : op->getAttrDictionary()) {
+    if (auto block = dyn_cast<tl::BlockOp>(op);
+        block && a.getName() == block.getNameAttrName())
+      continue;
+    attrs.push_back(a);
+  }
+  return attrs;
+}
+
+/// A value `nest` uses but does not define: a constant, cloned into the
+/// kernel, or an argument.
+static bool isClonedConstant(Value v) {
+  Operation *def = v.getDefiningOp();
+  return def && def->getNumOperands() == 0 && def->getNumRegions() == 0 &&
+         matchPattern(v, m_Constant());
+}
+
+/// The type a kernel takes for a captured value: a strided memref with a
+/// static offset (a slice, such as one layer's KV cache) takes any offset.
+static Type kernelArgType(Type t) {
+  auto mem = dyn_cast<MemRefType>(t);
+  if (!mem)
+    return t;
+  auto strided = dyn_cast<StridedLayoutAttr>(mem.getLayout());
+  if (!strided || ShapedType::isDynamic(strided.getOffset()))
+    return t;
+  auto layout = StridedLayoutAttr::get(t.getContext(), ShapedType::kDynamic,
+                                       strided.getStrides());
+  return MemRefType::get(mem.getShape(), mem.getElementType(), layout,
+                         mem.getMemorySpace());
+}
+
+/// The kernel's symbol: the caller's, then the name of the nest's last
+/// block (what the nest computes: `matmul`, `softmax_max`) without the
+/// numbering that told the layers' copies apart.
+static std::string kernelName(func::FuncOp parent, Operation *nest) {
+  tl::BlockOp last;
+  nest->walk([&](tl::BlockOp b) { last = b; });
+  StringRef name = last ? last.getName() : StringRef("nest");
+  StringRef stem = name.rtrim("0123456789");
+  if (stem.size() < name.size() && stem.ends_with("_"))
+    name = stem.drop_back();
+  return (parent.getName() + "." + name).str();
+}
+
+namespace {
+/// Structural equality of two kernels: the same operations, types and
+/// attributes (blocks' names aside) over corresponding values.
+class KernelEquivalence {
+public:
+  bool equal(func::FuncOp a, func::FuncOp b) {
+    map.clear();
+    return a.getFunctionType() == b.getFunctionType() &&
+           equal(a.getBody(), b.getBody());
+  }
+
+  /// A hash that equal kernels share.
+  static llvm::hash_code hash(func::FuncOp f) {
+    llvm::hash_code h = hash_value(f.getFunctionType());
+    f.getBody().walk([&](Operation *op) {
+      h = llvm::hash_combine(h, op->getName().getStringRef(),
+                             op->getNumOperands(), op->getNumRegions());
+      for (Type t : op->getResultTypes())
+        h = llvm::hash_combine(h, t);
+    });
+    return h;
+  }
+
+private:
+  bool equal(Region &a, Region &b) {
+    if (a.getBlocks().size() != b.getBlocks().size())
+      return false;
+    for (auto [ba, bb] : llvm::zip(a, b)) {
+      if (ba.getNumArguments() != bb.getNumArguments())
+        return false;
+      for (auto [x, y] : llvm::zip(ba.getArguments(), bb.getArguments())) {
+        if (x.getType() != y.getType())
+          return false;
+        map.map(x, y);
+      }
+      if (ba.getOperations().size() != bb.getOperations().size())
+        return false;
+      for (auto [oa, ob] : llvm::zip(ba, bb))
+        if (!equal(&oa, &ob))
+          return false;
+    }
+    return true;
+  }
+
+  bool equal(Operation *a, Operation *b) {
+    if (a->getName() != b->getName() ||
+        a->getNumOperands() != b->getNumOperands() ||
+        a->getNumResults() != b->getNumResults() ||
+        a->getNumRegions() != b->getNumRegions() ||
+        a->getResultTypes() != b->getResultTypes())
+      return false;
+    for (auto [x, y] : llvm::zip(a->getOperands(), b->getOperands()))
+      if (map.lookupOrNull(x) != y)
+        return false;
+    if (meaningfulAttrs(a) != meaningfulAttrs(b))
+      return false;
+    for (auto [ra, rb] : llvm::zip(a->getRegions(), b->getRegions()))
+      if (!equal(ra, rb))
+        return false;
+    for (auto [x, y] : llvm::zip(a->getResults(), b->getResults()))
+      map.map(x, y);
+    return true;
+  }
+
+  IRMapping map;
+};
+
+struct TLOutlineKernelsPass
+    : tl::impl::TLOutlineKernelsBase<TLOutlineKernelsPass> {
+  void runOnOperation() override;
+};
+} // namespace
+
+/// A new kernel function, not yet in the module, that runs `nest` (an op at
+/// the top level of a function) over its arguments; `operands` are what the
+/// nest's caller passes it.
+static func::FuncOp outline(Operation *nest, StringRef name,
+                            SmallVectorImpl<Value> &operands) {
+  // What the nest uses from outside, in order of first use (the same order
+  // in every layer's copy of a kernel).
+  llvm::SetVector<Value> captured;
+  nest->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    for (Value v : op->getOperands())
+      if (!nest->isAncestor(v.getParentRegion()->getParentOp()))
+        captured.insert(v);
+  });
+  SmallVector<Value> constants;
+  for (Value v : captured)
+    (isClonedConstant(v) ? constants : operands).push_back(v);
+
+  MLIRContext *ctx = nest->getContext();
+  Location loc = nest->getLoc();
+  SmallVector<Type> argTypes = llvm::map_to_vector(
+      operands, [](Value v) { return kernelArgType(v.getType()); });
+  OpBuilder mb(ctx);
+  auto kernel = func::FuncOp::create(mb, loc, name,
+                                     FunctionType::get(ctx, argTypes, {}));
+  kernel.setPrivate();
+  kernel->setAttr(kKernelAttr, UnitAttr::get(ctx));
+
+  Block *entry = kernel.addEntryBlock();
+  OpBuilder b = OpBuilder::atBlockBegin(entry);
+  IRMapping map;
+  for (Value c : constants)
+    map.map(c, b.clone(*c.getDefiningOp())
+                   ->getResult(cast<OpResult>(c).getResultNumber()));
+  for (auto [v, arg] : llvm::zip(operands, entry->getArguments()))
+    map.map(v, arg);
+  b.clone(*nest, map);
+  func::ReturnOp::create(b, loc);
+  return kernel;
+}
+
+void TLOutlineKernelsPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SymbolTable symbols(module);
+  SmallVector<func::FuncOp> parents;
+  for (auto f : module.getOps<func::FuncOp>())
+    if (!f.isExternal() && !f->hasAttr(kKernelAttr))
+      parents.push_back(f);
+
+  // Kernels so far, by hash: a nest equal to one of them calls it.
+  KernelEquivalence eq;
+  llvm::DenseMap<size_t, SmallVector<func::FuncOp>> kernels;
+  llvm::StringMap<unsigned> uses;
+  for (func::FuncOp parent : parents) {
+    if (!parent.getBody().hasOneBlock()) {
+      parent.emitError("tl-outline-kernels expects a single-block function "
+                       "body");
+      return signalPassFailure();
+    }
+    SmallVector<Operation *> nests;
+    for (Operation &op : parent.getBody().front())
+      if (isa<tl::ForOp, tl::BlockOp>(op))
+        nests.push_back(&op);
+    // New kernels follow their caller in the order it first calls them.
+    func::FuncOp previous = parent;
+    for (Operation *nest : nests) {
+      std::string base = kernelName(parent, nest);
+      SmallVector<Value> operands;
+      func::FuncOp kernel = outline(nest, base, operands);
+      SmallVector<func::FuncOp> &same =
+          kernels[size_t(KernelEquivalence::hash(kernel))];
+      auto it = llvm::find_if(
+          same, [&](func::FuncOp k) { return eq.equal(k, kernel); });
+      if (it != same.end()) {
+        kernel.erase();
+        kernel = *it;
+      } else {
+        // base, base_1, base_2, ... in the order they appear.
+        std::string name = base;
+        for (unsigned &n = uses[base]; symbols.lookup(name);)
+          name = base + "_" + std::to_string(++n);
+        kernel.setName(name);
+        symbols.insert(kernel, std::next(Block::iterator(previous)));
+        previous = kernel;
+        same.push_back(kernel);
+      }
+      OpBuilder b(nest);
+      SmallVector<Value> args;
+      for (auto [v, t] :
+           llvm::zip(operands, kernel.getFunctionType().getInputs()))
+        args.push_back(v.getType() == t ? v
+                                        : memref::CastOp::create(
+                                              b, nest->getLoc(), t, v)
+                                              .getResult());
+      func::CallOp::create(b, nest->getLoc(), kernel, args);
+      nest->erase();
+    }
+  }
+}
