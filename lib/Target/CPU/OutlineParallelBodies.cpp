@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/RegionUtils.h"
 
@@ -20,8 +21,21 @@ namespace {
 static void outline(scf::ParallelOp loop, func::FuncOp parent,
                     SymbolTable &symbols, unsigned &counter) {
   Region &region = loop.getRegion();
+  llvm::SetVector<Value> used;
+  getUsedValuesDefinedAbove(region, used);
+  // Constants are cloned in (the function's code sees the indices of its
+  // register tiles, the bounds of its loops), the rest are arguments.
   llvm::SetVector<Value> captured;
-  getUsedValuesDefinedAbove(region, captured);
+  SmallVector<Value> constants;
+  for (Value v : used) {
+    Operation *def = v.getDefiningOp();
+    bool constant = def && def->getNumOperands() == 0 &&
+                    def->getNumRegions() == 0 && matchPattern(v, m_Constant());
+    if (constant)
+      constants.push_back(v);
+    else
+      captured.insert(v);
+  }
   SmallVector<Type> argTypes;
   for (Value iv : loop.getInductionVars())
     argTypes.push_back(iv.getType());
@@ -38,6 +52,14 @@ static void outline(scf::ParallelOp loop, func::FuncOp parent,
   fn.setPrivate();
   symbols.insert(fn);
   Block *entry = fn.addEntryBlock();
+  {
+    OpBuilder cb = OpBuilder::atBlockBegin(entry);
+    for (Value c : constants) {
+      Value copy = cb.clone(*c.getDefiningOp())
+                       ->getResult(cast<OpResult>(c).getResultNumber());
+      replaceAllUsesInRegionWith(c, copy, region);
+    }
+  }
   // Move the body (all but the scf.reduce terminator) into the function.
   Block *body = loop.getBody();
   Operation *terminator = body->getTerminator();

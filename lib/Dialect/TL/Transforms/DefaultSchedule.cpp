@@ -118,6 +118,19 @@ bool perfectlyAround(ForOp outer, ForOp inner) {
   return true;
 }
 
+/// The one loop directly in `outer`'s body, or null when there are none or
+/// several.
+ForOp onlyLoopIn(ForOp outer) {
+  ForOp only;
+  for (Operation &op : outer.getBody()->without_terminator())
+    if (auto inner = dyn_cast<ForOp>(&op)) {
+      if (only)
+        return {};
+      only = inner;
+    }
+  return only;
+}
+
 /// Whether some read of `block` that moves with the innermost loop of `band`
 /// (directly nested, outermost first, constant extents) covers a contiguous
 /// range over the band: its last index is linear in the band's loops with
@@ -260,14 +273,7 @@ private:
           return;
         return; // the outermost candidate carries something: stay serial
       }
-      ForOp next;
-      for (Operation &op : l.getBody()->without_terminator())
-        if (auto inner = dyn_cast<ForOp>(&op)) {
-          if (next)
-            return;
-          next = inner;
-        }
-      l = next;
+      l = onlyLoopIn(l);
     }
   }
 
@@ -610,7 +616,51 @@ private:
     // The chain being reordered is the nest below s0 (or n0).
     if (failed(quietly([&] { return reorder(rw, want); })))
       return false;
+    if (s1) {
+      // (.., s0, n0, k0, s1, n1, k1), the loops the reorder made.
+      SmallVector<ForOp> loops = getLoops(block);
+      blockRowsForCache(loops[loops.size() - 6], loops[loops.size() - 5], *ke);
+    }
     return finish(block, getLoops(block).back(), s1 ? 2 : 1);
+  }
+
+  /// Prefill's cache blocking: (s0, n0, ...) -> (nc, s0, n0', ...), the
+  /// weight's rows in chunks that stay in the L2 cache (half of it, at
+  /// 4 bytes an element) while every tile of tokens reads them, rather than
+  /// the whole weight streamed once per tile of tokens. The chunks are what
+  /// the threads share when there are enough of them.
+  void blockRowsForCache(ForOp s0, ForOp n0, int64_t kExtent) {
+    std::optional<int64_t> tiles = extentOf(n0);
+    if (!tiles || n0->getParentOp() != s0)
+      return;
+    int64_t budgetRows = target.l2 / 2 / (kExtent * 4);
+    // The most tiles of 4 rows within the budget that divide the rows.
+    int64_t chunk = 0;
+    for (int64_t c = std::min<int64_t>(*tiles, budgetRows / 4); c >= 1; --c)
+      if (*tiles % c == 0) {
+        chunk = c;
+        break;
+      }
+    if (chunk == 0 || chunk == *tiles)
+      return;
+    auto parts = quietly([&] { return split(rw, n0, {-1, chunk}); });
+    if (failed(parts))
+      return;
+    ForOp nc = (*parts)[0];
+    // The perfect chain below n0: every loop of it is reordered.
+    SmallVector<ForOp> chain = {nc, s0};
+    for (ForOp l = (*parts)[1]; l; l = onlyLoopIn(l))
+      chain.push_back(l);
+    LoopKind kind = s0.getKind();
+    auto order = quietly([&] { return reorder(rw, chain); });
+    if (failed(order))
+      return;
+    ForOp chunks = (*order)[0], tokens = (*order)[1];
+    if (kind == LoopKind::parallel && *tiles / chunk >= target.cores) {
+      tokens.setKind(LoopKind::serial);
+      if (failed(quietly([&] { return parallel(chunks); })))
+        tokens.setKind(LoopKind::parallel);
+    }
   }
 
   /// Lanes that accumulate with FMAs, summed in a tree (ggml's f32/f16
