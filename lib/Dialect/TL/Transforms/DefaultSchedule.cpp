@@ -203,6 +203,7 @@ public:
         roots.push_back(l);
     for (ForOp root : roots)
       scheduleNest(root);
+    unrollRegisterTiles(fn);
   }
 
 private:
@@ -214,13 +215,17 @@ private:
     return fn();
   }
 
-  void scheduleNest(ForOp root) {
+  void scheduleNest(ForOp root, bool tileTokens = true) {
     SmallVector<BlockOp> blocks;
     root->walk([&](BlockOp b) { blocks.push_back(b); });
-    root = weightsStationary(root, blocks);
+    ForOp tail;
+    root = weightsStationary(root, blocks, tileTokens, tail);
     parallelize(root, blocks);
     for (BlockOp b : blocks)
       scheduleBlock(b);
+    // The tokens after the last whole tile, one at a time.
+    if (tail)
+      scheduleNest(tail, /*tileTokens=*/false);
   }
 
   /// A prefill product over (tokens, rows) of a weight that integer dot
@@ -228,7 +233,14 @@ private:
   /// weight is read from memory once and reused by every token from the
   /// cache (and the threads split the rows). Float matmuls are tiled over
   /// both instead (tileMatmul). Returns the new root.
-  ForOp weightsStationary(ForOp root, ArrayRef<BlockOp> blocks) {
+  ///
+  /// With `tileTokens`, a register tile of kIntTileRows rows x
+  /// kIntTileTokens tokens shares each block's loads: (t0, t1, r0, r1, blk)
+  /// -> (r0, t0, blk, r1, t1) with r1 and t1 unrolled, each output's sums in
+  /// the order of its own dot product; the remaining tokens go to `tail`,
+  /// a nest of their own.
+  ForOp weightsStationary(ForOp root, ArrayRef<BlockOp> blocks,
+                          bool tileTokens, ForOp &tail) {
     if (decode || extentOf(root))
       return root;
     ForOp rows;
@@ -251,8 +263,75 @@ private:
       if (red0 || red1)
         return root;
     }
+    ForOp blk = onlyLoopIn(rows);
+    if (tileTokens && *extentOf(rows) % kIntTileRows == 0 && blk &&
+        perfectlyAround(rows, blk))
+      return tileIntDot(root, tail);
     auto order = quietly([&] { return reorder(rw, {rows, root}); });
     return succeeded(order) ? (*order)[0] : root;
+  }
+
+  static constexpr int64_t kIntTileRows = 2, kIntTileTokens = 4;
+
+  /// A stack buffer of a register tile (partial sums) stays in registers
+  /// only where every index into it is a constant: the serial loops with
+  /// constant extents that index one are unrolled.
+  void unrollRegisterTiles(func::FuncOp fn) {
+    SmallVector<ForOp> loops;
+    fn->walk([&](ForOp l) {
+      if (l.getKind() == LoopKind::serial && extentOf(l) &&
+          indexesStackBuffer(l))
+        loops.push_back(l);
+    });
+    for (ForOp l : loops)
+      (void)quietly([&] { return unroll(l); });
+  }
+
+  static bool indexesStackBuffer(ForOp loop) {
+    WalkResult r = loop->walk([&](BlockOp b) {
+      auto check = [&](OperandRange buffers, ArrayAttr maps) {
+        for (auto [buf, attr] : llvm::zip(buffers, maps)) {
+          if (!buf.getDefiningOp<memref::AllocaOp>())
+            continue;
+          AffineMap map = cast<AffineMapAttr>(attr).getValue();
+          for (unsigned d = 0; d < map.getNumDims(); ++d)
+            if (map.isFunctionOfDim(d) &&
+                isComputedFrom(b.getIterValues()[d], loop.getInductionVar(),
+                               loop))
+              return true;
+        }
+        return false;
+      };
+      return check(b.getReads(), b.getReadMaps()) ||
+                     check(b.getWrites(), b.getWriteMaps())
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
+    });
+    return r.wasInterrupted();
+  }
+
+  /// weightsStationary's register tile of (tokens `root`, rows, blocks),
+  /// a perfect nest; returns the new root (where a primitive refuses, the
+  /// nest as far as it got, still whole).
+  ForOp tileIntDot(ForOp root, ForOp &tail) {
+    auto tokens = quietly([&] { return splitPeel(rw, root, {kIntTileTokens}); });
+    if (failed(tokens))
+      return root;
+    tail = tokens->tail;
+    ForOp t0 = tokens->loops[0], t1 = tokens->loops[1];
+    ForOp rows = onlyLoopIn(t1);
+    auto rowParts = quietly([&] { return split(rw, rows, {-1, kIntTileRows}); });
+    if (failed(rowParts))
+      return t0;
+    ForOp r0 = (*rowParts)[0], r1 = (*rowParts)[1];
+    ForOp blk = onlyLoopIn(r1);
+    auto order =
+        quietly([&] { return reorder(rw, {r0, t0, blk, r1, t1}); });
+    if (failed(order))
+      return t0;
+    for (ForOp l : ArrayRef<ForOp>(*order).take_back(2))
+      (void)quietly([&] { return unroll(l); });
+    return (*order)[0];
   }
 
   /// Threads: the outermost loop common to every block of the nest that
