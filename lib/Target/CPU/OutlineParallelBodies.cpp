@@ -3,7 +3,6 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/RegionUtils.h"
 
@@ -29,9 +28,7 @@ static void outline(scf::ParallelOp loop, func::FuncOp parent,
   SmallVector<Value> constants;
   for (Value v : used) {
     Operation *def = v.getDefiningOp();
-    bool constant = def && def->getNumOperands() == 0 &&
-                    def->getNumRegions() == 0 && matchPattern(v, m_Constant());
-    if (constant)
+    if (def && def->hasTrait<OpTrait::ConstantLike>())
       constants.push_back(v);
     else
       captured.insert(v);

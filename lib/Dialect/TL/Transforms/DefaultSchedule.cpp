@@ -243,10 +243,7 @@ private:
                           bool tileTokens, ForOp &tail) {
     if (decode || extentOf(root))
       return root;
-    ForOp rows;
-    for (Operation &op : root.getBody()->without_terminator())
-      if (auto l = dyn_cast<ForOp>(&op))
-        rows = rows ? ForOp() : l;
+    ForOp rows = onlyLoopIn(root);
     if (!rows || !extentOf(rows) || !perfectlyAround(root, rows))
       return root;
     bool intDot = llvm::any_of(blocks, [](BlockOp b) {

@@ -11,7 +11,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -36,14 +35,6 @@ static SmallVector<NamedAttribute> meaningfulAttrs(Operation *op) {
     attrs.push_back(a);
   }
   return attrs;
-}
-
-/// A value `nest` uses but does not define: a constant, cloned into the
-/// kernel, or an argument.
-static bool isClonedConstant(Value v) {
-  Operation *def = v.getDefiningOp();
-  return def && def->getNumOperands() == 0 && def->getNumRegions() == 0 &&
-         matchPattern(v, m_Constant());
 }
 
 /// The type a kernel takes for a captured value: a strided memref with a
@@ -160,9 +151,13 @@ static func::FuncOp outline(Operation *nest, StringRef name,
       if (!nest->isAncestor(v.getParentRegion()->getParentOp()))
         captured.insert(v);
   });
+  // Constants are cloned in, the rest are arguments.
   SmallVector<Value> constants;
-  for (Value v : captured)
-    (isClonedConstant(v) ? constants : operands).push_back(v);
+  for (Value v : captured) {
+    Operation *def = v.getDefiningOp();
+    bool constant = def && def->hasTrait<OpTrait::ConstantLike>();
+    (constant ? constants : operands).push_back(v);
+  }
 
   MLIRContext *ctx = nest->getContext();
   Location loc = nest->getLoc();
