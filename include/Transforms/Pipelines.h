@@ -47,8 +47,8 @@ struct PipelineOptions {
   bool defaultSchedule = true;
 };
 
-/// graph: numerics, target-independent tensor rewrites and the weight-blob
-/// layout.
+/// graph: numerics, tensor rewrites and the weight-blob layout (quantized
+/// weights interleaved for the target's vector lanes).
 void buildGraphPhase(mlir::OpPassManager &pm, const PipelineOptions &options);
 /// tl: graph ops to tl loop nests over buffers, the out-parameter ABI, and
 /// the schedule slot.

@@ -108,6 +108,7 @@ writeWeights(llvm::ArrayRef<PlacedParam> params, int64_t totalBytes,
     return fileError(path, "cannot write: " + ec.message());
   int64_t pos = 0;
   std::vector<float> converted;
+  std::vector<char> packed;
   for (const PlacedParam &p : params) {
     if (p.offset < pos)
       return fileError(path, "overlapping parameters at '" + p.name + "'");
@@ -129,7 +130,30 @@ writeWeights(llvm::ArrayRef<PlacedParam> params, int64_t totalBytes,
     if ((*buf)->getBufferSize() != sourceBytes)
       return fileError(file, "tensor '" + p.name + "' is truncated");
     const char *data = (*buf)->getBufferStart();
-    if (asIs) {
+    if (graph::InterleavedAttr layout = graph::getInterleaving(p.type)) {
+      // Rows side by side (#graph.interleaved), read back by the matmuls'
+      // lanes.
+      Type element = p.type.getElementType();
+      int64_t rows = p.type.getDimSize(0);
+      int64_t blocks = p.type.getDimSize(1) / graph::quantBlockElements(element);
+      int64_t blockBytes = graph::quantBlockBytes(element);
+      int64_t header = graph::quantHeaderBytes(element);
+      int64_t chunk = layout.getChunk();
+      packed.resize(sourceBytes);
+      for (int64_t row = 0; row < rows; ++row)
+        for (int64_t blk = 0; blk < blocks; ++blk) {
+          const char *src = data + (row * blocks + blk) * blockBytes;
+          auto at = [&](int64_t byte) {
+            return graph::interleavedOffset(layout, element, blocks, row, blk,
+                                            byte);
+          };
+          for (int64_t h = 0; h < header; ++h)
+            packed[at(h)] = src[h];
+          for (int64_t j = header; j < blockBytes; j += chunk)
+            std::memcpy(&packed[at(j)], src + j, chunk);
+        }
+      out.write(packed.data(), sourceBytes);
+    } else if (asIs) {
       out.write(data, sourceBytes);
     } else {
       converted.resize(n);
@@ -225,6 +249,11 @@ static llvm::Error writeMetadata(llvm::StringRef path, ModuleOp module,
           });
           j.attribute("offset", p.offset);
           j.attribute("bytes", graph::storageBytes(p.type));
+          if (graph::InterleavedAttr layout = graph::getInterleaving(p.type))
+            j.attributeObject("interleaved", [&] {
+              j.attribute("rows", layout.getRows());
+              j.attribute("chunk", layout.getChunk());
+            });
         });
     });
     if (!tokenizerKind.empty())

@@ -63,6 +63,10 @@ void llmc::buildGraphPhase(OpPassManager &pm, const PipelineOptions &options) {
     graph::GraphActQuantOptions act;
     act.mode = options.actQuant;
     pm.addPass(graph::createGraphActQuant(act));
+    // Weight pre-packing for the integer products' lanes.
+    graph::GraphInterleaveWeightsOptions interleave;
+    interleave.target = options.target.str();
+    pm.addPass(graph::createGraphInterleaveWeights(interleave));
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -524,6 +524,15 @@ void llmc::populateGraphToTLTypeConversions(TypeConverter &converter) {
   converter.addConversion([](RankedTensorType t) -> Type {
     // Quantized rows become their raw blocks: [rows, row bytes] of i8.
     if (int64_t block = quantBlockBytes(t.getElementType())) {
+      // Interleaved: [row groups, their bytes] (#graph.interleaved).
+      if (InterleavedAttr layout = getInterleaving(t)) {
+        int64_t rows = layout.getRows();
+        return MemRefType::get(
+            {t.getDimSize(0) / rows,
+             rows * t.getDimSize(1) / quantBlockElements(t.getElementType()) *
+                 block},
+            IntegerType::get(t.getContext(), 8));
+      }
       SmallVector<int64_t> shape(t.getShape());
       shape.back() = shape.back() / quantBlockElements(t.getElementType()) * block;
       return MemRefType::get(shape, IntegerType::get(t.getContext(), 8));

@@ -13,7 +13,8 @@
 //   groups the format's scales cover, then one f32 step (fma) per group:
 //     Q8_0: per block and group of 4 (a lane of ggml's vec_dot);
 //     Q4_0: per block of 32 (ggml's repacked kernels, for a multiple of 8
-//           rows), else like Q8_0;
+//           rows; over rows interleaved by #graph.interleaved, one row
+//           per lane), else like Q8_0;
 //     Q4_K: repacked, per 64-element group for the prompt rows ggml's gemm
 //           takes and per super-block for the others (gemv); else per
 //           group of 4 of a 32-element sub-block (lanes), the mins per
@@ -283,6 +284,13 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     NestBuilder nb(b);
     Value x = adaptor.getInput(), w = adaptor.getWeight();
     Type act = op.getActType() ? *op.getActType() : Type();
+    if (InterleavedAttr layout = getInterleaving(op.getWeight().getType())) {
+      if (layout.getChunk() != 4 || !isa<Q4_0Type>(op.getWeight().getType().getElementType()))
+        return op.emitOpError("no lowering reads a weight laid out as ")
+               << op.getWeight().getType();
+      rewriter.replaceOp(op, lowerInterleavedDot(nb, op, x, w, act, layout));
+      return success();
+    }
     if (act && llvm::isa<Q8_0Type, Q8_KType>(act)) {
       rewriter.replaceOp(op, lowerIntegerDot(nb, op, x, w, act));
       return success();
@@ -500,6 +508,123 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                               out, outMap, it);
                    });
         }
+      });
+    });
+    return out;
+  }
+
+  /// llama.cpp's Q4_0 product (ggml's repacked kernels: one f32 step per
+  /// block) over a weight interleaved `R` rows at a time in chunks of four
+  /// bytes (#graph.interleaved). Per group of R rows and block: the R rows'
+  /// integer sums side by side, `isum[r]`, each summing groups of four
+  /// bytes of its row (the lane of a row and the group of four are
+  /// contiguous in the weight), then each row's step
+  ///   out[.., g R + r] = fma(float(isum[r] - 8 asum), d_w * d_a, out)
+  /// with the nibbles unsigned in the dot and their offset of 8 taken off
+  /// through the block's activation sum (the same integer as sum((q-8) a)).
+  /// Iterations: dot (lead.., g, blk, h, i1, r, i0) for byte 4 i1 + i0 of
+  /// the block, nibble h; step (lead.., g, blk, r).
+  Value lowerInterleavedDot(NestBuilder &nb, MatmulOp op, Value x, Value w,
+                            Type act, InterleavedAttr layout) const {
+    ImplicitLocOpBuilder &b = nb.b;
+    Type wElement = op.getWeight().getType().getElementType();
+    int64_t k = op.getWeight().getType().getShape().back();
+    int64_t rows = op.getWeight().getType().getShape().front();
+    int64_t R = layout.getRows(), blockBytes = quantBlockBytes(wElement);
+    int64_t header = quantHeaderBytes(wElement);
+    Type f32 = b.getF32Type(), i32 = b.getI32Type();
+    QuantizedActivations qa = quantizeActivations(nb, x, k, act, 32);
+    Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
+    SmallVector<Value> leadUbs = nb.sizes(x);
+    leadUbs.pop_back();
+    unsigned lead = leadUbs.size();
+    AffineExpr g = nb.d(lead), blk = nb.d(lead + 1);
+    AffineExpr start = blk * (R * blockBytes);
+    nb.nest(leadUbs, [&](ValueRange leadIvs) {
+      nb.loop(nb.index(rows / R), [&](Value group) {
+        nb.loop(nb.index(k / 32), [&](Value block) {
+          SmallVector<Value> base(leadIvs);
+          base.append({group, block});
+          Value isum = nb.scratch(MemRefType::get({R}, i32));
+          // The dot: h, i1 reducing; r the lanes; i0 the group of four.
+          {
+            unsigned n = lead + 6;
+            AffineExpr h = nb.d(lead + 2), i1 = nb.d(lead + 3),
+                       r = nb.d(lead + 4), i0 = nb.d(lead + 5);
+            AffineMap aMap =
+                leadMap(nb, n, lead, {blk * 32 + h * 16 + i1 * 4 + i0});
+            AffineMap qMap = nb.map(
+                n, {g, start + header * R + (i1 * R + r) * 4 + i0});
+            AffineMap sumMap = nb.map(n, {r});
+            SmallVector<IterKind> kinds(lead + 2, IterKind::spatial);
+            kinds.append({IterKind::reduce, IterKind::reduce,
+                          IterKind::spatial, IterKind::reduce});
+            nb.nest({nb.index(2), nb.index(4), nb.index(R), nb.index(4)},
+                    [&](ValueRange ivs) {
+              SmallVector<Value> it(base);
+              llvm::append_range(it, ivs);
+              nb.block(
+                  "matmul_idot", it, kinds,
+                  {{qa.values, aMap}, {w, qMap}}, {{isum, sumMap}},
+                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                    Value a = arith::ExtSIOp::create(
+                        b, i32, nb.load(qa.values, aMap, iv));
+                    Value shift = arith::IndexCastUIOp::create(
+                        b, b.getI8Type(),
+                        arith::MulIOp::create(b, iv[lead + 2], nb.index(4)));
+                    Value q = arith::AndIOp::create(
+                        b, arith::ShRUIOp::create(b, nb.load(w, qMap, iv), shift),
+                        arith::ConstantOp::create(b, b.getI8IntegerAttr(15)));
+                    Value p = arith::MulIOp::create(
+                        b, a, arith::ExtUIOp::create(b, i32, q));
+                    nb.store(arith::AddIOp::create(b, nb.load(isum, sumMap, iv), p),
+                             isum, sumMap, iv);
+                  },
+                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                    nb.store(arith::ConstantOp::create(b, b.getI32IntegerAttr(0)),
+                             isum, sumMap, iv);
+                  });
+            });
+          }
+          // The steps, one per row and block.
+          {
+            unsigned n = lead + 3;
+            AffineExpr r = nb.d(lead + 2);
+            AffineMap sumMap = nb.map(n, {r});
+            AffineMap aScale = leadMap(nb, n, lead, {blk});
+            AffineMap dLo = nb.map(n, {g, start + r});
+            AffineMap dHi = nb.map(n, {g, start + R + r});
+            AffineMap outMap = leadMap(nb, n, lead, {g * R + r});
+            SmallVector<IterKind> kinds(lead + 1, IterKind::spatial);
+            kinds.append({IterKind::reduce, IterKind::spatial});
+            nb.loop(nb.index(R), [&](Value row) {
+              SmallVector<Value> it(base);
+              it.push_back(row);
+              nb.block(
+                  "matmul_iscale", it, kinds,
+                  {{isum, sumMap}, {qa.scales, aScale}, {qa.sums, aScale},
+                   {w, dLo}, {w, dHi}},
+                  {{out, outMap}},
+                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                    Value d = loadHalfAt(nb, b, w, dLo, dHi, iv);
+                    Value dd = arith::MulFOp::create(
+                        b, d, nb.load(qa.scales, aScale, iv));
+                    Value offset = arith::ShLIOp::create(
+                        b, nb.load(qa.sums, aScale, iv),
+                        arith::ConstantOp::create(b, b.getI32IntegerAttr(3)));
+                    Value lane = arith::SubIOp::create(
+                        b, nb.load(isum, sumMap, iv), offset);
+                    Value s = arith::SIToFPOp::create(b, f32, lane);
+                    nb.store(math::FmaOp::create(b, s, dd,
+                                                 nb.load(out, outMap, iv)),
+                             out, outMap, iv);
+                  },
+                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                    nb.store(nb.f32(0.0), out, outMap, iv);
+                  });
+            });
+          }
+        });
       });
     });
     return out;

@@ -46,6 +46,20 @@ inline AffineExpr quantElement(Type element, ArrayRef<AffineExpr> levels) {
   return e;
 }
 
+/// An f16 stored little-endian at two byte positions of `w`, as f32.
+inline Value loadHalfAt(NestBuilder &nb, ImplicitLocOpBuilder &b, Value w,
+                        AffineMap loM, AffineMap hiM, ValueRange it) {
+  Type i16 = b.getI16Type();
+  Value lo = arith::ExtUIOp::create(b, i16, nb.load(w, loM, it));
+  Value hi = arith::ExtUIOp::create(b, i16, nb.load(w, hiM, it));
+  Value bits = arith::OrIOp::create(
+      b, lo,
+      arith::ShLIOp::create(b, hi,
+                            arith::ConstantOp::create(b, b.getI16IntegerAttr(8))));
+  Value h = arith::BitcastOp::create(b, b.getF16Type(), bits);
+  return arith::ExtFOp::create(b, b.getF32Type(), h);
+}
+
 /// Reads element (row, block, levels) of a quantized weight straight from
 /// its ggml blocks and decodes it as ggml's dequantize_row_* does: the f16
 /// scale d (and dmin), the packed value and, for K-quants, the sub-block
@@ -225,18 +239,9 @@ private:
   Value shift(ImplicitLocOpBuilder &b, AffineExpr e, ValueRange it) {
     return arith::IndexCastUIOp::create(b, b.getI8Type(), apply(b, e, it));
   }
-  /// An f16 stored little-endian at two byte positions, as f32.
   Value loadHalf(ImplicitLocOpBuilder &b, ValueRange it, AffineMap loM,
                  AffineMap hiM) {
-    Type i16 = b.getI16Type();
-    Value lo = arith::ExtUIOp::create(b, i16, nb.load(w, loM, it));
-    Value hi = arith::ExtUIOp::create(b, i16, nb.load(w, hiM, it));
-    Value bits = arith::OrIOp::create(
-        b, lo,
-        arith::ShLIOp::create(
-            b, hi, arith::ConstantOp::create(b, b.getI16IntegerAttr(8))));
-    Value h = arith::BitcastOp::create(b, b.getF16Type(), bits);
-    return arith::ExtFOp::create(b, b.getF32Type(), h);
+    return loadHalfAt(nb, b, w, loM, hiM, it);
   }
 
   NestBuilder &nb;

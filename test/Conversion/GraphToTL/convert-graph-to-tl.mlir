@@ -288,6 +288,33 @@ func.func @matmul_act_q8_0_repacked(%x: tensor<?x64xf32>, %w: tensor<8x64x!graph
 
 // -----
 
+// The same product over a weight interleaved 8 rows at a time
+// (#graph.interleaved): [row groups, their bytes], 8 x 18 bytes per block.
+// Per group and block the 8 rows' integer sums side by side (r spatial,
+// next to the group of four i0: byte 4 i1 + i0 of row r at 16 + (8 i1 + r)
+// * 4 + i0), the nibbles unsigned; then one step per row and block, the
+// offset of 8 taken off through the block's activation sum (<< 3), the f16
+// scale of row r read from two byte planes (r, 8 + r).
+// CHECK-LABEL: func.func @matmul_act_q8_0_interleaved
+// CHECK: tl.block "act_sum"
+// CHECK: %[[SUMS:.+]] = memref.alloca() {{.*}} : memref<8xi32>
+// CHECK: tl.block "matmul_idot" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[G:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[B:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = reduce %{{[a-z0-9_]+}}, %[[I1:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}}, %[[R:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[I0:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}})
+// CHECK-SAME: %{{.*}}[%[[G]], %[[B]] * 144 + (%[[I1]] * 8 + %[[R]]) * 4 + %[[I0]] + 16] : memref<1x288xi8>
+// CHECK-SAME: writes(%[[SUMS]][%[[R]]] : memref<8xi32>)
+// CHECK: arith.extui %{{[a-z0-9_]+}} : i8 to i32
+// CHECK: tl.block "matmul_iscale" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[G2:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[B2:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}}, %[[R2:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// CHECK-SAME: [%[[G2]], %[[B2]] * 144 + %[[R2]]] : memref<1x288xi8>, %{{.*}}[%[[G2]], %[[B2]] * 144 + %[[R2]] + 8] : memref<1x288xi8>
+// CHECK-SAME: writes(%{{.*}}[%{{[a-z0-9_]+}}, %[[G2]] * 8 + %[[R2]]] : memref<?x8xf32>)
+// CHECK: arith.shli %{{[a-z0-9_]+}}, %c3_i32 : i32
+// CHECK: arith.subi
+// CHECK: math.fma
+func.func @matmul_act_q8_0_interleaved(%x: tensor<?x64xf32>, %w: tensor<8x64x!graph.q4_0, #graph.interleaved<rows = 8, chunk = 4>>) -> tensor<?x8xf32> {
+  %0 = graph.matmul %x, %w {act_type = !graph.q8_0} : tensor<?x64xf32>, tensor<8x64x!graph.q4_0, #graph.interleaved<rows = 8, chunk = 4>> -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
 // act_type q8_k with Q4_K weights: 256-blocks scaled by the signed value
 // of largest magnitude (-127/max, clamped to 127), with the sums of each
 // 32 activations. Integer sums: the dot of each group of four (one VNNI

@@ -167,3 +167,35 @@ func.func @last_rows_static(%x: tensor<4x8xf32>, %n: index) {
   %0 = graph.last_rows %x, %n : tensor<4x8xf32>
   return
 }
+
+// -----
+
+func.func @interleaved_rows(%w: !graph.weights) {
+  // expected-error @+1 {{parameter 'p': #graph.interleaved<rows = 16, chunk = 4> needs rows that divide the matrix's 8 and a chunk that divides a block's 16 quant bytes}}
+  %0 = graph.param %w["p"] : tensor<8x64x!graph.q4_0, #graph.interleaved<rows = 16, chunk = 4>>
+  return
+}
+
+// -----
+
+func.func @interleaved_type(%w: !graph.weights) {
+  // expected-error @+1 {{only matrices of Q8_0 or Q4_0 blocks are interleaved}}
+  %0 = graph.param %w["p"] : tensor<8x256x!graph.q4_k, #graph.interleaved<rows = 8, chunk = 4>>
+  return
+}
+
+// -----
+
+func.func @interleaved_exact(%x: tensor<?x64xf32>, %w: tensor<8x64x!graph.q4_0, #graph.interleaved<rows = 8, chunk = 4>>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{an interleaved weight needs act_type !graph.q8_0}}
+  %0 = graph.matmul %x, %w : tensor<?x64xf32>, tensor<8x64x!graph.q4_0, #graph.interleaved<rows = 8, chunk = 4>> -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @interleaved_table(%ids: tensor<?xi32>, %t: tensor<8x64x!graph.q4_0, #graph.interleaved<rows = 8, chunk = 4>>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{the table must be in the plain layout}}
+  %0 = graph.embedding %t[%ids] : tensor<8x64x!graph.q4_0, #graph.interleaved<rows = 8, chunk = 4>>, tensor<?xi32> -> tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}

@@ -30,6 +30,18 @@ int64_t storageBytes(mlir::RankedTensorType type);
 int64_t quantBlockBytes(mlir::Type elementType);
 /// Elements per block of a quantized element type (32, or 256 for K-quants).
 int64_t quantBlockElements(mlir::Type elementType);
+/// Bytes at the start of a quantized block before its quants (the f16
+/// scale of Q8_0 and Q4_0), for the formats a weight may be interleaved in;
+/// 0 for the others.
+int64_t quantHeaderBytes(mlir::Type elementType);
+/// The interleaving of a weight type (#graph.interleaved), or null.
+InterleavedAttr getInterleaving(mlir::RankedTensorType type);
+/// Where byte `byte` of block `block` of row `row` of an interleaved matrix
+/// of `element` blocks, `blocksPerRow` per row, lies, from the matrix's first
+/// byte (#graph.interleaved's layout).
+int64_t interleavedOffset(InterleavedAttr layout, mlir::Type element,
+                          int64_t blocksPerRow, int64_t row, int64_t block,
+                          int64_t byte);
 } // namespace llmc::graph
 
 #endif // LLMC_DIALECT_GRAPH_IR_GRAPH_H

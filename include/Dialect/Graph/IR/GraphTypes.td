@@ -169,4 +169,31 @@ def Graph_ExternalTensorAttr : AttrDef<Graph_Dialect, "ExternalTensor"> {
   let assemblyFormat = "`<` struct(params) `>`";
 }
 
+def Graph_InterleavedAttr : AttrDef<Graph_Dialect, "Interleaved"> {
+  let mnemonic = "interleaved";
+  let summary = "a quantized matrix's rows interleaved for products in lanes";
+  let description = [{
+    The encoding of a quantized weight `tensor<N x K x !graph.q4_0>` whose
+    blocks are stored interleaved, `rows` rows at a time, so that a vector
+    lane per row reads its bytes with one load (ggml's repacked
+    `block_q4_0x8`, generalised to any row count). `graph-interleave-weights`
+    chooses it from the target; the artifact writer lays the bytes out; the
+    matmul lowering reads them.
+
+    Rows come in groups of `rows`; a group holds, block column by block
+    column, its `rows` blocks of that column (`rows` x the block's bytes):
+    first their header (the f16 scale) byte plane by byte plane (header byte
+    `h` of the group's row `r` at `h * rows + r`), then their quant bytes
+    `chunk` at a time, row after row (quant byte `j` of row `r` at
+    `header * rows + (j / chunk * rows + r) * chunk + j % chunk`). The size
+    is the plain layout's.
+
+    ```mlir
+    tensor<768x768x!graph.q4_0, #graph.interleaved<rows = 16, chunk = 4>>
+    ```
+  }];
+  let parameters = (ins "int64_t":$rows, "int64_t":$chunk);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
 #endif // LLMC_DIALECT_GRAPH_GRAPHTYPES_TD

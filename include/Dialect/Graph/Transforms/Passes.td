@@ -24,6 +24,34 @@ def GraphLayoutWeights : Pass<"graph-layout-weights", "mlir::ModuleOp"> {
   ];
 }
 
+def GraphInterleaveWeights : Pass<"graph-interleave-weights", "mlir::ModuleOp"> {
+  let summary = "Interleave quantized weights' rows for products in vector lanes";
+  let description = [{
+    Weight pre-packing: a Q4_0 matrix that only llama.cpp-mode integer
+    products read (`graph.matmul` with `act_type = !graph.q8_0`) gets the
+    `#graph.interleaved<rows = R, chunk = 4>` encoding, R rows' blocks side
+    by side: the product then keeps one row per vector lane (its i32 sums,
+    its f32 chain), each block's bytes of R rows one load, and no sum is
+    reduced across lanes. R is the target's i32 lanes (16 with AVX-512, 8
+    with AVX2), halved until it divides the row count; chunk 4 is the group
+    an int8 dot-product instruction (VPDPBUSD) takes per lane.
+
+    The interleaved product takes one f32 step per block, as ggml's
+    repacked Q4_0 kernels do; llama.cpp runs those for matrices of a
+    multiple of 8 rows, so only those are interleaved (the others keep
+    vec_dot's order of steps). A parameter is also left plain when any op
+    other than such a product reads it (the embedding gather of a tied
+    classifier). The artifact writer lays the bytes out as the type says; the
+    size does not change, so `graph-layout-weights` places it as before.
+
+    Input: after `graph-act-quant`, before `graph-layout-weights`.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu:x86-64-v3\"",
+           "the target description (explicit: resolved by the driver)">
+  ];
+}
+
 def GraphActQuant : Pass<"graph-act-quant", "mlir::ModuleOp"> {
   let summary = "Choose the numerics of llama.cpp or of exact f32 math";
   let description = [{

@@ -51,6 +51,26 @@ LogicalResult ParamOp::verify() {
   if (auto offset = getBlobOffset())
     if (*offset < 0)
       return emitOpError("blob_offset must be non-negative");
+  if (Attribute encoding = type.getEncoding()) {
+    auto layout = llvm::dyn_cast<InterleavedAttr>(encoding);
+    if (!layout)
+      return emitOpError("parameter '")
+             << getName() << "' has an unknown layout " << encoding;
+    int64_t header = quantHeaderBytes(element);
+    if (!header || type.getRank() != 2)
+      return emitOpError("parameter '")
+             << getName()
+             << "': only matrices of Q8_0 or Q4_0 blocks are interleaved, got "
+             << type;
+    int64_t quants = quantBlockBytes(element) - header;
+    if (layout.getRows() <= 0 || type.getDimSize(0) % layout.getRows() ||
+        layout.getChunk() <= 0 || quants % layout.getChunk())
+      return emitOpError("parameter '")
+             << getName() << "': " << layout
+             << " needs rows that divide the matrix's " << type.getDimSize(0)
+             << " and a chunk that divides a block's " << quants
+             << " quant bytes";
+  }
   return success();
 }
 
@@ -64,6 +84,28 @@ int64_t llmc::graph::quantBlockBytes(Type elementType) {
   if (llvm::isa<Q4_KType>(elementType))
     return 144;
   return 0;
+}
+
+int64_t llmc::graph::quantHeaderBytes(Type elementType) {
+  return llvm::isa<Q8_0Type, Q4_0Type>(elementType) ? 2 : 0;
+}
+
+InterleavedAttr llmc::graph::getInterleaving(RankedTensorType type) {
+  return llvm::dyn_cast_if_present<InterleavedAttr>(type.getEncoding());
+}
+
+int64_t llmc::graph::interleavedOffset(InterleavedAttr layout, Type element,
+                                       int64_t blocksPerRow, int64_t row,
+                                       int64_t block, int64_t byte) {
+  int64_t rows = layout.getRows(), chunk = layout.getChunk();
+  int64_t header = quantHeaderBytes(element);
+  int64_t base = ((row / rows) * blocksPerRow + block) * rows *
+                 quantBlockBytes(element);
+  int64_t r = row % rows;
+  if (byte < header)
+    return base + byte * rows + r;
+  int64_t j = byte - header;
+  return base + header * rows + (j / chunk * rows + r) * chunk + j % chunk;
 }
 
 int64_t llmc::graph::quantBlockElements(Type elementType) {
@@ -96,6 +138,8 @@ LogicalResult EmbeddingOp::verify() {
     return emitOpError("result row size ")
            << result.getShape().back() << " does not match table row size "
            << table.getDimSize(1);
+  if (table.getEncoding())
+    return emitOpError("the table must be in the plain layout, got ") << table;
   return success();
 }
 
@@ -153,6 +197,11 @@ LogicalResult MatmulOp::verify() {
              << " (f16 or bf16 with any weight, !graph.q8_0 with Q8_0/Q4_0, "
                 "!graph.q8_k with Q4_K/Q6_K)";
   }
+  // Interleaved blocks are read by the integer products of llama.cpp's
+  // numerics (the layout serves their lanes).
+  if (getInterleaving(weight) && !(getActType() && llvm::isa<Q8_0Type>(*getActType())))
+    return emitOpError("an interleaved weight needs act_type !graph.q8_0, got ")
+           << weight;
   return success();
 }
 

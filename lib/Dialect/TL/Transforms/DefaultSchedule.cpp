@@ -454,6 +454,10 @@ private:
       return;
     ForOp r = loops.back();
     auto [rSpatial, rReduce] = bindsKinds(block, r);
+    // Outputs innermost (the rows of an interleaved weight's steps, each
+    // its own chain): those in lanes, the reduction around them unchanged.
+    if (rSpatial && !rReduce)
+      return scheduleSpatial(block);
     if (!rReduce || rSpatial)
       return;
     bool add = update.kind == arith::AtomicRMWKind::addf;

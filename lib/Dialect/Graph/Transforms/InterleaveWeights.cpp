@@ -1,0 +1,76 @@
+//===- InterleaveWeights.cpp - rows of quantized weights side by side -----===//
+//
+// Weight pre-packing for products with one row per vector lane: see the
+// pass description (Passes.td) and #graph.interleaved.
+//
+//===----------------------------------------------------------------------===//
+#include "Dialect/Graph/IR/Graph.h"
+#include "Dialect/Graph/Transforms/Passes.h"
+#include "Target/TargetDescription.h"
+
+#include "llvm/ADT/StringMap.h"
+
+namespace llmc::graph {
+#define GEN_PASS_DEF_GRAPHINTERLEAVEWEIGHTS
+#include "Dialect/Graph/Transforms/Passes.h.inc"
+} // namespace llmc::graph
+
+using namespace mlir;
+using namespace llmc;
+using namespace llmc::graph;
+
+/// Whether every use of `param` is the weight of a llama.cpp-mode integer
+/// product.
+static bool onlyIntegerProducts(ParamOp param) {
+  for (OpOperand &use : param->getUses()) {
+    auto mm = dyn_cast<MatmulOp>(use.getOwner());
+    if (!mm || use.get() != mm.getWeight() || !mm.getActType() ||
+        !isa<Q8_0Type>(*mm.getActType()))
+      return false;
+  }
+  return true;
+}
+
+namespace {
+struct GraphInterleaveWeightsPass
+    : graph::impl::GraphInterleaveWeightsBase<GraphInterleaveWeightsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    auto desc = TargetDescription::parse(target);
+    if (!desc) {
+      getOperation().emitError("graph-interleave-weights: ")
+          << llvm::toString(desc.takeError());
+      return signalPassFailure();
+    }
+    // One row per i32 lane of the widest vector (GPU targets: their own
+    // mappings, a later issue).
+    if (desc->kind != TargetKind::CPU)
+      return;
+    int64_t lanes = desc->lanes(32);
+    // Params of one name are one tensor: interleaved all or none.
+    llvm::StringMap<SmallVector<ParamOp>> byName;
+    getOperation().walk(
+        [&](ParamOp p) { byName[p.getName()].push_back(p); });
+    for (auto &entry : byName) {
+      SmallVector<ParamOp> &params = entry.second;
+      RankedTensorType type = params.front().getResult().getType();
+      if (!isa<Q4_0Type>(type.getElementType()) || type.getEncoding() ||
+          type.getRank() != 2 || !llvm::all_of(params, onlyIntegerProducts))
+        continue;
+      // The interleaved product takes one f32 step per block, as ggml's
+      // repacked Q4_0 kernels; llama.cpp runs those for matrices of a
+      // multiple of 8 rows (the others through vec_dot, in its order).
+      if (type.getDimSize(0) % 8)
+        continue;
+      int64_t rows = lanes;
+      while (type.getDimSize(0) % rows)
+        rows /= 2;
+      auto layout = InterleavedAttr::get(&getContext(), rows, /*chunk=*/4);
+      auto packed = RankedTensorType::get(type.getShape(),
+                                          type.getElementType(), layout);
+      for (ParamOp p : params)
+        p.getResult().setType(packed);
+    }
+  }
+};
+} // namespace

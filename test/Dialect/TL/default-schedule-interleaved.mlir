@@ -1,0 +1,48 @@
+// RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4" | FileCheck %s
+
+// A Q4_0 product over rows interleaved 16 at a time (llama.cpp mode), one
+// token: the row groups on the threads; per block the 16 rows' integer sums
+// in lanes, each summing groups of four bytes (16 x 4: one 512-bit
+// VPDPBUSD), the nibble and byte-of-group loops serial around them; then
+// the f32 steps with the 16 rows in lanes (each row's chain its own: no
+// sum crosses lanes).
+// CHECK-LABEL: func.func @decode_interleaved
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c2{{.*}} kind(parallel)
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c8 step %{{[a-z0-9_]+}} {
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} {
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c4 step %{{[a-z0-9_]+}} {
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c4 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_idot"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_iscale"
+func.func @decode_interleaved(%x: tensor<1x256xf32>, %w: !graph.weights) -> tensor<1x32xf32> attributes {llmc.phase = "decode"} {
+  %q4 = graph.param %w["q4"] {blob_offset = 0 : i64} : tensor<32x256x!graph.q4_0, #graph.interleaved<rows = 16, chunk = 4>>
+  %0 = graph.matmul %x, %q4 {act_type = !graph.q8_0} : tensor<1x256xf32>, tensor<32x256x!graph.q4_0, #graph.interleaved<rows = 16, chunk = 4>> -> tensor<1x32xf32>
+  return %0 : tensor<1x32xf32>
+}
+
+// -----
+
+// The prompt: weights stationary, register tiles of 2 row groups x 4
+// tokens inside the loop over blocks (unrolled), the same lanes inside;
+// the tokens after the last whole tile follow one at a time.
+// CHECK-LABEL: func.func @prefill_interleaved
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c2{{.*}} kind(parallel)
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %{{.+}} step %{{[a-z0-9_]+}} {
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c8 step %{{[a-z0-9_]+}} {
+// CHECK-NEXT: tl.for {{.*}} to %c2{{.*}} kind(unrolled)
+// CHECK-NEXT: tl.for {{.*}} to %c4{{.*}} kind(unrolled)
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c4 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_idot"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_iscale"
+// CHECK: tl.block "matmul_idot_tail"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_iscale_tail"
+func.func @prefill_interleaved(%x: tensor<?x256xf32>, %w: !graph.weights) -> tensor<?x64xf32> attributes {llmc.phase = "prefill"} {
+  %q4 = graph.param %w["q4"] {blob_offset = 0 : i64} : tensor<64x256x!graph.q4_0, #graph.interleaved<rows = 16, chunk = 4>>
+  %0 = graph.matmul %x, %q4 {act_type = !graph.q8_0} : tensor<?x256xf32>, tensor<64x256x!graph.q4_0, #graph.interleaved<rows = 16, chunk = 4>> -> tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
