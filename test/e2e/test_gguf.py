@@ -284,17 +284,20 @@ def test_q4_k_m_mix_matches_ggml_dequantization(llmc, tmp_path, arch, tied):
     assert np.abs(steps - ref_steps[:n]).max() <= 1e-4 * scale
 
 
-@pytest.mark.parametrize("target,rows", [("cpu:x86-64-v4", 16), ("cpu:x86-64-v3", 8)])
-def test_interleaved_q4_0_weights_bin(llmc, tmp_path, target, rows):
-    """llama.cpp mode interleaves the Q4_0 matrices the integer products
-    read (R rows side by side, R the target's i32 lanes): weights.bin holds
-    the GGUF's blocks permuted as docs/artifact.md says, byte for byte, and
-    every other parameter (the tied embedding) as the file has it."""
+@pytest.mark.parametrize("target,rows,mtype", [("cpu:x86-64-v4", 16, "q4_0"),
+                                               ("cpu:x86-64-v3", 8, "q4_0"),
+                                               ("cpu:x86-64-v4", 16, "q4_k_m")])
+def test_interleaved_weights_bin(llmc, tmp_path, target, rows, mtype):
+    """llama.cpp mode interleaves the Q4_0 and Q4_K matrices the integer
+    products read (R rows side by side, R the target's i32 lanes):
+    weights.bin holds the GGUF's blocks permuted as docs/artifact.md says,
+    byte for byte, and every other parameter (the tied embedding, Q6_K
+    matrices) as the file has it."""
     import json
     import make_gguf_model
     import gguf_io as G
     gguf = tmp_path / "m.gguf"
-    make_gguf_model.make_model(str(gguf), arch="llama", mtype="q4_0", seed=3, tied=True)
+    make_gguf_model.make_model(str(gguf), arch="llama", mtype=mtype, seed=3, tied=True)
     art = tmp_path / "art"
     e2e_util.run([llmc, "compile", gguf, "--act-quant", "llama.cpp", "--target", target,
                   "-o", art], check=True)
@@ -307,9 +310,13 @@ def test_interleaved_q4_0_weights_bin(llmc, tmp_path, target, rows):
         for hf_name, gg_name in make_gguf_model.LAYER_NAMES:
             gguf_name["model.layers.%d.%s.weight" % (i, hf_name)] = "blk.%d.%s.weight" % (i, gg_name)
     packed = [p for p in meta["params"] if "interleaved" in p]
-    assert packed and all(p["dtype"] == "q4_0" for p in packed)
+    qtype = mtype[:4]
+    assert packed and all(p["dtype"] == qtype for p in packed)
     names = {p["name"] for p in packed}
-    assert len(names) == 7 * meta["model"]["n_layers"]   # not the embedding: it gathers
+    assert "model.embed_tokens.weight" not in names      # the embedding gathers from it
+    if mtype == "q4_0":
+        assert len(names) == 7 * meta["model"]["n_layers"]
+    elems, size, header = {"q4_0": (32, 18, 2), "q4_k": (256, 144, 16)}[qtype]
     for p in meta["params"]:
         plain = np.frombuffer(bytes(src.tensor_bytes(gguf_name[p["name"]])), np.uint8)
         got = np.frombuffer(blob[p["offset"]:p["offset"] + p["bytes"]], np.uint8)
@@ -319,13 +326,14 @@ def test_interleaved_q4_0_weights_bin(llmc, tmp_path, target, rows):
             continue
         assert p["interleaved"] == {"rows": rows, "chunk": 4}
         n, k = p["shape"]
-        blocks = plain.reshape(n // rows, rows, k // 32, 18)     # [group, r, blk, bytes]
+        nb = k // elems
+        blocks = plain.reshape(n // rows, rows, nb, size)        # [group, r, blk, bytes]
         blocks = blocks.transpose(0, 2, 1, 3)                    # [group, blk, r, bytes]
-        scales = blocks[..., :2].transpose(0, 1, 3, 2)           # byte plane, then r
-        quants = blocks[..., 2:].reshape(n // rows, k // 32, rows, 4, 4)  # r, chunk, byte
+        scales = blocks[..., :header].transpose(0, 1, 3, 2)      # byte plane, then r
+        quants = blocks[..., header:].reshape(n // rows, nb, rows, -1, 4)  # r, chunk, byte
         quants = quants.transpose(0, 1, 3, 2, 4)                 # chunk, then r
-        want = np.concatenate([scales.reshape(n // rows, k // 32, -1),
-                               quants.reshape(n // rows, k // 32, -1)], axis=2)
+        want = np.concatenate([scales.reshape(n // rows, nb, -1),
+                               quants.reshape(n // rows, nb, -1)], axis=2)
         assert np.array_equal(got, want.reshape(-1)), p["name"]
     # Exact mode keeps every parameter plain.
     e2e_util.run([llmc, "compile", gguf, "--target", target, "-o", tmp_path / "exact"],

@@ -285,10 +285,13 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     Value x = adaptor.getInput(), w = adaptor.getWeight();
     Type act = op.getActType() ? *op.getActType() : Type();
     if (InterleavedAttr layout = getInterleaving(op.getWeight().getType())) {
-      if (layout.getChunk() != 4 || !isa<Q4_0Type>(op.getWeight().getType().getElementType()))
+      Type wElement = op.getWeight().getType().getElementType();
+      if (layout.getChunk() != 4 || !isa<Q4_0Type, Q4_KType>(wElement))
         return op.emitOpError("no lowering reads a weight laid out as ")
                << op.getWeight().getType();
-      rewriter.replaceOp(op, lowerInterleavedDot(nb, op, x, w, act, layout));
+      rewriter.replaceOp(op, isa<Q4_KType>(wElement)
+                                 ? lowerInterleavedQ4K(nb, op, x, w, act, layout)
+                                 : lowerInterleavedDot(nb, op, x, w, act, layout));
       return success();
     }
     if (act && llvm::isa<Q8_0Type, Q8_KType>(act)) {
@@ -624,6 +627,237 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                   });
             });
           }
+        });
+      });
+    });
+    return out;
+  }
+
+  /// llama.cpp's Q4_K product (ggml's repacked kernels) over a weight
+  /// interleaved `R` rows at a time (#graph.interleaved: the 16 header bytes
+  /// d, dmin, scales[12] in byte planes, then the 128 quant bytes four at a
+  /// time), one row per lane. Per group of R rows and super-block, with c =
+  /// 2 ja + jb the 64-element group and h the nibble (sub-block 2c + h):
+  ///   dots[c, h, r]  = sum of q * a over the sub-block (i = 4 i1 + i0),
+  ///   isum[c, r]     = sum over h of sc(r, 2c + h) * dots[c, h, r],
+  ///   msum[c, r]     = sum over h of m(r, 2c + h) * asum[2c + h],
+  /// then each row's d and dmin chains take their steps (one per group for
+  /// ggml's gemm rows, one per super-block otherwise: lowerIntegerDot's
+  /// emitRepackedQ4KSteps, the same numbers), out = accD - accM.
+  Value lowerInterleavedQ4K(NestBuilder &nb, MatmulOp op, Value x, Value w,
+                            Type act, InterleavedAttr layout) const {
+    ImplicitLocOpBuilder &b = nb.b;
+    Type wElement = op.getWeight().getType().getElementType();
+    int64_t k = op.getWeight().getType().getShape().back();
+    int64_t rows = op.getWeight().getType().getShape().front();
+    int64_t R = layout.getRows(), blockBytes = quantBlockBytes(wElement);
+    int64_t header = quantHeaderBytes(wElement);
+    Type f32 = b.getF32Type(), i32 = b.getI32Type(), i8 = b.getI8Type();
+    QuantizedActivations qa = quantizeActivations(nb, x, k, act, 32);
+    Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
+    SmallVector<Value> leadUbs = nb.sizes(x);
+    Value seq = leadUbs.front();
+    leadUbs.pop_back();
+    unsigned lead = leadUbs.size();
+    AffineExpr g = nb.d(lead), sb = nb.d(lead + 1);
+    AffineExpr start = sb * (R * blockBytes);
+    auto c8 = [&](ImplicitLocOpBuilder &b, int64_t v) -> Value {
+      return arith::ConstantOp::create(b, b.getI8IntegerAttr(v));
+    };
+    auto c32 = [&](ImplicitLocOpBuilder &b, int64_t v) -> Value {
+      return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
+    };
+    // Header byte `byte` (an expression) of lane `r`.
+    auto headerMap = [&](unsigned n, AffineExpr byte, AffineExpr r) {
+      return nb.map(n, {g, start + byte * R + r});
+    };
+    // The 6-bit scale (or min) of sub-block 4 ja + 2 jb + h of each lane,
+    // as i32 (ggml's get_scale_min_k4): from scales[sub], scales[4 + sub],
+    // scales[8 + sub] with sub = 2 jb + h, the upper form when ja = 1.
+    struct ScaleMaps {
+      AffineMap a, bb, c;
+    };
+    auto scaleMaps = [&](unsigned n, AffineExpr jb, AffineExpr h,
+                         AffineExpr r) {
+      AffineExpr sub = jb * 2 + h;
+      return ScaleMaps{headerMap(n, nb.c(4) + sub, r),
+                       headerMap(n, nb.c(8) + sub, r),
+                       headerMap(n, nb.c(12) + sub, r)};
+    };
+    auto scaleOrMin = [&](ImplicitLocOpBuilder &b, const ScaleMaps &m,
+                          Value ja, ValueRange iv, bool min) -> Value {
+      Value va = nb.load(w, m.a, iv), vb = nb.load(w, m.bb, iv);
+      Value vc = nb.load(w, m.c, iv);
+      Value low = arith::AndIOp::create(b, min ? vb : va, c8(b, 63));
+      Value top = arith::ShLIOp::create(
+          b, arith::ShRUIOp::create(b, min ? vb : va, c8(b, 6)), c8(b, 4));
+      Value part = min ? arith::ShRUIOp::create(b, vc, c8(b, 4)).getResult()
+                       : arith::AndIOp::create(b, vc, c8(b, 15)).getResult();
+      Value high = arith::OrIOp::create(b, part, top);
+      Value upper = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, ja,
+                                          nb.index(0));
+      return arith::ExtUIOp::create(
+          b, i32, arith::SelectOp::create(b, upper, high, low));
+    };
+    // gemm rows: the first seq - seq % 4 when seq > 3 (ggml's choice).
+    Value full = arith::SubIOp::create(
+        b, seq, arith::RemUIOp::create(b, seq, nb.index(4)));
+    Value longPrompt =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, seq, nb.index(3));
+    nb.nest(leadUbs, [&](ValueRange leadIvs) {
+      Value token = leadIvs.front();
+      Value gemm = arith::AndIOp::create(
+          b, longPrompt,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, token, full));
+      nb.loop(nb.index(rows / R), [&](Value group) {
+        Value accD = nb.scratch(MemRefType::get({R}, f32));
+        Value accM = nb.scratch(MemRefType::get({R}, f32));
+        nb.loop(nb.index(k / 256), [&](Value block) {
+          SmallVector<Value> base(leadIvs);
+          base.append({group, block});
+          Value dots = nb.scratch(MemRefType::get({8 * R}, i32));
+          Value isum = nb.scratch(MemRefType::get({4 * R}, i32));
+          Value msum = nb.scratch(MemRefType::get({4 * R}, i32));
+          // dots: (ja, jb, h) spatial, i1 reducing, r the lanes, i0 the
+          // group of four.
+          {
+            unsigned n = lead + 8;
+            AffineExpr ja = nb.d(lead + 2), jb = nb.d(lead + 3),
+                       h = nb.d(lead + 4), i1 = nb.d(lead + 5),
+                       r = nb.d(lead + 6), i0 = nb.d(lead + 7);
+            AffineExpr cc = ja * 2 + jb;
+            AffineMap aMap = leadMap(
+                nb, n, lead, {sb * 256 + cc * 64 + h * 32 + i1 * 4 + i0});
+            AffineMap qMap = nb.map(
+                n, {g, start + header * R + ((cc * 8 + i1) * R + r) * 4 + i0});
+            AffineMap dotMap = nb.map(n, {(cc * 2 + h) * R + r});
+            SmallVector<IterKind> kinds(lead + 5, IterKind::spatial);
+            kinds.append({IterKind::reduce, IterKind::spatial, IterKind::reduce});
+            nb.nest({nb.index(2), nb.index(2), nb.index(2), nb.index(8),
+                     nb.index(R), nb.index(4)},
+                    [&](ValueRange ivs) {
+              SmallVector<Value> it(base);
+              llvm::append_range(it, ivs);
+              nb.block(
+                  "matmul_idot", it, kinds, {{qa.values, aMap}, {w, qMap}},
+                  {{dots, dotMap}},
+                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                    Value a = arith::ExtSIOp::create(
+                        b, i32, nb.load(qa.values, aMap, iv));
+                    Value shift = arith::IndexCastUIOp::create(
+                        b, i8, arith::MulIOp::create(b, iv[lead + 4], nb.index(4)));
+                    Value q = arith::AndIOp::create(
+                        b, arith::ShRUIOp::create(b, nb.load(w, qMap, iv), shift),
+                        c8(b, 15));
+                    Value p = arith::MulIOp::create(
+                        b, a, arith::ExtUIOp::create(b, i32, q));
+                    nb.store(arith::AddIOp::create(b, nb.load(dots, dotMap, iv), p),
+                             dots, dotMap, iv);
+                  },
+                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                    nb.store(c32(b, 0), dots, dotMap, iv);
+                  });
+            });
+          }
+          // isum and msum: (ja, jb) spatial, h reducing, r the lanes.
+          {
+            unsigned n = lead + 6;
+            AffineExpr ja = nb.d(lead + 2), jb = nb.d(lead + 3),
+                       h = nb.d(lead + 4), r = nb.d(lead + 5);
+            AffineExpr cc = ja * 2 + jb;
+            ScaleMaps sm = scaleMaps(n, jb, h, r);
+            AffineMap dotMap = nb.map(n, {(cc * 2 + h) * R + r});
+            AffineMap sumMap = nb.map(n, {cc * R + r});
+            AffineMap aSum = leadMap(nb, n, lead, {sb * 8 + cc * 2 + h});
+            SmallVector<IterKind> kinds(lead + 4, IterKind::spatial);
+            kinds.append({IterKind::reduce, IterKind::spatial});
+            SmallVector<Access> scales = {{w, sm.a}, {w, sm.bb}, {w, sm.c}};
+            auto mac = [&](StringRef name, Value acc, Value src,
+                           AffineMap srcMap, bool min) {
+              SmallVector<Access> reads = {{src, srcMap}};
+              llvm::append_range(reads, scales);
+              nb.nest({nb.index(2), nb.index(2), nb.index(2), nb.index(R)},
+                      [&](ValueRange ivs) {
+                SmallVector<Value> it(base);
+                llvm::append_range(it, ivs);
+                intMacBlock(nb, name, it, kinds, reads, acc, sumMap, src,
+                            srcMap, [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                              return scaleOrMin(b, sm, iv[lead + 2], iv, min);
+                            });
+              });
+            };
+            mac("matmul_isum", isum, dots, dotMap, false);
+            mac("matmul_imin", msum, qa.sums, aSum, true);
+          }
+          // The steps of each row's two chains.
+          {
+            unsigned n = lead + 3;
+            AffineExpr r = nb.d(lead + 2);
+            AffineMap one = nb.map(n, {r});
+            AffineMap aScale = leadMap(nb, n, lead, {sb});
+            SmallVector<AffineMap> groupMaps;
+            for (int64_t c = 0; c < 4; ++c)
+              groupMaps.push_back(nb.map(n, {r + c * R}));
+            SmallVector<IterKind> kinds(lead + 1, IterKind::spatial);
+            kinds.append({IterKind::reduce, IterKind::spatial});
+            auto step = [&](StringRef name, Value sum, Value acc,
+                            int64_t scaleByte) {
+              AffineMap lo = headerMap(n, nb.c(scaleByte), r);
+              AffineMap hi = headerMap(n, nb.c(scaleByte + 1), r);
+              SmallVector<Access> reads;
+              for (AffineMap m : groupMaps)
+                reads.push_back({sum, m});
+              reads.append({{qa.scales, aScale}, {w, lo}, {w, hi}});
+              nb.loop(nb.index(R), [&](Value lane) {
+                SmallVector<Value> it(base);
+                it.push_back(lane);
+                nb.block(
+                    name, it, kinds, reads, {{acc, one}},
+                    [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                      Value dd = arith::MulFOp::create(
+                          b, loadHalfAt(nb, b, w, lo, hi, iv),
+                          nb.load(qa.scales, aScale, iv));
+                      Value prev = nb.load(acc, one, iv);
+                      SmallVector<Value> s;
+                      for (AffineMap m : groupMaps)
+                        s.push_back(nb.load(sum, m, iv));
+                      auto toF = [&](Value v) {
+                        return arith::SIToFPOp::create(b, f32, v).getResult();
+                      };
+                      Value perGroup = prev;
+                      for (Value v : s)
+                        perGroup = math::FmaOp::create(b, toF(v), dd, perGroup);
+                      Value total = s[0];
+                      for (Value v : ArrayRef<Value>(s).drop_front())
+                        total = arith::AddIOp::create(b, total, v);
+                      Value perBlock = math::FmaOp::create(b, toF(total), dd, prev);
+                      nb.store(arith::SelectOp::create(b, gemm, perGroup, perBlock),
+                               acc, one, iv);
+                    },
+                    [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                      nb.store(nb.f32(0.0), acc, one, iv);
+                    });
+              });
+            };
+            step("matmul_iscale", isum, accD, 0);
+            step("matmul_imin_scale", msum, accM, 2);
+          }
+        });
+        // out = accD - accM, row by row.
+        unsigned n = lead + 2;
+        AffineExpr r = nb.d(lead + 1);
+        AffineMap one = nb.map(n, {r});
+        AffineMap outMap = leadMap(nb, n, lead, {g * R + r});
+        nb.loop(nb.index(R), [&](Value lane) {
+          SmallVector<Value> it(leadIvs);
+          it.append({group, lane});
+          nb.block("matmul_out", it, SmallVector<IterKind>(n, IterKind::spatial),
+                   {{accD, one}, {accM, one}}, {{out, outMap}},
+                   [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                     nb.store(arith::SubFOp::create(b, nb.load(accD, one, iv),
+                                                    nb.load(accM, one, iv)),
+                              out, outMap, iv);
+                   });
         });
       });
     });

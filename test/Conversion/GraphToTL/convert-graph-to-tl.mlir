@@ -315,6 +315,36 @@ func.func @matmul_act_q8_0_interleaved(%x: tensor<?x64xf32>, %w: tensor<8x64x!gr
 
 // -----
 
+// Q4_K interleaved 8 rows at a time: 8 x 144 bytes per super-block, the 16
+// header bytes (d, dmin, 12 of scales) in byte planes, then the quants four
+// bytes at a time. Per super-block each lane (row r) gets the dot of each
+// sub-block 2c + h (c = 2 ja + jb; quant byte 32 c + 4 i1 + i0 at 128 + ((8
+// c + i1) * 8 + r) * 4 + i0), the scaled sums per 64-element group and the
+// mins times the activation sums (the 6-bit scales from planes 4 + sub, 8
+// + sub, 12 + sub with sub = 2 jb + h), then the d and dmin chains of each
+// row (d from planes 0, 1; dmin from 2, 3), subtracted into the output.
+// CHECK-LABEL: func.func @matmul_act_q8_k_interleaved
+// CHECK: %[[DOTS:.+]] = memref.alloca() {{.*}} : memref<64xi32>
+// CHECK: tl.block "matmul_idot" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[G:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[SB:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[JA:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[JB:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[H:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[I1:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}}, %[[R:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[I0:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}})
+// CHECK-SAME: [%[[G]], %[[SB]] * 1152 + (((%[[JA]] * 2 + %[[JB]]) * 8 + %[[I1]]) * 8 + %[[R]]) * 4 + %[[I0]] + 128] : memref<1x1152xi8>
+// CHECK-SAME: writes(%[[DOTS]][((%[[JA]] * 2 + %[[JB]]) * 2 + %[[H]]) * 8 + %[[R]]] : memref<64xi32>)
+// CHECK: tl.block "matmul_isum" ({{.*}}, %[[JB2:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[H2:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}}, %[[R2:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// CHECK-SAME: * 1152 + (%[[JB2]] * 2 + %[[H2]] + 4) * 8 + %[[R2]]] : memref<1x1152xi8>
+// CHECK: tl.block "matmul_imin"
+// CHECK: tl.block "matmul_iscale" ({{.*}}, %[[SB3:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}}, %[[R3:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// CHECK-SAME: [%{{[a-z0-9_]+}}, %[[SB3]] * 1152 + %[[R3]]] : memref<1x1152xi8>, %{{.*}}[%{{[a-z0-9_]+}}, %[[SB3]] * 1152 + %[[R3]] + 8] : memref<1x1152xi8>
+// CHECK: arith.select
+// CHECK: tl.block "matmul_imin_scale" ({{.*}}, %[[SB4:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}}, %[[R4:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// CHECK-SAME: [%{{[a-z0-9_]+}}, %[[SB4]] * 1152 + %[[R4]] + 16] : memref<1x1152xi8>, %{{.*}}[%{{[a-z0-9_]+}}, %[[SB4]] * 1152 + %[[R4]] + 24] : memref<1x1152xi8>
+// CHECK: tl.block "matmul_out"
+// CHECK: arith.subf
+func.func @matmul_act_q8_k_interleaved(%x: tensor<?x256xf32>, %w: tensor<8x256x!graph.q4_k, #graph.interleaved<rows = 8, chunk = 4>>) -> tensor<?x8xf32> {
+  %0 = graph.matmul %x, %w {act_type = !graph.q8_k} : tensor<?x256xf32>, tensor<8x256x!graph.q4_k, #graph.interleaved<rows = 8, chunk = 4>> -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
 // act_type q8_k with Q4_K weights: 256-blocks scaled by the signed value
 // of largest magnitude (-127/max, clamped to 127), with the sums of each
 // 32 activations. Integer sums: the dot of each group of four (one VNNI

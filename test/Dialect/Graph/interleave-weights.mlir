@@ -1,23 +1,26 @@
 // RUN: llm-opt %s -split-input-file -graph-interleave-weights="target=cpu:znver4" | FileCheck %s
 // RUN: llm-opt %s -split-input-file -graph-interleave-weights="target=cpu:x86-64-v3" | FileCheck %s --check-prefix=AVX2
 
-// Q4_0 matrices read only by llama.cpp-mode integer products get their rows
+// Q4_0 and Q4_K matrices read only by llama.cpp-mode integer products get their rows
 // interleaved, one row per i32 lane: 16 with AVX-512, 8 with AVX2; fewer
 // when the row count asks (24 rows: 8), chunks of four bytes (one
 // VPDPBUSD group). Both params named "a" change together.
 // CHECK-LABEL: func.func @packed
 // CHECK-COUNT-2: graph.param %{{.*}}["a"] : tensor<32x64x!graph.q4_0, #graph.interleaved<rows = 16, chunk = 4>>
 // CHECK: graph.param %{{.*}}["b"] : tensor<24x64x!graph.q4_0, #graph.interleaved<rows = 8, chunk = 4>>
+// CHECK: graph.param %{{.*}}["k"] : tensor<32x256x!graph.q4_k, #graph.interleaved<rows = 16, chunk = 4>>
 // AVX2-LABEL: func.func @packed
 // AVX2-COUNT-2: graph.param %{{.*}}["a"] : tensor<32x64x!graph.q4_0, #graph.interleaved<rows = 8, chunk = 4>>
-func.func @packed(%x: tensor<?x64xf32>, %w: !graph.weights) -> (tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x24xf32>) {
+func.func @packed(%x: tensor<?x64xf32>, %y: tensor<?x256xf32>, %w: !graph.weights) -> (tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x24xf32>, tensor<?x32xf32>) {
   %a = graph.param %w["a"] : tensor<32x64x!graph.q4_0>
   %a2 = graph.param %w["a"] : tensor<32x64x!graph.q4_0>
   %b = graph.param %w["b"] : tensor<24x64x!graph.q4_0>
+  %k = graph.param %w["k"] : tensor<32x256x!graph.q4_k>
   %0 = graph.matmul %x, %a {act_type = !graph.q8_0} : tensor<?x64xf32>, tensor<32x64x!graph.q4_0> -> tensor<?x32xf32>
   %1 = graph.matmul %x, %a2 {act_type = !graph.q8_0} : tensor<?x64xf32>, tensor<32x64x!graph.q4_0> -> tensor<?x32xf32>
   %2 = graph.matmul %x, %b {act_type = !graph.q8_0} : tensor<?x64xf32>, tensor<24x64x!graph.q4_0> -> tensor<?x24xf32>
-  return %0, %1, %2 : tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x24xf32>
+  %3 = graph.matmul %y, %k {act_type = !graph.q8_k} : tensor<?x256xf32>, tensor<32x256x!graph.q4_k> -> tensor<?x32xf32>
+  return %0, %1, %2, %3 : tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x24xf32>, tensor<?x32xf32>
 }
 
 // -----
@@ -25,10 +28,11 @@ func.func @packed(%x: tensor<?x64xf32>, %w: !graph.weights) -> (tensor<?x32xf32>
 // Left plain: a tied table the embedding also gathers from (either use
 // alone would not matter: params of one name are one tensor), products in
 // exact mode (no act_type), a row count llama.cpp does not repack (not a
-// multiple of 8: vec_dot's order of steps), and Q8_0.
+// multiple of 8: vec_dot's order of steps), Q8_0 and Q6_K (not repacked by
+// ggml: their vec_dot order of steps).
 // CHECK-LABEL: func.func @plain
 // CHECK-NOT: interleaved
-func.func @plain(%x: tensor<?x64xf32>, %ids: tensor<?xi32>, %w: !graph.weights) -> (tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x20xf32>, tensor<?x32xf32>) {
+func.func @plain(%x: tensor<?x64xf32>, %y: tensor<?x256xf32>, %ids: tensor<?xi32>, %w: !graph.weights) -> (tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x20xf32>, tensor<?x32xf32>, tensor<?x32xf32>) {
   %t = graph.param %w["tied"] : tensor<32x64x!graph.q4_0>
   %e = graph.embedding %t[%ids] : tensor<32x64x!graph.q4_0>, tensor<?xi32> -> tensor<?x64xf32>
   %t2 = graph.param %w["tied"] : tensor<32x64x!graph.q4_0>
@@ -39,5 +43,7 @@ func.func @plain(%x: tensor<?x64xf32>, %ids: tensor<?xi32>, %w: !graph.weights) 
   %2 = graph.matmul %x, %odd {act_type = !graph.q8_0} : tensor<?x64xf32>, tensor<20x64x!graph.q4_0> -> tensor<?x20xf32>
   %q8 = graph.param %w["q8"] : tensor<32x64x!graph.q8_0>
   %3 = graph.matmul %x, %q8 {act_type = !graph.q8_0} : tensor<?x64xf32>, tensor<32x64x!graph.q8_0> -> tensor<?x32xf32>
-  return %e, %0, %1, %2, %3 : tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x20xf32>, tensor<?x32xf32>
+  %q6 = graph.param %w["q6"] : tensor<32x256x!graph.q6_k>
+  %4 = graph.matmul %y, %q6 {act_type = !graph.q8_k} : tensor<?x256xf32>, tensor<32x256x!graph.q6_k> -> tensor<?x32xf32>
+  return %e, %0, %1, %2, %3, %4 : tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x20xf32>, tensor<?x32xf32>, tensor<?x32xf32>
 }

@@ -179,15 +179,15 @@ func.func @interleaved_rows(%w: !graph.weights) {
 // -----
 
 func.func @interleaved_type(%w: !graph.weights) {
-  // expected-error @+1 {{only matrices of Q8_0 or Q4_0 blocks are interleaved}}
-  %0 = graph.param %w["p"] : tensor<8x256x!graph.q4_k, #graph.interleaved<rows = 8, chunk = 4>>
+  // expected-error @+1 {{only matrices of Q8_0, Q4_0 or Q4_K blocks are interleaved}}
+  %0 = graph.param %w["p"] : tensor<8x256x!graph.q6_k, #graph.interleaved<rows = 8, chunk = 4>>
   return
 }
 
 // -----
 
 func.func @interleaved_exact(%x: tensor<?x64xf32>, %w: tensor<8x64x!graph.q4_0, #graph.interleaved<rows = 8, chunk = 4>>) -> tensor<?x8xf32> {
-  // expected-error @+1 {{an interleaved weight needs act_type !graph.q8_0}}
+  // expected-error @+1 {{an interleaved weight needs an 8-bit act_type (!graph.q8_0, !graph.q8_k)}}
   %0 = graph.matmul %x, %w : tensor<?x64xf32>, tensor<8x64x!graph.q4_0, #graph.interleaved<rows = 8, chunk = 4>> -> tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
 }

@@ -46,3 +46,36 @@ func.func @prefill_interleaved(%x: tensor<?x256xf32>, %w: !graph.weights) -> ten
   %0 = graph.matmul %x, %q4 {act_type = !graph.q8_0} : tensor<?x256xf32>, tensor<64x256x!graph.q4_0, #graph.interleaved<rows = 16, chunk = 4>> -> tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
 }
+
+// -----
+
+// Q4_K interleaved 16 rows at a time, a prompt: row groups outermost on the
+// threads (weights stationary), then the tokens; per super-block the dots
+// of the 8 sub-blocks with the 16 rows x groups of four in lanes (the
+// sub-block loops unrolled: the dots stay in registers), the scaled sums
+// and the mins with the rows in lanes, each row's two chains in lanes.
+// CHECK-LABEL: func.func @prefill_q4_k
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c2{{.*}} kind(parallel)
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %{{.+}} step %{{[a-z0-9_]+}} {
+// CHECK: tl.for {{.*}} to %c2{{.*}} kind(unrolled)
+// CHECK-NEXT: tl.for {{.*}} to %c2{{.*}} kind(unrolled)
+// CHECK-NEXT: tl.for {{.*}} to %c2{{.*}} kind(unrolled)
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c8 step %{{[a-z0-9_]+}} {
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c4 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_idot"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_isum"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_imin"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_iscale"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_imin_scale"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_out"
+func.func @prefill_q4_k(%x: tensor<?x256xf32>, %w: !graph.weights) -> tensor<?x32xf32> attributes {llmc.phase = "prefill"} {
+  %k = graph.param %w["k"] {blob_offset = 0 : i64} : tensor<32x256x!graph.q4_k, #graph.interleaved<rows = 16, chunk = 4>>
+  %0 = graph.matmul %x, %k {act_type = !graph.q8_k} : tensor<?x256xf32>, tensor<32x256x!graph.q4_k, #graph.interleaved<rows = 16, chunk = 4>> -> tensor<?x32xf32>
+  return %0 : tensor<?x32xf32>
+}

@@ -31,8 +31,8 @@ int64_t quantBlockBytes(mlir::Type elementType);
 /// Elements per block of a quantized element type (32, or 256 for K-quants).
 int64_t quantBlockElements(mlir::Type elementType);
 /// Bytes at the start of a quantized block before its quants (the f16
-/// scale of Q8_0 and Q4_0), for the formats a weight may be interleaved in;
-/// 0 for the others.
+/// scale of Q8_0 and Q4_0; Q4_K's d, dmin and sub-block scales), for the
+/// formats a weight may be interleaved in; 0 for the others.
 int64_t quantHeaderBytes(mlir::Type elementType);
 /// The interleaving of a weight type (#graph.interleaved), or null.
 InterleavedAttr getInterleaving(mlir::RankedTensorType type);

@@ -27,8 +27,8 @@ def GraphLayoutWeights : Pass<"graph-layout-weights", "mlir::ModuleOp"> {
 def GraphInterleaveWeights : Pass<"graph-interleave-weights", "mlir::ModuleOp"> {
   let summary = "Interleave quantized weights' rows for products in vector lanes";
   let description = [{
-    Weight pre-packing: a Q4_0 matrix that only llama.cpp-mode integer
-    products read (`graph.matmul` with `act_type = !graph.q8_0`) gets the
+    Weight pre-packing: a Q4_0 or Q4_K matrix that only llama.cpp-mode
+    integer products read (`graph.matmul` with an 8-bit `act_type`) gets the
     `#graph.interleaved<rows = R, chunk = 4>` encoding, R rows' blocks side
     by side: the product then keeps one row per vector lane (its i32 sums,
     its f32 chain), each block's bytes of R rows one load, and no sum is
@@ -36,8 +36,8 @@ def GraphInterleaveWeights : Pass<"graph-interleave-weights", "mlir::ModuleOp"> 
     with AVX2), halved until it divides the row count; chunk 4 is the group
     an int8 dot-product instruction (VPDPBUSD) takes per lane.
 
-    The interleaved product takes one f32 step per block, as ggml's
-    repacked Q4_0 kernels do; llama.cpp runs those for matrices of a
+    The interleaved products take the f32 steps of ggml's repacked Q4_0
+    and Q4_K kernels; llama.cpp runs those for matrices of a
     multiple of 8 rows, so only those are interleaved (the others keep
     vec_dot's order of steps). A parameter is also left plain when any op
     other than such a product reads it (the embedding gather of a tied

@@ -60,7 +60,7 @@ LogicalResult ParamOp::verify() {
     if (!header || type.getRank() != 2)
       return emitOpError("parameter '")
              << getName()
-             << "': only matrices of Q8_0 or Q4_0 blocks are interleaved, got "
+             << "': only matrices of Q8_0, Q4_0 or Q4_K blocks are interleaved, got "
              << type;
     int64_t quants = quantBlockBytes(element) - header;
     if (layout.getRows() <= 0 || type.getDimSize(0) % layout.getRows() ||
@@ -87,7 +87,11 @@ int64_t llmc::graph::quantBlockBytes(Type elementType) {
 }
 
 int64_t llmc::graph::quantHeaderBytes(Type elementType) {
-  return llvm::isa<Q8_0Type, Q4_0Type>(elementType) ? 2 : 0;
+  if (llvm::isa<Q8_0Type, Q4_0Type>(elementType))
+    return 2; // d
+  if (llvm::isa<Q4_KType>(elementType))
+    return 16; // d, dmin, 12 bytes of 6-bit scales and mins
+  return 0;
 }
 
 InterleavedAttr llmc::graph::getInterleaving(RankedTensorType type) {
@@ -199,8 +203,10 @@ LogicalResult MatmulOp::verify() {
   }
   // Interleaved blocks are read by the integer products of llama.cpp's
   // numerics (the layout serves their lanes).
-  if (getInterleaving(weight) && !(getActType() && llvm::isa<Q8_0Type>(*getActType())))
-    return emitOpError("an interleaved weight needs act_type !graph.q8_0, got ")
+  if (getInterleaving(weight) &&
+      !(getActType() && llvm::isa<Q8_0Type, Q8_KType>(*getActType())))
+    return emitOpError("an interleaved weight needs an 8-bit act_type "
+                       "(!graph.q8_0, !graph.q8_k), got ")
            << weight;
   return success();
 }

@@ -20,12 +20,12 @@ using namespace llmc;
 using namespace llmc::graph;
 
 /// Whether every use of `param` is the weight of a llama.cpp-mode integer
-/// product.
+/// product (8-bit activations).
 static bool onlyIntegerProducts(ParamOp param) {
   for (OpOperand &use : param->getUses()) {
     auto mm = dyn_cast<MatmulOp>(use.getOwner());
     if (!mm || use.get() != mm.getWeight() || !mm.getActType() ||
-        !isa<Q8_0Type>(*mm.getActType()))
+        !isa<Q8_0Type, Q8_KType>(*mm.getActType()))
       return false;
   }
   return true;
@@ -54,11 +54,11 @@ struct GraphInterleaveWeightsPass
     for (auto &entry : byName) {
       SmallVector<ParamOp> &params = entry.second;
       RankedTensorType type = params.front().getResult().getType();
-      if (!isa<Q4_0Type>(type.getElementType()) || type.getEncoding() ||
+      if (!isa<Q4_0Type, Q4_KType>(type.getElementType()) || type.getEncoding() ||
           type.getRank() != 2 || !llvm::all_of(params, onlyIntegerProducts))
         continue;
-      // The interleaved product takes one f32 step per block, as ggml's
-      // repacked Q4_0 kernels; llama.cpp runs those for matrices of a
+      // The interleaved products take the f32 steps of ggml's repacked
+      // Q4_0 and Q4_K kernels; llama.cpp runs those for matrices of a
       // multiple of 8 rows (the others through vec_dot, in its order).
       if (type.getDimSize(0) % 8)
         continue;

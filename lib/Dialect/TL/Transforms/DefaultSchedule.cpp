@@ -358,6 +358,14 @@ private:
       return;
     if (!block.hasReduction())
       return scheduleSpatial(block);
+    // Outputs innermost (the rows of an interleaved weight's steps, each
+    // its own chain): those in lanes, the reduction around them unchanged.
+    {
+      SmallVector<ForOp> loops = getLoops(block);
+      auto [sp, red] = bindsKinds(block, loops.back());
+      if (sp && !red)
+        return scheduleSpatial(block);
+    }
     FailureOr<ReductionUpdate> update = matchReductionUpdate(block);
     if (failed(update))
       return;
@@ -454,10 +462,6 @@ private:
       return;
     ForOp r = loops.back();
     auto [rSpatial, rReduce] = bindsKinds(block, r);
-    // Outputs innermost (the rows of an interleaved weight's steps, each
-    // its own chain): those in lanes, the reduction around them unchanged.
-    if (rSpatial && !rReduce)
-      return scheduleSpatial(block);
     if (!rReduce || rSpatial)
       return;
     bool add = update.kind == arith::AtomicRMWKind::addf;
@@ -843,7 +847,13 @@ private:
       if (spatialLoops.size() + reduceLoops.size() + 1 == band.size() &&
           !spatialLoops.empty() && !reduceLoops.empty() &&
           bindsKinds(block, band[band.size() - 2]).first) {
-        SmallVector<ForOp> lanesBand(spatialLoops);
+        // The lanes would be the spatial loops next to the group.
+        SmallVector<ForOp> lanesBand;
+        for (ForOp l : llvm::reverse(ArrayRef<ForOp>(band).drop_back())) {
+          if (!bindsKinds(block, l).first)
+            break;
+          lanesBand.insert(lanesBand.begin(), l);
+        }
         lanesBand.push_back(g);
         if (!contiguousOver(block, lanesBand)) {
           SmallVector<ForOp> order(spatialLoops);
