@@ -212,15 +212,16 @@ static AffineMap flatMap(NestBuilder &nb, unsigned numIters,
 }
 
 /// A block `acc[accMap] += a[aMap] * factor(it)` in i32, zero-initialised.
-static void intMacBlock(NestBuilder &nb, StringRef name, ValueRange it,
+/// A block `acc[accMap] += term(it)` in i32, zero-initialised.
+static void intSumBlock(NestBuilder &nb, StringRef name, ValueRange it,
                         ArrayRef<IterKind> kinds, ArrayRef<Access> reads,
-                        Value acc, AffineMap accMap, Value a, AffineMap aMap,
+                        Value acc, AffineMap accMap,
                         function_ref<Value(ImplicitLocOpBuilder &, ValueRange)>
-                            factor) {
+                            term) {
   nb.block(
       name, it, kinds, reads, {{acc, accMap}},
       [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-        Value p = arith::MulIOp::create(b, nb.load(a, aMap, iv), factor(b, iv));
+        Value p = term(b, iv);
         nb.store(arith::AddIOp::create(b, nb.load(acc, accMap, iv), p), acc,
                  accMap, iv);
       },
@@ -228,6 +229,59 @@ static void intMacBlock(NestBuilder &nb, StringRef name, ValueRange it,
         nb.store(arith::ConstantOp::create(b, b.getI32IntegerAttr(0)), acc,
                  accMap, iv);
       });
+}
+
+/// A block `acc[accMap] += a[aMap] * factor(it)` in i32, zero-initialised.
+static void intMacBlock(NestBuilder &nb, StringRef name, ValueRange it,
+                        ArrayRef<IterKind> kinds, ArrayRef<Access> reads,
+                        Value acc, AffineMap accMap, Value a, AffineMap aMap,
+                        function_ref<Value(ImplicitLocOpBuilder &, ValueRange)>
+                            factor) {
+  intSumBlock(nb, name, it, kinds, reads, acc, accMap,
+              [&](ImplicitLocOpBuilder &b, ValueRange iv) -> Value {
+                return arith::MulIOp::create(b, nb.load(a, aMap, iv),
+                                             factor(b, iv));
+              });
+}
+
+/// One f32 step of a Q4_K chain in ggml's repacked kernels: for gemm rows
+/// one fma per 64-element group (`sums`, in order), else one per
+/// super-block of their integer total.
+static Value q4kStep(ImplicitLocOpBuilder &b, Value gemm, Value prev, Value dd,
+                     ArrayRef<Value> sums) {
+  auto toF = [&](Value v) {
+    return arith::SIToFPOp::create(b, b.getF32Type(), v).getResult();
+  };
+  Value perGroup = prev;
+  for (Value v : sums)
+    perGroup = math::FmaOp::create(b, toF(v), dd, perGroup);
+  Value total = sums[0];
+  for (Value v : sums.drop_front())
+    total = arith::AddIOp::create(b, total, v);
+  Value perBlock = math::FmaOp::create(b, toF(total), dd, prev);
+  return arith::SelectOp::create(b, gemm, perGroup, perBlock);
+}
+
+/// A block `acc[accMap] += a[aMap] * nibble` in i32, zero-initialised: the
+/// nibble of `w[qMap]` selected by iteration variable `half` (0: low, 1:
+/// high), unsigned.
+static void nibbleDotBlock(NestBuilder &nb, ValueRange it,
+                           ArrayRef<IterKind> kinds, Value a, AffineMap aMap,
+                           Value w, AffineMap qMap, Value acc,
+                           AffineMap accMap, unsigned half) {
+  Type i32 = nb.b.getI32Type();
+  intSumBlock(nb, "matmul_idot", it, kinds, {{a, aMap}, {w, qMap}}, acc,
+              accMap, [&](ImplicitLocOpBuilder &b, ValueRange iv) -> Value {
+                Value shift = arith::IndexCastUIOp::create(
+                    b, b.getI8Type(),
+                    arith::MulIOp::create(b, iv[half], nb.index(4)));
+                Value q = arith::AndIOp::create(
+                    b, arith::ShRUIOp::create(b, nb.load(w, qMap, iv), shift),
+                    arith::ConstantOp::create(b, b.getI8IntegerAttr(15)));
+                return arith::MulIOp::create(
+                    b, arith::ExtSIOp::create(b, i32, nb.load(a, aMap, iv)),
+                    arith::ExtUIOp::create(b, i32, q));
+              });
 }
 
 /// A nest over the first `count` levels of a quantized block, in `order`
@@ -566,27 +620,8 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                     [&](ValueRange ivs) {
               SmallVector<Value> it(base);
               llvm::append_range(it, ivs);
-              nb.block(
-                  "matmul_idot", it, kinds,
-                  {{qa.values, aMap}, {w, qMap}}, {{isum, sumMap}},
-                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                    Value a = arith::ExtSIOp::create(
-                        b, i32, nb.load(qa.values, aMap, iv));
-                    Value shift = arith::IndexCastUIOp::create(
-                        b, b.getI8Type(),
-                        arith::MulIOp::create(b, iv[lead + 2], nb.index(4)));
-                    Value q = arith::AndIOp::create(
-                        b, arith::ShRUIOp::create(b, nb.load(w, qMap, iv), shift),
-                        arith::ConstantOp::create(b, b.getI8IntegerAttr(15)));
-                    Value p = arith::MulIOp::create(
-                        b, a, arith::ExtUIOp::create(b, i32, q));
-                    nb.store(arith::AddIOp::create(b, nb.load(isum, sumMap, iv), p),
-                             isum, sumMap, iv);
-                  },
-                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                    nb.store(arith::ConstantOp::create(b, b.getI32IntegerAttr(0)),
-                             isum, sumMap, iv);
-                  });
+              nibbleDotBlock(nb, it, kinds, qa.values, aMap, w, qMap, isum,
+                             sumMap, lead + 2);
             });
           }
           // The steps, one per row and block.
@@ -652,7 +687,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     int64_t rows = op.getWeight().getType().getShape().front();
     int64_t R = layout.getRows(), blockBytes = quantBlockBytes(wElement);
     int64_t header = quantHeaderBytes(wElement);
-    Type f32 = b.getF32Type(), i32 = b.getI32Type(), i8 = b.getI8Type();
+    Type f32 = b.getF32Type(), i32 = b.getI32Type();
     QuantizedActivations qa = quantizeActivations(nb, x, k, act, 32);
     Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
     SmallVector<Value> leadUbs = nb.sizes(x);
@@ -663,9 +698,6 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     AffineExpr start = sb * (R * blockBytes);
     auto c8 = [&](ImplicitLocOpBuilder &b, int64_t v) -> Value {
       return arith::ConstantOp::create(b, b.getI8IntegerAttr(v));
-    };
-    auto c32 = [&](ImplicitLocOpBuilder &b, int64_t v) -> Value {
-      return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
     };
     // Header byte `byte` (an expression) of lane `r`.
     auto headerMap = [&](unsigned n, AffineExpr byte, AffineExpr r) {
@@ -738,25 +770,8 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                     [&](ValueRange ivs) {
               SmallVector<Value> it(base);
               llvm::append_range(it, ivs);
-              nb.block(
-                  "matmul_idot", it, kinds, {{qa.values, aMap}, {w, qMap}},
-                  {{dots, dotMap}},
-                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                    Value a = arith::ExtSIOp::create(
-                        b, i32, nb.load(qa.values, aMap, iv));
-                    Value shift = arith::IndexCastUIOp::create(
-                        b, i8, arith::MulIOp::create(b, iv[lead + 4], nb.index(4)));
-                    Value q = arith::AndIOp::create(
-                        b, arith::ShRUIOp::create(b, nb.load(w, qMap, iv), shift),
-                        c8(b, 15));
-                    Value p = arith::MulIOp::create(
-                        b, a, arith::ExtUIOp::create(b, i32, q));
-                    nb.store(arith::AddIOp::create(b, nb.load(dots, dotMap, iv), p),
-                             dots, dotMap, iv);
-                  },
-                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                    nb.store(c32(b, 0), dots, dotMap, iv);
-                  });
+              nibbleDotBlock(nb, it, kinds, qa.values, aMap, w, qMap, dots,
+                             dotMap, lead + 4);
             });
           }
           // isum and msum: (ja, jb) spatial, h reducing, r the lanes.
@@ -817,21 +832,10 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                       Value dd = arith::MulFOp::create(
                           b, loadHalfAt(nb, b, w, lo, hi, iv),
                           nb.load(qa.scales, aScale, iv));
-                      Value prev = nb.load(acc, one, iv);
-                      SmallVector<Value> s;
+                      SmallVector<Value> sums;
                       for (AffineMap m : groupMaps)
-                        s.push_back(nb.load(sum, m, iv));
-                      auto toF = [&](Value v) {
-                        return arith::SIToFPOp::create(b, f32, v).getResult();
-                      };
-                      Value perGroup = prev;
-                      for (Value v : s)
-                        perGroup = math::FmaOp::create(b, toF(v), dd, perGroup);
-                      Value total = s[0];
-                      for (Value v : ArrayRef<Value>(s).drop_front())
-                        total = arith::AddIOp::create(b, total, v);
-                      Value perBlock = math::FmaOp::create(b, toF(total), dd, prev);
-                      nb.store(arith::SelectOp::create(b, gemm, perGroup, perBlock),
+                        sums.push_back(nb.load(sum, m, iv));
+                      nb.store(q4kStep(b, gemm, nb.load(acc, one, iv), dd, sums),
                                acc, one, iv);
                     },
                     [&](ImplicitLocOpBuilder &b, ValueRange iv) {
@@ -1086,7 +1090,6 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                             Value isum, Value msum, Value accD,
                             Value accM) const {
     ImplicitLocOpBuilder &b = nb.b;
-    Type f32 = b.getF32Type();
     Type q4kType = Q4_KType::get(b.getContext());
     unsigned n = base.size();
     AffineExpr blk = nb.d(lead + 1);
@@ -1118,21 +1121,10 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
             auto [d, dmin] = reader.superScales(b, iv);
             Value dd = arith::MulFOp::create(b, mins ? dmin : d,
                                              nb.load(qa.scales, aScale, iv));
-            Value prev = nb.load(acc, one, iv);
-            SmallVector<Value> s;
+            SmallVector<Value> sums;
             for (AffineMap m : groupMaps)
-              s.push_back(nb.load(sum, m, iv));
-            auto toF = [&](Value v) {
-              return arith::SIToFPOp::create(b, f32, v).getResult();
-            };
-            Value perGroup = prev;
-            for (Value v : s)
-              perGroup = math::FmaOp::create(b, toF(v), dd, perGroup);
-            Value total = s[0];
-            for (Value v : ArrayRef<Value>(s).drop_front())
-              total = arith::AddIOp::create(b, total, v);
-            Value perBlock = math::FmaOp::create(b, toF(total), dd, prev);
-            nb.store(arith::SelectOp::create(b, gemm, perGroup, perBlock), acc,
+              sums.push_back(nb.load(sum, m, iv));
+            nb.store(q4kStep(b, gemm, nb.load(acc, one, iv), dd, sums), acc,
                      one, iv);
           },
           [&](ImplicitLocOpBuilder &b, ValueRange iv) {
