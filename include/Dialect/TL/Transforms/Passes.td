@@ -84,10 +84,18 @@ def TLDefaultSchedule : Pass<"tl-default-schedule", "mlir::ModuleOp"> {
     - p·V: the head dimension in lanes.
     Decode and prefill versions (`tl-specialize-decode`) get their own
     schedules from the shapes their nests have.
+
+    Equal nests of a function (the layers' copies of one computation, equal
+    up to the buffers they use and their blocks' names: NestEquivalence)
+    are scheduled once; the others get a copy of that schedule over their
+    own values, their blocks named as their own (`reuse=false` schedules
+    each nest on its own, with the same result, more slowly).
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"cpu:x86-64-v3\"",
-           "the target description (explicit: resolved by the driver)">
+           "the target description (explicit: resolved by the driver)">,
+    Option<"reuse", "reuse", "bool", /*default=*/"true",
+           "schedule each kind of nest once and copy the schedule to equal nests">
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::math::MathDialect",

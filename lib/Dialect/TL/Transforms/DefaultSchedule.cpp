@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "Dialect/TL/Analysis/AffineIndex.h"
 #include "Dialect/TL/Analysis/Independence.h"
+#include "Dialect/TL/Analysis/NestEquivalence.h"
 #include "Dialect/TL/Analysis/Reduction.h"
 #include "Dialect/TL/IR/TL.h"
 #include "Dialect/TL/Transforms/Passes.h"
@@ -190,9 +191,9 @@ std::pair<bool, bool> bindsKinds(BlockOp block, ForOp loop) {
 
 class Scheduler {
 public:
-  Scheduler(MLIRContext *ctx, const TargetDescription &target)
+  Scheduler(MLIRContext *ctx, const TargetDescription &target, bool reuse)
       : rw(ctx), target(target), lanes32(std::max(4u, target.lanes(32))),
-        vectorBytes(target.vectorBits / 8) {}
+        vectorBytes(target.vectorBits / 8), reuse(reuse) {}
 
   void run(func::FuncOp fn) {
     auto phase = fn->getAttrOfType<StringAttr>("llmc.phase");
@@ -201,12 +202,105 @@ public:
     for (Operation &op : fn.getBody().front())
       if (auto l = dyn_cast<ForOp>(&op))
         roots.push_back(l);
-    for (ForOp root : roots)
+    // Equal nests (the layers' copies of one computation) are scheduled
+    // once: the first of each kind; the others get a copy of its schedule
+    // over their own buffers (what the rules would have made of them: they
+    // read only the nest's structure and the kinds of values it uses).
+    SmallVector<ForOp> firsts;
+    DenseMap<Operation *, SmallVector<Copy>> copies;
+    groupEqualNests(roots, firsts, copies);
+    for (ForOp root : firsts) {
+      Block *body = root->getBlock();
+      Operation *prev = root->getPrevNode(), *next = root->getNextNode();
       scheduleNest(root);
+      SmallVector<Operation *> range;
+      for (Operation *op = prev ? prev->getNextNode() : &body->front();
+           op != next; op = op->getNextNode())
+        range.push_back(op);
+      for (Copy &copy : copies[root.getOperation()])
+        replaceWithCopy(copy, range);
+    }
     unrollRegisterTiles(fn);
   }
 
 private:
+  /// A nest equal to an earlier one: what it uses from outside in place of
+  /// the earlier one's values, and its blocks' names in place of those.
+  struct Copy {
+    Operation *nest;
+    IRMapping outside;
+    SmallVector<std::pair<StringRef, StringAttr>> names;
+  };
+
+  /// Splits `roots` into the first nest of each kind and, for each of
+  /// those, the later nests equal to it.
+  void groupEqualNests(ArrayRef<ForOp> roots, SmallVectorImpl<ForOp> &firsts,
+                       DenseMap<Operation *, SmallVector<Copy>> &copies) {
+    // Values from outside pair up when they are the same kind of value:
+    // equal constants, results of the same operation, or arguments.
+    NestEquivalence eq([](Value x, Value y) {
+      Operation *dx = x.getDefiningOp(), *dy = y.getDefiningOp();
+      if (!dx || !dy)
+        return !dx && !dy;
+      if (dx->hasTrait<OpTrait::ConstantLike>() ||
+          dy->hasTrait<OpTrait::ConstantLike>())
+        return dx->getName() == dy->getName() &&
+               dx->getAttrDictionary() == dy->getAttrDictionary();
+      return dx->getName() == dy->getName();
+    });
+    DenseMap<size_t, SmallVector<ForOp>> byHash;
+    for (ForOp root : roots) {
+      SmallVector<ForOp> &same = byHash[size_t(NestEquivalence::hash(root))];
+      ForOp first;
+      for (ForOp f : reuse ? ArrayRef<ForOp>(same) : ArrayRef<ForOp>()) {
+        eq.reset();
+        if (eq.equal(f, root)) {
+          first = f;
+          break;
+        }
+      }
+      if (!first) {
+        same.push_back(root);
+        firsts.push_back(root);
+        continue;
+      }
+      Copy copy{root, {}, {}};
+      for (auto [x, y] : eq.mapping().getValueMap())
+        if (!first->isAncestor(x.getParentRegion()->getParentOp()))
+          copy.outside.map(x, y);
+      SmallVector<BlockOp> a, b;
+      first->walk([&](BlockOp op) { a.push_back(op); });
+      root->walk([&](BlockOp op) { b.push_back(op); });
+      for (auto [x, y] : llvm::zip(a, b))
+        copy.names.push_back({x.getName(), y.getNameAttr()});
+      // Longest names first: a block's name starts with the name of the
+      // block the schedule made it from.
+      llvm::stable_sort(copy.names, [](auto &l, auto &r) {
+        return l.first.size() > r.first.size();
+      });
+      copies[first.getOperation()].push_back(std::move(copy));
+    }
+  }
+
+  /// Puts a copy of the scheduled `range` in place of `copy.nest`.
+  void replaceWithCopy(Copy &copy, ArrayRef<Operation *> range) {
+    OpBuilder b(copy.nest);
+    for (Operation *op : range) {
+      Operation *clone = b.clone(*op, copy.outside);
+      clone->walk([&](BlockOp block) {
+        StringRef name = block.getName();
+        for (auto &[from, to] : copy.names) {
+          if (name == from || (name.starts_with(from) &&
+                               name.drop_front(from.size()).starts_with("_"))) {
+            block.setName((to.getValue() + name.drop_front(from.size())).str());
+            break;
+          }
+        }
+      });
+    }
+    copy.nest->erase();
+  }
+
   /// Runs a primitive with its diagnostics silenced: a rule that does not
   /// apply falls back to a simpler schedule, not to an error.
   template <typename Fn> auto quietly(Fn fn) {
@@ -898,6 +992,8 @@ private:
   IRRewriter rw;
   const TargetDescription &target;
   int64_t lanes32, vectorBytes;
+  /// Whether equal nests share one schedule.
+  bool reuse;
   /// Whether the function being scheduled is the decode step (one token).
   bool decode = false;
 };
@@ -914,7 +1010,7 @@ struct TLDefaultSchedulePass
     }
     if (desc->kind != TargetKind::CPU)
       return; // GPU schedules are the GPU back ends' (later issues)
-    Scheduler scheduler(&getContext(), *desc);
+    Scheduler scheduler(&getContext(), *desc, reuse);
     for (auto fn : getOperation().getOps<func::FuncOp>())
       if (!fn.isExternal())
         scheduler.run(fn);

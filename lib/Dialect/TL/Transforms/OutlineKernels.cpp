@@ -5,6 +5,7 @@
 // kernel is compiled once however many layers call it.
 //
 //===----------------------------------------------------------------------===//
+#include "Dialect/TL/Analysis/NestEquivalence.h"
 #include "Dialect/TL/IR/TL.h"
 #include "Dialect/TL/Transforms/Passes.h"
 
@@ -23,19 +24,6 @@ using namespace mlir;
 using namespace llmc;
 
 static constexpr llvm::StringLiteral kKernelAttr = "llmc.kernel";
-
-/// The attributes of `op` that make its meaning: all of them but a block's
-/// name, which only tells the blocks apart for schedules and readers.
-static SmallVector<NamedAttribute> meaningfulAttrs(Operation *op) {
-  SmallVector<NamedAttribute> attrs;
-  for (NamedAttribute a : op->getAttrDictionary()) {
-    if (auto block = dyn_cast<tl::BlockOp>(op);
-        block && a.getName() == block.getNameAttrName())
-      continue;
-    attrs.push_back(a);
-  }
-  return attrs;
-}
 
 /// The type a kernel takes for a captured value: a strided memref with a
 /// static offset (a slice, such as one layer's KV cache) takes any offset.
@@ -66,71 +54,13 @@ static std::string kernelName(func::FuncOp parent, Operation *nest) {
 }
 
 namespace {
-/// Structural equality of two kernels: the same operations, types and
-/// attributes (blocks' names aside) over corresponding values.
-class KernelEquivalence {
-public:
-  bool equal(func::FuncOp a, func::FuncOp b) {
-    map.clear();
-    return a.getFunctionType() == b.getFunctionType() &&
-           equal(a.getBody(), b.getBody());
-  }
-
-  /// A hash that equal kernels share.
-  static llvm::hash_code hash(func::FuncOp f) {
-    llvm::hash_code h = hash_value(f.getFunctionType());
-    f.getBody().walk([&](Operation *op) {
-      h = llvm::hash_combine(h, op->getName().getStringRef(),
-                             op->getNumOperands(), op->getNumRegions());
-      for (Type t : op->getResultTypes())
-        h = llvm::hash_combine(h, t);
-    });
-    return h;
-  }
-
-private:
-  bool equal(Region &a, Region &b) {
-    if (a.getBlocks().size() != b.getBlocks().size())
-      return false;
-    for (auto [ba, bb] : llvm::zip(a, b)) {
-      if (ba.getNumArguments() != bb.getNumArguments())
-        return false;
-      for (auto [x, y] : llvm::zip(ba.getArguments(), bb.getArguments())) {
-        if (x.getType() != y.getType())
-          return false;
-        map.map(x, y);
-      }
-      if (ba.getOperations().size() != bb.getOperations().size())
-        return false;
-      for (auto [oa, ob] : llvm::zip(ba, bb))
-        if (!equal(&oa, &ob))
-          return false;
-    }
-    return true;
-  }
-
-  bool equal(Operation *a, Operation *b) {
-    if (a->getName() != b->getName() ||
-        a->getNumOperands() != b->getNumOperands() ||
-        a->getNumResults() != b->getNumResults() ||
-        a->getNumRegions() != b->getNumRegions() ||
-        a->getResultTypes() != b->getResultTypes())
-      return false;
-    for (auto [x, y] : llvm::zip(a->getOperands(), b->getOperands()))
-      if (map.lookupOrNull(x) != y)
-        return false;
-    if (meaningfulAttrs(a) != meaningfulAttrs(b))
-      return false;
-    for (auto [ra, rb] : llvm::zip(a->getRegions(), b->getRegions()))
-      if (!equal(ra, rb))
-        return false;
-    for (auto [x, y] : llvm::zip(a->getResults(), b->getResults()))
-      map.map(x, y);
-    return true;
-  }
-
-  IRMapping map;
-};
+/// Structural equality of two kernels: the same signature, bodies equal
+/// over corresponding arguments.
+bool equalKernels(tl::NestEquivalence &eq, func::FuncOp a, func::FuncOp b) {
+  eq.reset();
+  return a.getFunctionType() == b.getFunctionType() &&
+         eq.equal(a.getBody(), b.getBody());
+}
 
 struct TLOutlineKernelsPass
     : tl::impl::TLOutlineKernelsBase<TLOutlineKernelsPass> {
@@ -191,7 +121,7 @@ void TLOutlineKernelsPass::runOnOperation() {
       parents.push_back(f);
 
   // Kernels so far, by hash: a nest equal to one of them calls it.
-  KernelEquivalence eq;
+  tl::NestEquivalence eq;
   llvm::DenseMap<size_t, SmallVector<func::FuncOp>> kernels;
   llvm::StringMap<unsigned> uses;
   for (func::FuncOp parent : parents) {
@@ -211,9 +141,9 @@ void TLOutlineKernelsPass::runOnOperation() {
       SmallVector<Value> operands;
       func::FuncOp kernel = outline(nest, base, operands);
       SmallVector<func::FuncOp> &same =
-          kernels[size_t(KernelEquivalence::hash(kernel))];
+          kernels[size_t(tl::NestEquivalence::hash(kernel))];
       auto it = llvm::find_if(
-          same, [&](func::FuncOp k) { return eq.equal(k, kernel); });
+          same, [&](func::FuncOp k) { return equalKernels(eq, k, kernel); });
       if (it != same.end()) {
         kernel.erase();
         kernel = *it;
