@@ -275,7 +275,7 @@ private:
         copy.names.push_back({x.getName(), y.getNameAttr()});
       // Longest names first: a block's name starts with the name of the
       // block the schedule made it from.
-      llvm::stable_sort(copy.names, [](auto &l, auto &r) {
+      llvm::sort(copy.names, [](auto &l, auto &r) {
         return l.first.size() > r.first.size();
       });
       copies[first.getOperation()].push_back(std::move(copy));
@@ -618,6 +618,8 @@ private:
       int64_t lanes = (!e && !decode) ? lanes32 : dotLanes();
       if (e && *e < lanes)
         return vecDotTail(r); // ggml adds short rows in order
+      if (!e && !decode && tileDynamicDot(block, spatialLoops, r, lanes))
+        return;
       lanesFor(block, r, lanes, /*tiles=*/0, /*fma=*/true);
       return;
     }
@@ -688,6 +690,45 @@ private:
     last->walk([&](BlockOp b) {
       (void)quietly([&] { return contract(rw, b); });
     });
+  }
+
+  /// Prefill's p.V, a dot product of dynamic length per output: register
+  /// tiles of 4 outputs of the spatial loop `n` around the reduction `k`
+  /// share each step's load of the other operand, each output keeping
+  /// lanesFor's order (its own lanes, tree, then the remainder in order):
+  /// (n, k) -> (n0, k0, n1, k1) and the remainder (n0, k', n1).
+  bool tileDynamicDot(BlockOp block, ArrayRef<ForOp> spatialLoops, ForOp k,
+                      int64_t lanes) {
+    if (spatialLoops.empty())
+      return false;
+    ForOp n = spatialLoops.back();
+    std::optional<int64_t> ne = extentOf(n);
+    if (!ne || *ne % 4 || *ne == 4 || !perfectlyAround(n, k))
+      return false;
+    auto nSplit = quietly([&] { return split(rw, n, {-1, 4}); });
+    if (failed(nSplit))
+      return false;
+    ForOp n1 = (*nSplit)[1];
+    ForOp kk = getLoops(block).back();
+    if (failed(quietly([&] { return reorder(rw, {kk, n1}); })))
+      return false;
+    kk = getLoops(block)[getLoops(block).size() - 2];
+    FailureOr<PeeledSplit> kSplit =
+        quietly([&] { return splitPeel(rw, kk, {lanes}); });
+    if (failed(kSplit))
+      return false;
+    SmallVector<ForOp> loops = getLoops(block);
+    ForOp k1 = loops[loops.size() - 2], rows = loops.back();
+    if (failed(quietly([&] { return reorder(rw, {rows, k1}); })))
+      return true;
+    FailureOr<RFactorResult> rf =
+        quietly([&] { return rfactor(rw, block, {getLoops(block).back()}); });
+    if (failed(rf))
+      return true;
+    (void)quietly([&] { return contract(rw, rf->rf); });
+    vectorizeBand(rf->rf, 1);
+    finishRFactor(*rf, /*tileLoops=*/1, true);
+    return true;
   }
 
   /// Whether `mul` multiplies two values widened from bf16.

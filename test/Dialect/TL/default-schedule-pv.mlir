@@ -1,0 +1,27 @@
+// RUN: llm-opt %s -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4" | FileCheck %s
+
+!cache = !graph.kv_cache<layers = 2, max_seq = 256, kv_heads = 2, head_dim = 16, element_type = f32>
+
+// Prefill's p.V (a dot product over the context, of dynamic length, per
+// output): register tiles of 4 outputs (the head dimension, split by 4 and
+// moved inside the context loop) share each step's load of the
+// probabilities, each output with its own 16 lanes of partials (rows of a
+// [4 x 16] buffer), its own tree, then the remaining positions in order:
+// per output the order of the untiled dot product.
+// CHECK-LABEL: func.func @prefill_pv
+// CHECK: tl.block "attention_values_rf_init"
+// CHECK-SAME: memref<4x16xf32>
+// CHECK: tl.for %{{.+}} = %{{.+}} to %{{.+}} step %{{[a-z0-9_]+}} {
+// CHECK: tl.for {{.*}} to %c4{{.*}} kind(unrolled)
+// CHECK-NEXT: tl.for {{.*}} to %c16{{.*}} kind(vectorized)
+// CHECK: tl.block "attention_values_rf"
+// CHECK: tl.block "attention_values_tree0"
+// CHECK: tl.block "attention_values_tree3"
+// CHECK: tl.block "attention_values" (
+// CHECK: tl.for %{{.+}} = %{{.+}} to %{{.+}} step %{{[a-z0-9_]+}} {
+// CHECK: tl.for {{.*}} to %c4{{.*}} step %{{[a-z0-9_]+}} {
+// CHECK: tl.block "attention_values_tail"
+func.func @prefill_pv(%q: tensor<?x64xf32>, %k: tensor<?x32xf32>, %c: !cache, %p: index) -> tensor<?x64xf32> attributes {llmc.phase = "prefill"} {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>, !cache
+  return %0 : tensor<?x64xf32>
+}
