@@ -179,10 +179,34 @@ writeWeights(llvm::ArrayRef<PlacedParam> params, int64_t totalBytes,
 // Metadata
 //===----------------------------------------------------------------------===//
 
+/// The bytes of weights.bin one decode step reads: every parameter, but of
+/// a table only ever gathered from (an untied embedding) one row.
+static int64_t decodeReadBytes(ModuleOp module,
+                               llvm::ArrayRef<PlacedParam> params) {
+  llvm::StringMap<bool> gatheredOnly;
+  module.walk([&](graph::ParamOp p) {
+    bool table = llvm::all_of(p->getUses(), [](OpOperand &use) {
+      auto gather = dyn_cast<graph::EmbeddingOp>(use.getOwner());
+      return gather && use.get() == gather.getTable();
+    });
+    auto [it, inserted] = gatheredOnly.try_emplace(p.getName(), table);
+    if (!inserted)
+      it->second = it->second && table;
+  });
+  int64_t total = 0;
+  for (const PlacedParam &p : params) {
+    int64_t bytes = graph::storageBytes(p.type);
+    if (gatheredOnly.lookup(p.name) && p.type.getRank() == 2)
+      bytes /= p.type.getDimSize(0);
+    total += bytes;
+  }
+  return total;
+}
+
 static llvm::Error writeMetadata(llvm::StringRef path, ModuleOp module,
                                  graph::KVCacheType cache,
                                  llvm::ArrayRef<PlacedParam> params,
-                                 int64_t weightBytes,
+                                 int64_t weightBytes, int64_t decodeBytes,
                                  const TargetBackend &backend,
                                  llvm::StringRef library,
                                  llvm::StringRef tokenizerKind,
@@ -204,6 +228,7 @@ static llvm::Error writeMetadata(llvm::StringRef path, ModuleOp module,
     j.attributeObject("weights", [&] {
       j.attribute("file", "weights.bin");
       j.attribute("bytes", weightBytes);
+      j.attribute("decode_read_bytes", decodeBytes);
     });
     j.attributeObject("model", [&] {
       for (NamedAttribute a : model) {
@@ -355,6 +380,7 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
     return params.takeError();
   auto bytesAttr = module->getAttrOfType<IntegerAttr>("graph.weights_bytes");
   int64_t weightBytes = bytesAttr ? bytesAttr.getInt() : 0;
+  int64_t decodeBytes = decodeReadBytes(module, *params);
 
   // Everything goes into a sibling temporary directory first.
   llvm::SmallString<256> outDir(options.outDir);
@@ -419,7 +445,7 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
       return e;
   }
   if (auto e = writeMetadata(file("metadata.json"), module, cache, *params,
-                             weightBytes, **backend, *library,
+                             weightBytes, decodeBytes, **backend, *library,
                              tokenizerKind, tokenizerFile))
     return e;
   if (auto e = moveIntoPlace(tmp, outDir))

@@ -106,6 +106,11 @@ int llmc_model_open(const char *dir, llmc_model **out, char **error) {
     info.tokenizer_path =
         md.tokenizerPath.empty() ? nullptr : md.tokenizerPath.c_str();
     info.weights_bytes = md.weightsBytes;
+    info.decode_read_bytes = md.decodeReadBytes;
+    // [layers, 2, kv_heads, max_seq * head_dim] of f32.
+    info.kv_bytes_per_position = md.kvCacheShape[0] * md.kvCacheShape[1] *
+                                 md.kvCacheShape[2] * md.kvCacheShape[3] /
+                                 md.maxSeqLen * 4;
     *out = m.release();
   });
 }

@@ -160,6 +160,9 @@ ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
   const JsonValue &weights = c.getObject(root, "", "weights");
   md.weightsPath = joinPath(dir, c.getFileName(weights, "weights", "file"));
   md.weightsBytes = c.getInteger(weights, "weights", "bytes", 0, INT64_MAX);
+  if (weights.find("decode_read_bytes"))
+    md.decodeReadBytes = c.getInteger(weights, "weights", "decode_read_bytes",
+                                      0, md.weightsBytes);
 
   const JsonValue &model = c.getObject(root, "", "model");
   if (const JsonValue *arch = model.find("arch"); arch && arch->isString())

@@ -28,6 +28,7 @@ struct ArtifactMetadata {
   std::string libraryPath; ///< dir + "/" + library
   std::string weightsPath; ///< dir + "/" + weights.file
   int64_t weightsBytes = 0;
+  int64_t decodeReadBytes = -1; ///< `weights.decode_read_bytes`, -1: absent
   std::string arch; ///< model.arch, empty when absent
   int64_t vocabSize = 0;
   int64_t maxSeqLen = 0;

@@ -76,3 +76,34 @@ def test_bench_errors(llmc, tmp_path):
     for args, msg in cases:
         p = e2e_util.run([llmc, "bench", *args], env=env)
         assert p.returncode != 0 and msg in p.stderr, (args, p.stderr)
+
+
+def test_bench_roofline(llmc, tmp_path):
+    """--roofline: the bytes a decode step reads (metadata's
+    weights.decode_read_bytes: all of weights.bin but the untied embedding
+    table, of which one row; plus the KV cache attended) against the read
+    bandwidth measured at each thread count."""
+    import json
+    gguf = tiny_gguf(tmp_path)
+    art = tmp_path / "art"
+    e2e_util.run([llmc, "compile", gguf, "-o", art], check=True)
+    meta = json.loads((art / "metadata.json").read_text())
+    table = [p for p in meta["params"] if p["name"] == "model.embed_tokens.weight"][0]
+    row = table["bytes"] // table["shape"][0]
+    assert meta["weights"]["decode_read_bytes"] == \
+        sum(p["bytes"] for p in meta["params"]) - table["bytes"] + row
+    out = e2e_util.run([llmc, "bench", art, "-p", "0", "-n", "4", "-t", "1,2", "-r", "1",
+                        "--roofline"], check=True).stdout
+    mb = re.search(r"roofline \(decode\): ([\d.]+) MB per token \(weights ([\d.]+) MB", out)
+    assert mb and abs(float(mb.group(2)) - meta["weights"]["decode_read_bytes"] / 1e6) < 0.06, out
+    lines = re.findall(r"^\| (\d) \| ([\d.]+) \| ([\d.]+) \| (\d+) % \|$", out, re.M)
+    assert [int(t) for t, *_ in lines] == [1, 2], out
+    for _, bw, got, pct in lines:
+        assert float(bw) > 0.1 and float(got) > 0, out
+        assert abs(int(pct) - 100 * float(got) / float(bw)) <= 1, out
+    # A tied table is read whole by the head: nothing is left out.
+    tied = tmp_path / "tied.gguf"
+    make_gguf_model.make_model(str(tied), arch="llama", mtype="q8_0", tied=True, seed=5)
+    e2e_util.run([llmc, "compile", tied, "-o", tmp_path / "tart"], check=True)
+    tmeta = json.loads((tmp_path / "tart" / "metadata.json").read_text())
+    assert tmeta["weights"]["decode_read_bytes"] == sum(p["bytes"] for p in tmeta["params"])

@@ -29,6 +29,7 @@
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -38,7 +39,7 @@ namespace {
 
 const char *kBenchUsage =
     "usage: llmc bench DIR|MODEL [-p N] [-n N] [-t T[,T...]] [-r R]\n"
-    "                  [--vs PATH|npm|none] [--peer-args ARGS]\n"
+    "                  [--vs PATH|npm|none] [--peer-args ARGS] [--roofline]\n"
     "                  [--act-quant M] [--target T]   (MODEL only)\n"
     "\n"
     "Times llama-bench's tests: ppN, an N-token prompt in one call (-p,\n"
@@ -58,6 +59,12 @@ const char *kBenchUsage =
     "\n"
     "Then reports memory: the bytes of weights.bin (memory-mapped, never\n"
     "copied), how many of them are resident, and the peak resident set.\n"
+    "\n"
+    "--roofline also measures the memory's read bandwidth at each thread\n"
+    "count (a sum over 512 MiB, the best of 5 passes, as STREAM reports) and\n"
+    "puts decode against it: the bytes one token reads (weights.bin but the\n"
+    "embedding table, of which one row, and the KV cache of the positions\n"
+    "attended) times the tgN median, as a fraction of that bandwidth.\n"
     "--prompt-len and --gen are -p and -n; --repeat is -r.\n";
 
 struct BenchOptions {
@@ -68,6 +75,7 @@ struct BenchOptions {
   std::vector<int32_t> threads;
   std::string vs;       // "" = default
   std::string peerArgs; // extra llama-bench arguments
+  bool roofline = false;
   bool help = false;
 };
 
@@ -91,12 +99,16 @@ BenchOptions parseBenchOptions(int argc, char **argv) {
   scanArguments(argc, argv,
                 {"-p", "--prompt-len", "-n", "--gen", "-t", "--threads", "-r",
                  "--repeat", "--vs", "--peer-args", "--model-file"},
-                {"--help", "-h"}, options, positional);
+                {"--help", "-h", "--roofline"}, options, positional);
   BenchOptions b;
   for (const Option &o : options) {
     if (o.name == "--help" || o.name == "-h") {
       b.help = true;
       return b;
+    }
+    if (o.name == "--roofline") {
+      b.roofline = true;
+      continue;
     }
     if (o.name == "-p" || o.name == "--prompt-len") {
       b.prompt = parseInteger(o, 0, INT32_MAX, "a non-negative integer");
@@ -117,6 +129,43 @@ BenchOptions parseBenchOptions(int argc, char **argv) {
   }
   b.dir = artifactDir(positional, "bench");
   return b;
+}
+
+double now();
+
+/// The memory's read bandwidth with `threads` threads, bytes/s: each thread
+/// sums its slice of a buffer far larger than any cache (integer adds the
+/// compiler vectorizes; the sum is used so the loop stays), the best of 5
+/// passes after one that pages the buffer in.
+double readBandwidth(int32_t threads) {
+  constexpr size_t kBytes = size_t(512) << 20;
+  std::vector<uint64_t> buffer(kBytes / sizeof(uint64_t), 1);
+  size_t n = buffer.size(), per = (n + threads - 1) / threads;
+  std::vector<uint64_t> sums(static_cast<size_t>(threads) * 8);
+  double best = 0;
+  for (int pass = 0; pass < 6; ++pass) {
+    std::vector<std::thread> pool;
+    double t0 = now();
+    for (int32_t t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        size_t begin = std::min(n, t * per), end = std::min(n, begin + per);
+        uint64_t s = 0;
+        for (size_t i = begin; i < end; ++i)
+          s += buffer[i];
+        sums[static_cast<size_t>(t) * 8] = s; // a cache line apart
+      });
+    for (std::thread &th : pool)
+      th.join();
+    double seconds = now() - t0;
+    if (pass > 0)
+      best = std::max(best, kBytes / seconds);
+  }
+  uint64_t total = 0;
+  for (uint64_t s : sums)
+    total += s;
+  if (total != n) // every element is 1
+    throw CommandError("--roofline", "the bandwidth probe summed wrongly");
+  return best;
 }
 
 /// Deterministic, spread-out token ids (a fixed LCG), the same every run.
@@ -461,6 +510,29 @@ int bench(const BenchOptions &given) {
       } else {
         std::printf("| %d | %s | %s |\n", threads[ti], name.c_str(),
                     cell(mine).c_str());
+      }
+    }
+  }
+  if (opts.roofline && opts.gen) {
+    const llmc_model_info &info = model.info();
+    if (info.decode_read_bytes < 0) {
+      std::printf("\nroofline: this artifact does not record what decode reads "
+                  "(compile it again)\n");
+    } else {
+      // Token i attends positions 0..i: on average (gen + 1) / 2 of them.
+      double kv = info.kv_bytes_per_position * (opts.gen + 1) / 2.0;
+      double perToken = static_cast<double>(info.decode_read_bytes) + kv;
+      std::printf("\nroofline (decode): %.1f MB per token (weights %.1f MB, "
+                  "KV cache %.2f MB on average)\n\n"
+                  "| threads | read bandwidth GB/s | tg%lld GB/s | of bandwidth |\n"
+                  "|---:|---:|---:|---:|\n",
+                  perToken / 1e6, info.decode_read_bytes / 1e6, kv / 1e6,
+                  static_cast<long long>(opts.gen));
+      for (size_t ti = 0; ti < threads.size(); ++ti) {
+        double bw = readBandwidth(threads[ti]);
+        double got = perToken * stats[ti][1].median();
+        std::printf("| %d | %.1f | %.1f | %.0f %% |\n", threads[ti], bw / 1e9,
+                    got / 1e9, 100.0 * got / bw);
       }
     }
   }

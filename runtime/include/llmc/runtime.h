@@ -57,6 +57,11 @@ typedef struct llmc_model_info {
   int64_t weights_bytes;      /**< `weights.bytes` */
   const char *target_description; /**< `target_description`, the resolved
                                        target (cpu:NAME,...), "" if absent */
+  int64_t decode_read_bytes;  /**< `weights.decode_read_bytes`: what one
+                                   decode step reads of weights.bin (the
+                                   embedding table: one row); -1 if absent */
+  int64_t kv_bytes_per_position; /**< KV cache bytes of one position, all
+                                      layers, keys and values */
 } llmc_model_info;
 
 /** Loads the artifact in directory `dir`: validates metadata.json, maps
