@@ -441,7 +441,30 @@ private:
       if (!e || *e > 1) {
         if (succeeded(quietly([&] { return parallel(l); })))
           return;
-        return; // the outermost candidate carries something: stay serial
+        // The outermost candidate carries something, or no analysis tells
+        // its iterations apart (a KV store's positions, written at a
+        // stride): a loop perfectly nested below it with an iteration per
+        // core whose iterations are independent (the heads) goes
+        // outermost, on the threads.
+        SmallVector<ForOp> chain = {l};
+        for (ForOp inner = onlyLoopIn(l);
+             inner && perfectlyAround(chain.back(), inner);
+             inner = onlyLoopIn(inner)) {
+          chain.push_back(inner);
+          std::optional<int64_t> ie = extentOf(inner);
+          if (!ie || *ie < std::max<int64_t>(target.cores, 2) ||
+              failed(quietly([&] {
+                return verifyIndependent(inner, "parallel");
+              })))
+            continue;
+          SmallVector<ForOp> order = {inner};
+          order.append(chain.begin(), chain.end() - 1);
+          auto moved = quietly([&] { return reorder(rw, order); });
+          if (succeeded(moved))
+            (void)quietly([&] { return parallel((*moved)[0]); });
+          return;
+        }
+        return;
       }
       l = onlyLoopIn(l);
     }
