@@ -5,8 +5,13 @@
 // in lanes, each summing groups of four bytes (16 x 4: one 512-bit
 // VPDPBUSD), the nibble and byte-of-group loops serial around them; then
 // the f32 steps with the 16 rows in lanes (each row's chain its own: no
-// sum crosses lanes).
+// sum crosses lanes). The activations' sums of 32 (the nibbles' offset)
+// are summed in 16 lanes and a tree.
 // CHECK-LABEL: func.func @decode_interleaved
+// CHECK: tl.block "act_sum_rf_init"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c16{{.*}} kind(vectorized)
+// CHECK: tl.block "act_sum_rf"
+// CHECK: tl.block "act_sum_tree0"
 // CHECK: tl.for %{{.+}} = %{{.+}} to %c2{{.*}} kind(parallel)
 // CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c8 step %{{[a-z0-9_]+}} {
 // CHECK: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} {

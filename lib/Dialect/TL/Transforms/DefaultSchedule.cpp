@@ -977,8 +977,15 @@ private:
         band.push_back(l);
         count *= *e;
       }
-      if (count < 2)
+      if (count < 2) {
+        // A longer sum (the activations' sums of 32 that the interleaved
+        // products take their offsets through): lanes of the target's
+        // width and a tree, exact in any order.
+        std::optional<int64_t> e = extentOf(g);
+        if (red && e && *e > lanes32 && *e % lanes32 == 0)
+          lanesFor(block, g, lanes32, 0, /*fma=*/false);
         return;
+      }
       for (ForOp l : band)
         if (failed(quietly([&] { return vectorize(l); })))
           return;
