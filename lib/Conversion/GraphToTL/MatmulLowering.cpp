@@ -570,6 +570,39 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     return out;
   }
 
+  /// What both interleaved products start from: the weight's shape and
+  /// layout, the activations quantized with their sums of 32, the output,
+  /// and the terms of their maps (iterations lead.., row group g, block).
+  struct InterleavedProduct {
+    int64_t k, rows, R, header;
+    QuantizedActivations qa;
+    Value out;
+    SmallVector<Value> leadUbs;
+    unsigned lead;
+    AffineExpr g, blk;
+    AffineExpr start; ///< the block's first byte in its group's row
+  };
+
+  InterleavedProduct interleavedProduct(NestBuilder &nb, MatmulOp op, Value x,
+                                        Type act,
+                                        InterleavedAttr layout) const {
+    RankedTensorType wType = op.getWeight().getType();
+    InterleavedProduct p;
+    p.k = wType.getShape().back();
+    p.rows = wType.getShape().front();
+    p.R = layout.getRows();
+    p.header = quantHeaderBytes(wType.getElementType());
+    p.qa = quantizeActivations(nb, x, p.k, act, 32);
+    p.out = nb.alloc(resultType(op), nb.dynamicSizes(x));
+    p.leadUbs = nb.sizes(x);
+    p.leadUbs.pop_back();
+    p.lead = p.leadUbs.size();
+    p.g = nb.d(p.lead);
+    p.blk = nb.d(p.lead + 1);
+    p.start = p.blk * (p.R * quantBlockBytes(wType.getElementType()));
+    return p;
+  }
+
   /// llama.cpp's Q4_0 product (ggml's repacked kernels: one f32 step per
   /// block) over a weight interleaved `R` rows at a time in chunks of four
   /// bytes (#graph.interleaved). Per group of R rows and block: the R rows'
@@ -584,88 +617,77 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
   Value lowerInterleavedDot(NestBuilder &nb, MatmulOp op, Value x, Value w,
                             Type act, InterleavedAttr layout) const {
     ImplicitLocOpBuilder &b = nb.b;
-    Type wElement = op.getWeight().getType().getElementType();
-    int64_t k = op.getWeight().getType().getShape().back();
-    int64_t rows = op.getWeight().getType().getShape().front();
-    int64_t R = layout.getRows(), blockBytes = quantBlockBytes(wElement);
-    int64_t header = quantHeaderBytes(wElement);
     Type f32 = b.getF32Type(), i32 = b.getI32Type();
-    QuantizedActivations qa = quantizeActivations(nb, x, k, act, 32);
-    Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
-    SmallVector<Value> leadUbs = nb.sizes(x);
-    leadUbs.pop_back();
-    unsigned lead = leadUbs.size();
-    AffineExpr g = nb.d(lead), blk = nb.d(lead + 1);
-    AffineExpr start = blk * (R * blockBytes);
-    nb.nest(leadUbs, [&](ValueRange leadIvs) {
-      nb.loop(nb.index(rows / R), [&](Value group) {
-        nb.loop(nb.index(k / 32), [&](Value block) {
+    InterleavedProduct p = interleavedProduct(nb, op, x, act, layout);
+    nb.nest(p.leadUbs, [&](ValueRange leadIvs) {
+      nb.loop(nb.index(p.rows / p.R), [&](Value group) {
+        nb.loop(nb.index(p.k / 32), [&](Value block) {
           SmallVector<Value> base(leadIvs);
           base.append({group, block});
-          Value isum = nb.scratch(MemRefType::get({R}, i32));
+          Value isum = nb.scratch(MemRefType::get({p.R}, i32));
           // The dot: h, i1 reducing; r the lanes; i0 the group of four.
           {
-            unsigned n = lead + 6;
-            AffineExpr h = nb.d(lead + 2), i1 = nb.d(lead + 3),
-                       r = nb.d(lead + 4), i0 = nb.d(lead + 5);
+            unsigned n = p.lead + 6;
+            AffineExpr h = nb.d(p.lead + 2), i1 = nb.d(p.lead + 3),
+                       r = nb.d(p.lead + 4), i0 = nb.d(p.lead + 5);
             AffineMap aMap =
-                leadMap(nb, n, lead, {blk * 32 + h * 16 + i1 * 4 + i0});
+                leadMap(nb, n, p.lead, {p.blk * 32 + h * 16 + i1 * 4 + i0});
             AffineMap qMap = nb.map(
-                n, {g, start + header * R + (i1 * R + r) * 4 + i0});
+                n, {p.g, p.start + p.header * p.R + (i1 * p.R + r) * 4 + i0});
             AffineMap sumMap = nb.map(n, {r});
-            SmallVector<IterKind> kinds(lead + 2, IterKind::spatial);
+            SmallVector<IterKind> kinds(p.lead + 2, IterKind::spatial);
             kinds.append({IterKind::reduce, IterKind::reduce,
                           IterKind::spatial, IterKind::reduce});
-            nb.nest({nb.index(2), nb.index(4), nb.index(R), nb.index(4)},
+            nb.nest({nb.index(2), nb.index(4), nb.index(p.R), nb.index(4)},
                     [&](ValueRange ivs) {
               SmallVector<Value> it(base);
               llvm::append_range(it, ivs);
-              nibbleDotBlock(nb, it, kinds, qa.values, aMap, w, qMap, isum,
-                             sumMap, lead + 2);
+              nibbleDotBlock(nb, it, kinds, p.qa.values, aMap, w, qMap, isum,
+                             sumMap, p.lead + 2);
             });
           }
           // The steps, one per row and block.
           {
-            unsigned n = lead + 3;
-            AffineExpr r = nb.d(lead + 2);
+            unsigned n = p.lead + 3;
+            AffineExpr r = nb.d(p.lead + 2);
             AffineMap sumMap = nb.map(n, {r});
-            AffineMap aScale = leadMap(nb, n, lead, {blk});
-            AffineMap dLo = nb.map(n, {g, start + r});
-            AffineMap dHi = nb.map(n, {g, start + R + r});
-            AffineMap outMap = leadMap(nb, n, lead, {g * R + r});
-            SmallVector<IterKind> kinds(lead + 1, IterKind::spatial);
+            AffineMap aScale = leadMap(nb, n, p.lead, {p.blk});
+            AffineMap dLo = nb.map(n, {p.g, p.start + r});
+            AffineMap dHi = nb.map(n, {p.g, p.start + p.R + r});
+            AffineMap outMap = leadMap(nb, n, p.lead, {p.g * p.R + r});
+            SmallVector<IterKind> kinds(p.lead + 1, IterKind::spatial);
             kinds.append({IterKind::reduce, IterKind::spatial});
-            nb.loop(nb.index(R), [&](Value row) {
+            nb.loop(nb.index(p.R), [&](Value row) {
               SmallVector<Value> it(base);
               it.push_back(row);
               nb.block(
                   "matmul_iscale", it, kinds,
-                  {{isum, sumMap}, {qa.scales, aScale}, {qa.sums, aScale},
+                  {{isum, sumMap}, {p.qa.scales, aScale}, {p.qa.sums, aScale},
                    {w, dLo}, {w, dHi}},
-                  {{out, outMap}},
+                  {{p.out, outMap}},
                   [&](ImplicitLocOpBuilder &b, ValueRange iv) {
                     Value d = loadHalfAt(nb, b, w, dLo, dHi, iv);
                     Value dd = arith::MulFOp::create(
-                        b, d, nb.load(qa.scales, aScale, iv));
+                        b, d, nb.load(p.qa.scales, aScale, iv));
                     Value offset = arith::ShLIOp::create(
-                        b, nb.load(qa.sums, aScale, iv),
+                        b, nb.load(p.qa.sums, aScale, iv),
                         arith::ConstantOp::create(b, b.getI32IntegerAttr(3)));
                     Value lane = arith::SubIOp::create(
                         b, nb.load(isum, sumMap, iv), offset);
                     Value s = arith::SIToFPOp::create(b, f32, lane);
                     nb.store(math::FmaOp::create(b, s, dd,
-                                                 nb.load(out, outMap, iv)),
-                             out, outMap, iv);
+                                                 nb.load(p.out, outMap, iv)),
+                             p.out, outMap, iv);
                   },
                   [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                    nb.store(nb.f32(0.0), out, outMap, iv);
+                    nb.store(nb.f32(0.0), p.out, outMap, iv);
                   });
             });
           }
         });
       });
     });
-    return out;
+    return p.out;
   }
 
   /// llama.cpp's Q4_K product (ggml's repacked kernels) over a weight
@@ -682,26 +704,12 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
   Value lowerInterleavedQ4K(NestBuilder &nb, MatmulOp op, Value x, Value w,
                             Type act, InterleavedAttr layout) const {
     ImplicitLocOpBuilder &b = nb.b;
-    Type wElement = op.getWeight().getType().getElementType();
-    int64_t k = op.getWeight().getType().getShape().back();
-    int64_t rows = op.getWeight().getType().getShape().front();
-    int64_t R = layout.getRows(), blockBytes = quantBlockBytes(wElement);
-    int64_t header = quantHeaderBytes(wElement);
     Type f32 = b.getF32Type(), i32 = b.getI32Type();
-    QuantizedActivations qa = quantizeActivations(nb, x, k, act, 32);
-    Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
-    SmallVector<Value> leadUbs = nb.sizes(x);
-    Value seq = leadUbs.front();
-    leadUbs.pop_back();
-    unsigned lead = leadUbs.size();
-    AffineExpr g = nb.d(lead), sb = nb.d(lead + 1);
-    AffineExpr start = sb * (R * blockBytes);
-    auto c8 = [&](ImplicitLocOpBuilder &b, int64_t v) -> Value {
-      return arith::ConstantOp::create(b, b.getI8IntegerAttr(v));
-    };
+    InterleavedProduct p = interleavedProduct(nb, op, x, act, layout);
+    Value seq = p.leadUbs.front(); // the tokens
     // Header byte `byte` (an expression) of lane `r`.
     auto headerMap = [&](unsigned n, AffineExpr byte, AffineExpr r) {
-      return nb.map(n, {g, start + byte * R + r});
+      return nb.map(n, {p.g, p.start + byte * p.R + r});
     };
     // The 6-bit scale (or min) of sub-block 4 ja + 2 jb + h of each lane,
     // as i32 (ggml's get_scale_min_k4): from scales[sub], scales[4 + sub],
@@ -720,100 +728,96 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                           Value ja, ValueRange iv, bool min) -> Value {
       Value va = nb.load(w, m.a, iv), vb = nb.load(w, m.bb, iv);
       Value vc = nb.load(w, m.c, iv);
-      Value low = arith::AndIOp::create(b, min ? vb : va, c8(b, 63));
-      Value top = arith::ShLIOp::create(
-          b, arith::ShRUIOp::create(b, min ? vb : va, c8(b, 6)), c8(b, 4));
-      Value part = min ? arith::ShRUIOp::create(b, vc, c8(b, 4)).getResult()
-                       : arith::AndIOp::create(b, vc, c8(b, 15)).getResult();
-      Value high = arith::OrIOp::create(b, part, top);
-      Value upper = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, ja,
-                                          nb.index(0));
-      return arith::ExtUIOp::create(
-          b, i32, arith::SelectOp::create(b, upper, high, low));
+      auto [sc, mn] = decodeScaleMinK4(b, va, vb, vc, [&] {
+        return arith::CmpIOp::create(b, arith::CmpIPredicate::ne, ja,
+                                     nb.index(0))
+            .getResult();
+      });
+      return min ? mn : sc;
     };
     // gemm rows: the first seq - seq % 4 when seq > 3 (ggml's choice).
     Value full = arith::SubIOp::create(
         b, seq, arith::RemUIOp::create(b, seq, nb.index(4)));
     Value longPrompt =
         arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, seq, nb.index(3));
-    nb.nest(leadUbs, [&](ValueRange leadIvs) {
+    nb.nest(p.leadUbs, [&](ValueRange leadIvs) {
       Value token = leadIvs.front();
       Value gemm = arith::AndIOp::create(
           b, longPrompt,
           arith::CmpIOp::create(b, arith::CmpIPredicate::ult, token, full));
-      nb.loop(nb.index(rows / R), [&](Value group) {
-        Value accD = nb.scratch(MemRefType::get({R}, f32));
-        Value accM = nb.scratch(MemRefType::get({R}, f32));
-        nb.loop(nb.index(k / 256), [&](Value block) {
+      nb.loop(nb.index(p.rows / p.R), [&](Value group) {
+        Value accD = nb.scratch(MemRefType::get({p.R}, f32));
+        Value accM = nb.scratch(MemRefType::get({p.R}, f32));
+        nb.loop(nb.index(p.k / 256), [&](Value block) {
           SmallVector<Value> base(leadIvs);
           base.append({group, block});
-          Value dots = nb.scratch(MemRefType::get({8 * R}, i32));
-          Value isum = nb.scratch(MemRefType::get({4 * R}, i32));
-          Value msum = nb.scratch(MemRefType::get({4 * R}, i32));
+          Value dots = nb.scratch(MemRefType::get({8 * p.R}, i32));
+          Value isum = nb.scratch(MemRefType::get({4 * p.R}, i32));
+          Value msum = nb.scratch(MemRefType::get({4 * p.R}, i32));
           // dots: (ja, jb, h) spatial, i1 reducing, r the lanes, i0 the
           // group of four.
           {
-            unsigned n = lead + 8;
-            AffineExpr ja = nb.d(lead + 2), jb = nb.d(lead + 3),
-                       h = nb.d(lead + 4), i1 = nb.d(lead + 5),
-                       r = nb.d(lead + 6), i0 = nb.d(lead + 7);
+            unsigned n = p.lead + 8;
+            AffineExpr ja = nb.d(p.lead + 2), jb = nb.d(p.lead + 3),
+                       h = nb.d(p.lead + 4), i1 = nb.d(p.lead + 5),
+                       r = nb.d(p.lead + 6), i0 = nb.d(p.lead + 7);
             AffineExpr cc = ja * 2 + jb;
             AffineMap aMap = leadMap(
-                nb, n, lead, {sb * 256 + cc * 64 + h * 32 + i1 * 4 + i0});
+                nb, n, p.lead, {p.blk * 256 + cc * 64 + h * 32 + i1 * 4 + i0});
             AffineMap qMap = nb.map(
-                n, {g, start + header * R + ((cc * 8 + i1) * R + r) * 4 + i0});
-            AffineMap dotMap = nb.map(n, {(cc * 2 + h) * R + r});
-            SmallVector<IterKind> kinds(lead + 5, IterKind::spatial);
+                n, {p.g, p.start + p.header * p.R + ((cc * 8 + i1) * p.R + r) * 4 + i0});
+            AffineMap dotMap = nb.map(n, {(cc * 2 + h) * p.R + r});
+            SmallVector<IterKind> kinds(p.lead + 5, IterKind::spatial);
             kinds.append({IterKind::reduce, IterKind::spatial, IterKind::reduce});
             nb.nest({nb.index(2), nb.index(2), nb.index(2), nb.index(8),
-                     nb.index(R), nb.index(4)},
+                     nb.index(p.R), nb.index(4)},
                     [&](ValueRange ivs) {
               SmallVector<Value> it(base);
               llvm::append_range(it, ivs);
-              nibbleDotBlock(nb, it, kinds, qa.values, aMap, w, qMap, dots,
-                             dotMap, lead + 4);
+              nibbleDotBlock(nb, it, kinds, p.qa.values, aMap, w, qMap, dots,
+                             dotMap, p.lead + 4);
             });
           }
           // isum and msum: (ja, jb) spatial, h reducing, r the lanes.
           {
-            unsigned n = lead + 6;
-            AffineExpr ja = nb.d(lead + 2), jb = nb.d(lead + 3),
-                       h = nb.d(lead + 4), r = nb.d(lead + 5);
+            unsigned n = p.lead + 6;
+            AffineExpr ja = nb.d(p.lead + 2), jb = nb.d(p.lead + 3),
+                       h = nb.d(p.lead + 4), r = nb.d(p.lead + 5);
             AffineExpr cc = ja * 2 + jb;
             ScaleMaps sm = scaleMaps(n, jb, h, r);
-            AffineMap dotMap = nb.map(n, {(cc * 2 + h) * R + r});
-            AffineMap sumMap = nb.map(n, {cc * R + r});
-            AffineMap aSum = leadMap(nb, n, lead, {sb * 8 + cc * 2 + h});
-            SmallVector<IterKind> kinds(lead + 4, IterKind::spatial);
+            AffineMap dotMap = nb.map(n, {(cc * 2 + h) * p.R + r});
+            AffineMap sumMap = nb.map(n, {cc * p.R + r});
+            AffineMap aSum = leadMap(nb, n, p.lead, {p.blk * 8 + cc * 2 + h});
+            SmallVector<IterKind> kinds(p.lead + 4, IterKind::spatial);
             kinds.append({IterKind::reduce, IterKind::spatial});
             SmallVector<Access> scales = {{w, sm.a}, {w, sm.bb}, {w, sm.c}};
             auto mac = [&](StringRef name, Value acc, Value src,
                            AffineMap srcMap, bool min) {
               SmallVector<Access> reads = {{src, srcMap}};
               llvm::append_range(reads, scales);
-              nb.nest({nb.index(2), nb.index(2), nb.index(2), nb.index(R)},
+              nb.nest({nb.index(2), nb.index(2), nb.index(2), nb.index(p.R)},
                       [&](ValueRange ivs) {
                 SmallVector<Value> it(base);
                 llvm::append_range(it, ivs);
                 intMacBlock(nb, name, it, kinds, reads, acc, sumMap, src,
                             srcMap, [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                              return scaleOrMin(b, sm, iv[lead + 2], iv, min);
+                              return scaleOrMin(b, sm, iv[p.lead + 2], iv, min);
                             });
               });
             };
             mac("matmul_isum", isum, dots, dotMap, false);
-            mac("matmul_imin", msum, qa.sums, aSum, true);
+            mac("matmul_imin", msum, p.qa.sums, aSum, true);
           }
           // The steps of each row's two chains.
           {
-            unsigned n = lead + 3;
-            AffineExpr r = nb.d(lead + 2);
+            unsigned n = p.lead + 3;
+            AffineExpr r = nb.d(p.lead + 2);
             AffineMap one = nb.map(n, {r});
-            AffineMap aScale = leadMap(nb, n, lead, {sb});
+            AffineMap aScale = leadMap(nb, n, p.lead, {p.blk});
             SmallVector<AffineMap> groupMaps;
             for (int64_t c = 0; c < 4; ++c)
-              groupMaps.push_back(nb.map(n, {r + c * R}));
-            SmallVector<IterKind> kinds(lead + 1, IterKind::spatial);
+              groupMaps.push_back(nb.map(n, {r + c * p.R}));
+            SmallVector<IterKind> kinds(p.lead + 1, IterKind::spatial);
             kinds.append({IterKind::reduce, IterKind::spatial});
             auto step = [&](StringRef name, Value sum, Value acc,
                             int64_t scaleByte) {
@@ -822,8 +826,8 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
               SmallVector<Access> reads;
               for (AffineMap m : groupMaps)
                 reads.push_back({sum, m});
-              reads.append({{qa.scales, aScale}, {w, lo}, {w, hi}});
-              nb.loop(nb.index(R), [&](Value lane) {
+              reads.append({{p.qa.scales, aScale}, {w, lo}, {w, hi}});
+              nb.loop(nb.index(p.R), [&](Value lane) {
                 SmallVector<Value> it(base);
                 it.push_back(lane);
                 nb.block(
@@ -831,7 +835,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                     [&](ImplicitLocOpBuilder &b, ValueRange iv) {
                       Value dd = arith::MulFOp::create(
                           b, loadHalfAt(nb, b, w, lo, hi, iv),
-                          nb.load(qa.scales, aScale, iv));
+                          nb.load(p.qa.scales, aScale, iv));
                       SmallVector<Value> sums;
                       for (AffineMap m : groupMaps)
                         sums.push_back(nb.load(sum, m, iv));
@@ -848,24 +852,24 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
           }
         });
         // out = accD - accM, row by row.
-        unsigned n = lead + 2;
-        AffineExpr r = nb.d(lead + 1);
+        unsigned n = p.lead + 2;
+        AffineExpr r = nb.d(p.lead + 1);
         AffineMap one = nb.map(n, {r});
-        AffineMap outMap = leadMap(nb, n, lead, {g * R + r});
-        nb.loop(nb.index(R), [&](Value lane) {
+        AffineMap outMap = leadMap(nb, n, p.lead, {p.g * p.R + r});
+        nb.loop(nb.index(p.R), [&](Value lane) {
           SmallVector<Value> it(leadIvs);
           it.append({group, lane});
           nb.block("matmul_out", it, SmallVector<IterKind>(n, IterKind::spatial),
-                   {{accD, one}, {accM, one}}, {{out, outMap}},
+                   {{accD, one}, {accM, one}}, {{p.out, outMap}},
                    [&](ImplicitLocOpBuilder &b, ValueRange iv) {
                      nb.store(arith::SubFOp::create(b, nb.load(accD, one, iv),
                                                     nb.load(accM, one, iv)),
-                              out, outMap, iv);
+                              p.out, outMap, iv);
                    });
         });
       });
     });
-    return out;
+    return p.out;
   }
 
   /// The integer sums of one block into `acc[lanes]`: (sub-scale *) q * a

@@ -60,6 +60,32 @@ inline Value loadHalfAt(NestBuilder &nb, ImplicitLocOpBuilder &b, Value w,
   return arith::ExtFOp::create(b, b.getF32Type(), h);
 }
 
+/// ggml's get_scale_min_k4: the 6-bit scale and min, as i32, of Q4_K
+/// sub-block `sub` (or `sub + 4` where the i1 `upper()` makes holds) from
+/// the bytes a = scales[sub], bb = scales[4 + sub], c = scales[8 + sub]
+/// (sub < 4) of its super-block.
+inline std::pair<Value, Value>
+decodeScaleMinK4(ImplicitLocOpBuilder &b, Value a, Value bb, Value c,
+                 function_ref<Value()> upper) {
+  auto c8 = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, b.getI8IntegerAttr(v));
+  };
+  Value c63 = c8(63), c15 = c8(15), c4 = c8(4), c6 = c8(6);
+  Value scLow = arith::AndIOp::create(b, a, c63);
+  Value mLow = arith::AndIOp::create(b, bb, c63);
+  Value scHigh = arith::OrIOp::create(
+      b, arith::AndIOp::create(b, c, c15),
+      arith::ShLIOp::create(b, arith::ShRUIOp::create(b, a, c6), c4));
+  Value mHigh = arith::OrIOp::create(
+      b, arith::ShRUIOp::create(b, c, c4),
+      arith::ShLIOp::create(b, arith::ShRUIOp::create(b, bb, c6), c4));
+  Value isUpper = upper();
+  Value sc = arith::SelectOp::create(b, isUpper, scHigh, scLow);
+  Value m = arith::SelectOp::create(b, isUpper, mHigh, mLow);
+  Type i32 = b.getI32Type();
+  return {arith::ExtUIOp::create(b, i32, sc), arith::ExtUIOp::create(b, i32, m)};
+}
+
 /// Reads element (row, block, levels) of a quantized weight straight from
 /// its ggml blocks and decodes it as ggml's dequantize_row_* does: the f16
 /// scale d (and dmin), the packed value and, for K-quants, the sub-block
@@ -183,20 +209,11 @@ public:
       return {arith::ExtSIOp::create(b, i32, nb.load(w, scMap, it)), Value()};
     Value a = nb.load(w, sAMap, it), bb = nb.load(w, sBMap, it);
     Value c = nb.load(w, sCMap, it);
-    Value c63 = c8(b, 63), c15 = c8(b, 15), c4 = c8(b, 4), c6 = c8(b, 6);
-    Value scLow = arith::AndIOp::create(b, a, c63);
-    Value mLow = arith::AndIOp::create(b, bb, c63);
-    Value scHigh = arith::OrIOp::create(
-        b, arith::AndIOp::create(b, c, c15),
-        arith::ShLIOp::create(b, arith::ShRUIOp::create(b, a, c6), c4));
-    Value mHigh = arith::OrIOp::create(
-        b, arith::ShRUIOp::create(b, c, c4),
-        arith::ShLIOp::create(b, arith::ShRUIOp::create(b, bb, c6), c4));
-    Value upper = arith::CmpIOp::create(b, arith::CmpIPredicate::ne,
-                                        apply(b, upperExpr, it), nb.index(0));
-    Value sc = arith::SelectOp::create(b, upper, scHigh, scLow);
-    Value m = arith::SelectOp::create(b, upper, mHigh, mLow);
-    return {arith::ExtUIOp::create(b, i32, sc), arith::ExtUIOp::create(b, i32, m)};
+    return decodeScaleMinK4(b, a, bb, c, [&] {
+      return arith::CmpIOp::create(b, arith::CmpIPredicate::ne,
+                                   apply(b, upperExpr, it), nb.index(0))
+          .getResult();
+    });
   }
 
   /// The (super-)block's f16 scales as f32: d, and dmin for Q4_K (else null).

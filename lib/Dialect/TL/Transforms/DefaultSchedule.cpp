@@ -735,22 +735,16 @@ private:
     ForOp kk = getLoops(block).back();
     if (failed(quietly([&] { return reorder(rw, {kk, n1}); })))
       return false;
-    kk = getLoops(block)[getLoops(block).size() - 2];
+    SmallVector<ForOp> loops = getLoops(block);
+    kk = loops[loops.size() - 2];
     FailureOr<PeeledSplit> kSplit =
         quietly([&] { return splitPeel(rw, kk, {lanes}); });
     if (failed(kSplit))
       return false;
-    SmallVector<ForOp> loops = getLoops(block);
-    ForOp k1 = loops[loops.size() - 2], rows = loops.back();
-    if (failed(quietly([&] { return reorder(rw, {rows, k1}); })))
-      return true;
-    FailureOr<RFactorResult> rf =
-        quietly([&] { return rfactor(rw, block, {getLoops(block).back()}); });
-    if (failed(rf))
-      return true;
-    (void)quietly([&] { return contract(rw, rf->rf); });
-    vectorizeBand(rf->rf, 1);
-    finishRFactor(*rf, /*tileLoops=*/1, true);
+    loops = getLoops(block);
+    ForOp k1 = loops[loops.size() - 2], tile = loops.back();
+    if (succeeded(quietly([&] { return reorder(rw, {tile, k1}); })))
+      laneReduction(block, getLoops(block).back(), /*tiles=*/1, /*fma=*/true);
     return true;
   }
 
@@ -779,6 +773,13 @@ private:
       if (fma && split->tail)
         vecDotTail(split->tail);
     }
+    laneReduction(block, laneLoop, tiles, fma);
+  }
+
+  /// The partials of `block` over its lane loop `laneLoop` (the innermost,
+  /// `tiles` tile loops around it): factored, vectorized, summed in a tree;
+  /// with `fma`, each lane accumulating with fused multiply-adds.
+  void laneReduction(BlockOp block, ForOp laneLoop, unsigned tiles, bool fma) {
     FailureOr<RFactorResult> rf =
         quietly([&] { return rfactor(rw, block, {laneLoop}); });
     if (failed(rf))
