@@ -144,12 +144,11 @@ sumWords(const uint64_t *p, size_t n) {
 }
 
 /// The memory's read bandwidth with `threads` threads, bytes/s: each thread
-/// sums its slice of a buffer far larger than any cache (integer adds the
-/// compiler vectorizes; the sum is used so the loop stays), the best of 5
-/// passes after one that pages the buffer in.
-double readBandwidth(int32_t threads) {
-  constexpr size_t kBytes = size_t(512) << 20;
-  std::vector<uint64_t> buffer(kBytes / sizeof(uint64_t), 1);
+/// sums its slice of `buffer` (all ones, far larger than any cache; the sum
+/// is checked so the loop stays), the best of 5 passes after one that warms
+/// up.
+double readBandwidth(const std::vector<uint64_t> &buffer, int32_t threads) {
+  const double bytes = static_cast<double>(buffer.size() * sizeof(uint64_t));
   size_t n = buffer.size(), per = (n + threads - 1) / threads;
   std::vector<uint64_t> sums(static_cast<size_t>(threads) * 8);
   double best = 0;
@@ -166,7 +165,7 @@ double readBandwidth(int32_t threads) {
       th.join();
     double seconds = now() - t0;
     if (pass > 0)
-      best = std::max(best, kBytes / seconds);
+      best = std::max(best, bytes / seconds);
   }
   uint64_t total = 0;
   for (uint64_t s : sums)
@@ -536,8 +535,10 @@ int bench(const BenchOptions &given) {
                   "|---:|---:|---:|---:|\n",
                   perToken / 1e6, info.decode_read_bytes / 1e6, kv / 1e6,
                   static_cast<long long>(opts.gen));
+      // 512 MiB of ones, written once for every thread count.
+      std::vector<uint64_t> probe((size_t(512) << 20) / sizeof(uint64_t), 1);
       for (size_t ti = 0; ti < threads.size(); ++ti) {
-        double bw = readBandwidth(threads[ti]);
+        double bw = readBandwidth(probe, threads[ti]);
         double got = perToken * stats[ti][1].median();
         std::printf("| %d | %.1f | %.1f | %.0f %% |\n", threads[ti], bw / 1e9,
                     got / 1e9, 100.0 * got / bw);
