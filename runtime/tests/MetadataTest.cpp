@@ -175,6 +175,12 @@ INSTANTIATE_TEST_SUITE_P(
         FieldCase{"\"bytes\": 128", "\"bytes\": -1",
                   "field 'weights.bytes' is -1, expected a value in [0, "
                   "9223372036854775807]"},
+        FieldCase{"\"bytes\": 128", "\"bytes\": 128, \"decode_read_bytes\": 129",
+                  "field 'weights.decode_read_bytes' is 129, expected a value "
+                  "in [0, 128]"},
+        FieldCase{"\"bytes\": 128", "\"bytes\": 128, \"decode_read_bytes\": \"64\"",
+                  "field 'weights.decode_read_bytes' must be an integer, got a "
+                  "string"},
         FieldCase{"\"vocab_size\": 512, ", "",
                   "field 'model.vocab_size' is missing"},
         FieldCase{"\"vocab_size\": 512", "\"vocab_size\": \"512\"",

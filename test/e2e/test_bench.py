@@ -101,6 +101,13 @@ def test_bench_roofline(llmc, tmp_path):
     for _, bw, got, pct in lines:
         assert float(bw) > 0.1 and float(got) > 0, out
         assert abs(int(pct) - 100 * float(got) / float(bw)) <= 1, out
+    # An artifact from before the field says so instead of a figure.
+    meta["weights"].pop("decode_read_bytes")
+    (art / "metadata.json").write_text(json.dumps(meta))
+    out = e2e_util.run([llmc, "bench", art, "-p", "0", "-n", "2", "-t", "1", "-r", "1",
+                        "--roofline"], check=True).stdout
+    assert "roofline: this artifact does not record what decode reads (compile it again)" \
+        in out, out
     # A tied table is read whole by the head: nothing is left out.
     tied = tmp_path / "tied.gguf"
     make_gguf_model.make_model(str(tied), arch="llama", mtype="q8_0", tied=True, seed=5)

@@ -1,5 +1,8 @@
 // RUN: llm-opt %s -split-input-file -graph-interleave-weights="target=cpu:znver4" | FileCheck %s
 // RUN: llm-opt %s -split-input-file -graph-interleave-weights="target=cpu:x86-64-v3" | FileCheck %s --check-prefix=AVX2
+// RUN: not llm-opt %s -split-input-file -graph-interleave-weights="target=tpu" 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: error: graph-interleave-weights: unknown target 'tpu'
 
 // Q4_0 and Q4_K matrices read only by llama.cpp-mode integer products get their rows
 // interleaved, one row per i32 lane: 16 with AVX-512, 8 with AVX2; fewer

@@ -199,3 +199,11 @@ func.func @interleaved_table(%ids: tensor<?xi32>, %t: tensor<8x64x!graph.q4_0, #
   %0 = graph.embedding %t[%ids] : tensor<8x64x!graph.q4_0, #graph.interleaved<rows = 8, chunk = 4>>, tensor<?xi32> -> tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
 }
+
+// -----
+
+func.func @unknown_layout(%w: !graph.weights) {
+  // expected-error @+1 {{parameter 'p' has an unknown layout "rows"}}
+  %0 = graph.param %w["p"] : tensor<8x64x!graph.q4_0, "rows">
+  return
+}
