@@ -127,7 +127,10 @@ struct Int8DotPattern : OpRewritePattern<vector::MultiDimReductionOp> {
       result = dot(op.getAcc(), y->value, x->value);
     } else {
       // Both signed: a * b = (a ^ 0x80) * b - 128 * b, with a ^ 0x80 read
-      // as unsigned (a + 128).
+      // as unsigned (a + 128). The offset is taken off the accumulator
+      // before the dot (the same i32, modulo 2^32): with a zero
+      // accumulator, -offset depends on b only and is shared by every
+      // product with b, instead of a subtraction per product.
       auto splat = [&](Type t, int64_t v) -> Value {
         return arith::ConstantOp::create(
             rewriter, loc,
@@ -137,10 +140,10 @@ struct Int8DotPattern : OpRewritePattern<vector::MultiDimReductionOp> {
       };
       Value bias = splat(bytes, -128);
       Value flipped = arith::XOrIOp::create(rewriter, loc, x->value, bias);
-      Value sum = dot(op.getAcc(), flipped, y->value);
       Value zero = splat(accType, 0);
       Value offset = dot(zero, bias, y->value);
-      result = arith::SubIOp::create(rewriter, loc, sum, offset);
+      Value start = arith::SubIOp::create(rewriter, loc, op.getAcc(), offset);
+      result = dot(start, flipped, y->value);
     }
     rewriter.replaceOp(op, result);
     return success();

@@ -25,12 +25,14 @@ func.func @unsigned_times_signed(%a: vector<64xi8>, %q: vector<64xi8>, %acc: vec
 }
 
 // Two signed operands: a * b = (a ^ 0x80) * b - 128 * b, both unsigned x
-// signed.
+// signed; the offset 128 * b is taken off the accumulator before the dot
+// (with a zero accumulator it is then shared by every product with b).
 // AVX512-LABEL: func.func @signed_times_signed
 // AVX512: %[[F:.+]] = arith.xori %arg0, %{{.+}} : vector<32xi8>
-// AVX512: %[[S:.+]] = llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"(%arg2, %[[F]], %arg1)
 // AVX512: %[[O:.+]] = llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"(%{{.+}}, %{{.+}}, %arg1)
-// AVX512: arith.subi %[[S]], %[[O]] : vector<8xi32>
+// AVX512: %[[A:.+]] = arith.subi %arg2, %[[O]] : vector<8xi32>
+// AVX512: %[[S:.+]] = llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"(%[[A]], %[[F]], %arg1)
+// AVX512: return %[[S]]
 // AVXVNNI-LABEL: func.func @signed_times_signed
 // AVXVNNI: llvm.call_intrinsic "llvm.x86.avxvnni.vpdpbusd.256"
 // NONE-LABEL: func.func @signed_times_signed
