@@ -286,9 +286,10 @@ def test_q4_k_m_mix_matches_ggml_dequantization(llmc, tmp_path, arch, tied):
 
 @pytest.mark.parametrize("target,rows,mtype", [("cpu:x86-64-v4", 16, "q4_0"),
                                                ("cpu:x86-64-v3", 8, "q4_0"),
-                                               ("cpu:x86-64-v4", 16, "q4_k_m")])
+                                               ("cpu:x86-64-v4", 16, "q4_k_m"),
+                                               ("cpu:x86-64-v4", 16, "q8_0")])
 def test_interleaved_weights_bin(llmc, tmp_path, target, rows, mtype):
-    """llama.cpp mode interleaves the Q4_0 and Q4_K matrices the integer
+    """llama.cpp mode interleaves the Q8_0, Q4_0 and Q4_K matrices the integer
     products read (R rows side by side, R the target's i32 lanes):
     weights.bin holds the GGUF's blocks permuted as docs/artifact.md says,
     byte for byte, and every other parameter (the tied embedding, Q6_K
@@ -314,9 +315,10 @@ def test_interleaved_weights_bin(llmc, tmp_path, target, rows, mtype):
     assert packed and all(p["dtype"] == qtype for p in packed)
     names = {p["name"] for p in packed}
     assert "model.embed_tokens.weight" not in names      # the embedding gathers from it
-    if mtype == "q4_0":
+    if mtype in ("q4_0", "q8_0"):
         assert len(names) == 7 * meta["model"]["n_layers"]
-    elems, size, header = {"q4_0": (32, 18, 2), "q4_k": (256, 144, 16)}[qtype]
+    elems, size, header = {"q4_0": (32, 18, 2), "q4_k": (256, 144, 16),
+                           "q8_0": (32, 34, 2)}[qtype]
     for p in meta["params"]:
         plain = np.frombuffer(bytes(src.tensor_bytes(gguf_name[p["name"]])), np.uint8)
         got = np.frombuffer(blob[p["offset"]:p["offset"] + p["bytes"]], np.uint8)

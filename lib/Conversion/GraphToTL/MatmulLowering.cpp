@@ -11,7 +11,9 @@
 // - llama.cpp, quantized weights: the activations quantized to 8-bit blocks
 //   as llama.cpp does, integer dot products summed exactly in i32 over the
 //   groups the format's scales cover, then one f32 step (fma) per group:
-//     Q8_0: per block and group of 4 (a lane of ggml's vec_dot);
+//     Q8_0: per block and group of 4 (a lane of ggml's vec_dot); over
+//           rows interleaved by #graph.interleaved, one row per vector
+//           lane and each row's 8 lanes explicit, summed as ggml does;
 //     Q4_0: per block of 32 (ggml's repacked kernels, for a multiple of 8
 //           rows; over rows interleaved by #graph.interleaved, one row
 //           per lane), else like Q8_0;
@@ -58,14 +60,15 @@ struct QuantizedActivations {
   Value values, scales;
   int64_t block;
   /// With `sumWidth`: the sums of the integer values over runs of that many
-  /// (Q8_K's bsums), [.., K/sumWidth] i32.
+  /// (Q8_K's bsums), [.., K/sumWidth] i32, each value times `sumFactor`.
   Value sums;
   int64_t sumWidth = 0;
 };
 
 static QuantizedActivations quantizeActivations(NestBuilder &nb, Value x,
                                                 int64_t k, Type act,
-                                                int64_t sumWidth = 0) {
+                                                int64_t sumWidth = 0,
+                                                int64_t sumFactor = 1) {
   ImplicitLocOpBuilder &b = nb.b;
   Type f32 = b.getF32Type(), i8 = b.getI8Type(), i32 = b.getI32Type();
   bool q8k = llvm::isa<Q8_KType>(act);
@@ -188,6 +191,10 @@ static QuantizedActivations quantizeActivations(NestBuilder &nb, Value x,
           {{qa.values, qMap}}, {{qa.sums, sMap}},
           [&](ImplicitLocOpBuilder &b, ValueRange it) {
             Value q = arith::ExtSIOp::create(b, i32, nb.load(qa.values, qMap, it));
+            if (sumFactor != 1)
+              q = arith::MulIOp::create(
+                  b, q,
+                  arith::ConstantOp::create(b, b.getI32IntegerAttr(sumFactor)));
             nb.store(arith::AddIOp::create(b, nb.load(qa.sums, sMap, it), q),
                      qa.sums, sMap, it);
           },
@@ -340,11 +347,14 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     Type act = op.getActType() ? *op.getActType() : Type();
     if (InterleavedAttr layout = getInterleaving(op.getWeight().getType())) {
       Type wElement = op.getWeight().getType().getElementType();
-      if (layout.getChunk() != 4 || !isa<Q4_0Type, Q4_KType>(wElement))
+      if (layout.getChunk() != 4 ||
+          !isa<Q8_0Type, Q4_0Type, Q4_KType>(wElement))
         return op.emitOpError("no lowering reads a weight laid out as ")
                << op.getWeight().getType();
       rewriter.replaceOp(op, isa<Q4_KType>(wElement)
                                  ? lowerInterleavedQ4K(nb, op, x, w, act, layout)
+                             : isa<Q8_0Type>(wElement)
+                                 ? lowerInterleavedQ8(nb, op, x, w, act, layout)
                                  : lowerInterleavedDot(nb, op, x, w, act, layout));
       return success();
     }
@@ -570,9 +580,10 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     return out;
   }
 
-  /// What both interleaved products start from: the weight's shape and
-  /// layout, the activations quantized with their sums of 32, the output,
-  /// and the terms of their maps (iterations lead.., row group g, block).
+  /// What the interleaved products start from: the weight's shape and
+  /// layout, the activations quantized with their sums (of 32 unless said
+  /// otherwise), the output, and the terms of their maps (iterations
+  /// lead.., row group g, block).
   struct InterleavedProduct {
     int64_t k, rows, R, header;
     QuantizedActivations qa;
@@ -584,15 +595,16 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
   };
 
   InterleavedProduct interleavedProduct(NestBuilder &nb, MatmulOp op, Value x,
-                                        Type act,
-                                        InterleavedAttr layout) const {
+                                        Type act, InterleavedAttr layout,
+                                        int64_t sumWidth = 32,
+                                        int64_t sumFactor = 1) const {
     RankedTensorType wType = op.getWeight().getType();
     InterleavedProduct p;
     p.k = wType.getShape().back();
     p.rows = wType.getShape().front();
     p.R = layout.getRows();
     p.header = quantHeaderBytes(wType.getElementType());
-    p.qa = quantizeActivations(nb, x, p.k, act, 32);
+    p.qa = quantizeActivations(nb, x, p.k, act, sumWidth, sumFactor);
     p.out = nb.alloc(resultType(op), nb.dynamicSizes(x));
     p.leadUbs = nb.sizes(x);
     p.leadUbs.pop_back();
@@ -684,6 +696,155 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                   });
             });
           }
+        });
+      });
+    });
+    return p.out;
+  }
+
+  /// llama.cpp's Q8_0 product over a weight interleaved `R` rows at a time
+  /// in chunks of four bytes (#graph.interleaved). ggml's vec_dot_q8_0_q8_0
+  /// and llamafile's sgemm both keep 8 f32 lanes per output, lane i1 taking
+  /// the group of four i1 of every block,
+  ///   lane[i1] = fma(float(dot of the group), d_w * d_a, lane[i1]),
+  /// and add them at the end as hsum_float_8 does,
+  ///   ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7));
+  /// here the lanes of the group's R rows side by side, `acc[i1][r]`. Per
+  /// block `isum[i1][r]` is that dot with the weight's bytes biased to
+  /// unsigned (w ^ 0x80 = w + 128, what VPDPBUSD multiplies) and the bias
+  /// taken off through the activations' sums of four, precomputed times
+  /// -128 as the sums' start: the same integer.
+  /// Iterations: dot (lead.., g, blk, i1, r, i0); steps (lead.., g, blk,
+  /// i1, r); lanes' start (lead.., g, i1, r) and sum (lead.., g, r).
+  Value lowerInterleavedQ8(NestBuilder &nb, MatmulOp op, Value x, Value w,
+                           Type act, InterleavedAttr layout) const {
+    ImplicitLocOpBuilder &b = nb.b;
+    Type f32 = b.getF32Type(), i32 = b.getI32Type();
+    InterleavedProduct p =
+        interleavedProduct(nb, op, x, act, layout, /*sumWidth=*/4,
+                           /*sumFactor=*/-128);
+    constexpr int64_t kLanes = 8; // groups of four per block
+    nb.nest(p.leadUbs, [&](ValueRange leadIvs) {
+      nb.loop(nb.index(p.rows / p.R), [&](Value group) {
+        SmallVector<Value> outer(leadIvs);
+        outer.push_back(group);
+        Value acc = nb.scratch(MemRefType::get({kLanes * p.R}, f32));
+        {
+          unsigned n = p.lead + 3;
+          AffineMap accMap =
+              nb.map(n, {nb.d(p.lead + 1) * p.R + nb.d(p.lead + 2)});
+          nb.nest({nb.index(kLanes), nb.index(p.R)}, [&](ValueRange ivs) {
+            SmallVector<Value> it(outer);
+            llvm::append_range(it, ivs);
+            nb.block("matmul_lanes_init", it,
+                     SmallVector<IterKind>(n, IterKind::spatial), {},
+                     {{acc, accMap}},
+                     [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                       nb.store(nb.f32(0.0), acc, accMap, iv);
+                     });
+          });
+        }
+        nb.loop(nb.index(p.k / 32), [&](Value block) {
+          SmallVector<Value> base(outer);
+          base.push_back(block);
+          Value isum = nb.scratch(MemRefType::get({kLanes * p.R}, i32));
+          // The dot: i1 and r spatial (r the lanes), i0 the group of four.
+          {
+            unsigned n = p.lead + 5;
+            AffineExpr i1 = nb.d(p.lead + 2), r = nb.d(p.lead + 3),
+                       i0 = nb.d(p.lead + 4);
+            AffineMap aMap =
+                leadMap(nb, n, p.lead, {p.blk * 32 + i1 * 4 + i0});
+            AffineMap qMap = nb.map(
+                n, {p.g, p.start + p.header * p.R + (i1 * p.R + r) * 4 + i0});
+            AffineMap sumMap = nb.map(n, {i1 * p.R + r});
+            AffineMap aSum = leadMap(nb, n, p.lead, {p.blk * kLanes + i1});
+            SmallVector<IterKind> kinds(p.lead + 4, IterKind::spatial);
+            kinds.push_back(IterKind::reduce);
+            nb.nest({nb.index(kLanes), nb.index(p.R), nb.index(4)},
+                    [&](ValueRange ivs) {
+              SmallVector<Value> it(base);
+              llvm::append_range(it, ivs);
+              nb.block(
+                  "matmul_idot", it, kinds,
+                  {{p.qa.values, aMap}, {w, qMap}, {p.qa.sums, aSum},
+                   {isum, sumMap}},
+                  {{isum, sumMap}},
+                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                    Value biased = arith::XOrIOp::create(
+                        b, nb.load(w, qMap, iv),
+                        arith::ConstantOp::create(b, b.getI8IntegerAttr(-128)));
+                    Value prod = arith::MulIOp::create(
+                        b, arith::ExtUIOp::create(b, i32, biased),
+                        arith::ExtSIOp::create(b, i32,
+                                               nb.load(p.qa.values, aMap, iv)));
+                    nb.store(arith::AddIOp::create(
+                                 b, nb.load(isum, sumMap, iv), prod),
+                             isum, sumMap, iv);
+                  },
+                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                    nb.store(nb.load(p.qa.sums, aSum, iv), isum, sumMap, iv);
+                  });
+            });
+          }
+          // The steps: each lane of each row its own chain over the blocks.
+          {
+            unsigned n = p.lead + 4;
+            AffineExpr i1 = nb.d(p.lead + 2), r = nb.d(p.lead + 3);
+            AffineMap laneMap = nb.map(n, {i1 * p.R + r});
+            AffineMap aScale = leadMap(nb, n, p.lead, {p.blk});
+            AffineMap dLo = nb.map(n, {p.g, p.start + r});
+            AffineMap dHi = nb.map(n, {p.g, p.start + p.R + r});
+            SmallVector<IterKind> kinds(p.lead + 1, IterKind::spatial);
+            kinds.append({IterKind::reduce, IterKind::spatial,
+                          IterKind::spatial});
+            nb.nest({nb.index(kLanes), nb.index(p.R)}, [&](ValueRange ivs) {
+              SmallVector<Value> it(base);
+              llvm::append_range(it, ivs);
+              nb.block(
+                  "matmul_iscale", it, kinds,
+                  {{isum, laneMap}, {p.qa.scales, aScale}, {w, dLo}, {w, dHi},
+                   {acc, laneMap}},
+                  {{acc, laneMap}},
+                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                    Value dd = arith::MulFOp::create(
+                        b, loadHalfAt(nb, b, w, dLo, dHi, iv),
+                        nb.load(p.qa.scales, aScale, iv));
+                    Value s = arith::SIToFPOp::create(
+                        b, f32, nb.load(isum, laneMap, iv));
+                    nb.store(math::FmaOp::create(b, s, dd,
+                                                 nb.load(acc, laneMap, iv)),
+                             acc, laneMap, iv);
+                  });
+            });
+          }
+        });
+        // hsum_float_8 of each row's lanes.
+        unsigned n = p.lead + 2;
+        AffineExpr r = nb.d(p.lead + 1);
+        SmallVector<AffineMap> laneMaps;
+        SmallVector<Access> reads;
+        for (int64_t i = 0; i < kLanes; ++i) {
+          laneMaps.push_back(nb.map(n, {r + i * p.R}));
+          reads.push_back({acc, laneMaps.back()});
+        }
+        AffineMap outMap = leadMap(nb, n, p.lead, {p.g * p.R + r});
+        nb.loop(nb.index(p.R), [&](Value lane) {
+          SmallVector<Value> it(outer);
+          it.push_back(lane);
+          nb.block("matmul_out", it, SmallVector<IterKind>(n, IterKind::spatial),
+                   reads, {{p.out, outMap}},
+                   [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                     auto l = [&](int64_t i) {
+                       return nb.load(acc, laneMaps[i], iv);
+                     };
+                     auto add = [&](Value u, Value v) -> Value {
+                       return arith::AddFOp::create(b, u, v);
+                     };
+                     Value sum = add(add(add(l(0), l(4)), add(l(2), l(6))),
+                                     add(add(l(1), l(5)), add(l(3), l(7))));
+                     nb.store(sum, p.out, outMap, iv);
+                   });
         });
       });
     });

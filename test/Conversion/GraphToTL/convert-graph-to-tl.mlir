@@ -315,6 +315,47 @@ func.func @matmul_act_q8_0_interleaved(%x: tensor<?x64xf32>, %w: tensor<8x64x!gr
 
 // -----
 
+// Q8_0 interleaved 8 rows at a time: 8 x 34 bytes per block. Each row keeps
+// vec_dot's 8 f32 lanes (lane i1: the group of four i1 of every block),
+// explicit here as acc[i1 * 8 + r], zeroed once per row group; per block the
+// integer sums isum[i1 * 8 + r] start at the activations' sums of four times
+// -128 and add the weight's bytes biased to unsigned (xor 0x80, extui) times
+// the activations (byte 4 i1 + i0 of row r at 16 + (8 i1 + r) * 4 + i0);
+// the steps reduce over the blocks only; then hsum_float_8's order.
+// CHECK-LABEL: func.func @matmul_q8_0_interleaved
+// CHECK: tl.block "act_sum"
+// CHECK: arith.muli %{{.+}}, %c-128_i32 : i32
+// CHECK: %[[ACC:.+]] = memref.alloca() {{.*}} : memref<64xf32>
+// CHECK: tl.block "matmul_lanes_init" {{.*}} writes(%[[ACC]][
+// CHECK: %[[SUMS:.+]] = memref.alloca() {{.*}} : memref<64xi32>
+// CHECK: tl.block "matmul_idot" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[G:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[B:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[I1:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[R:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[I0:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}})
+// CHECK-SAME: %{{.*}}[%[[G]], %[[B]] * 272 + (%[[I1]] * 8 + %[[R]]) * 4 + %[[I0]] + 16] : memref<1x544xi8>
+// CHECK-SAME: writes(%[[SUMS]][%[[I1]] * 8 + %[[R]]] : memref<64xi32>)
+// CHECK: arith.xori %{{.+}}, %c-128_i8 : i8
+// CHECK: arith.extui %{{[a-z0-9_]+}} : i8 to i32
+// CHECK: tl.block "matmul_iscale" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[G2:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[B2:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}}, %[[L2:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[R2:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// CHECK-SAME: [%[[G2]], %[[B2]] * 272 + %[[R2]]] : memref<1x544xi8>, %{{.*}}[%[[G2]], %[[B2]] * 272 + %[[R2]] + 8] : memref<1x544xi8>
+// CHECK-SAME: writes(%[[ACC]][%[[L2]] * 8 + %[[R2]]] : memref<64xf32>)
+// CHECK-NOT: init
+// CHECK: math.fma
+// CHECK: tl.block "matmul_out"
+// CHECK-NEXT: %[[L0:.+]] = affine.load %[[ACC]][%[[O:[a-z0-9_]+]]]
+// CHECK-NEXT: %[[L4:.+]] = affine.load %[[ACC]][%[[O]] + 32]
+// CHECK-NEXT: %[[S04:.+]] = arith.addf %[[L0]], %[[L4]]
+// CHECK-NEXT: %[[L2:.+]] = affine.load %[[ACC]][%[[O]] + 16]
+// CHECK-NEXT: %[[L6:.+]] = affine.load %[[ACC]][%[[O]] + 48]
+// CHECK-NEXT: %[[S26:.+]] = arith.addf %[[L2]], %[[L6]]
+// CHECK-NEXT: %[[E:.+]] = arith.addf %[[S04]], %[[S26]]
+// CHECK-COUNT-3: arith.addf
+// CHECK-NEXT: %[[SUM:.+]] = arith.addf %[[E]], %{{.+}} : f32
+// CHECK-NEXT: affine.store %[[SUM]]
+func.func @matmul_q8_0_interleaved(%x: tensor<?x64xf32>, %w: tensor<8x64x!graph.q8_0, #graph.interleaved<rows = 8, chunk = 4>>) -> tensor<?x8xf32> {
+  %0 = graph.matmul %x, %w {act_type = !graph.q8_0} : tensor<?x64xf32>, tensor<8x64x!graph.q8_0, #graph.interleaved<rows = 8, chunk = 4>> -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
 // Q4_K interleaved 8 rows at a time: 8 x 144 bytes per super-block, the 16
 // header bytes (d, dmin, 12 of scales) in byte planes, then the quants four
 // bytes at a time. Per super-block each lane (row r) gets the dot of each

@@ -84,3 +84,34 @@ func.func @prefill_q4_k(%x: tensor<?x256xf32>, %w: !graph.weights) -> tensor<?x3
   %0 = graph.matmul %x, %k {act_type = !graph.q8_k} : tensor<?x256xf32>, tensor<32x256x!graph.q4_k, #graph.interleaved<rows = 16, chunk = 4>> -> tensor<?x32xf32>
   return %0 : tensor<?x32xf32>
 }
+
+// -----
+
+// Q8_0 over rows interleaved 16 at a time, the prompt: the row groups on
+// the threads and outermost (each group's weight bytes read from memory
+// once), the tokens inside; each row's 8 lanes of vec_dot (i1) unrolled,
+// the 16 rows in vector lanes: zeroed, one 512-bit VPDPBUSD (16 rows x 4
+// bytes) per lane and block, the steps (their chains over the blocks), and
+// hsum_float_8 of the lanes, all with the rows in lanes.
+// CHECK-LABEL: func.func @prefill_q8_0
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} kind(parallel)
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %dim{{.*}} step %{{[a-z0-9_]+}} {
+// CHECK-NEXT: memref.alloca() {{.*}} : memref<128xf32>
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c8 step %{{[a-z0-9_]+}} kind(unrolled)
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_lanes_init"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} {
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c8 step %{{[a-z0-9_]+}} kind(unrolled)
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c4 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_idot"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c8 step %{{[a-z0-9_]+}} kind(unrolled)
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_iscale"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_out"
+func.func @prefill_q8_0(%x: tensor<?x64xf32>, %w: !graph.weights) -> tensor<?x32xf32> attributes {llmc.phase = "prefill"} {
+  %q8 = graph.param %w["q8"] {blob_offset = 0 : i64} : tensor<32x64x!graph.q8_0, #graph.interleaved<rows = 16, chunk = 4>>
+  %0 = graph.matmul %x, %q8 {act_type = !graph.q8_0} : tensor<?x64xf32>, tensor<32x64x!graph.q8_0, #graph.interleaved<rows = 16, chunk = 4>> -> tensor<?x32xf32>
+  return %0 : tensor<?x32xf32>
+}
