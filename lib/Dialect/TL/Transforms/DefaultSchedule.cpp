@@ -313,6 +313,7 @@ private:
     SmallVector<BlockOp> blocks;
     root->walk([&](BlockOp b) { blocks.push_back(b); });
     ForOp tail;
+    root = cacheStationary(root, blocks);
     root = weightsStationary(root, blocks, tileTokens, tail);
     parallelize(root, blocks);
     for (BlockOp b : blocks)
@@ -320,6 +321,47 @@ private:
     // The tokens after the last whole tile, one at a time.
     if (tail)
       scheduleNest(tail, /*tileTokens=*/false);
+  }
+
+  /// Prefill attention: a nest over (tokens, heads, ...) whose blocks run
+  /// over a dynamic number of positions and read a buffer per head that
+  /// every token reads alike (the KV cache): heads outermost, so that one
+  /// head's keys or values stay in the cache while every token reads them,
+  /// rather than every head's streamed once per token (and the threads
+  /// split the heads). Returns the new root.
+  ForOp cacheStationary(ForOp root, ArrayRef<BlockOp> blocks) {
+    if (decode || extentOf(root))
+      return root;
+    ForOp heads = onlyLoopIn(root);
+    if (!heads || extentOf(heads).value_or(0) < 2 ||
+        !perfectlyAround(root, heads))
+      return root;
+    AffineIndexBuilder ab(root, /*opaqueInside=*/true);
+    ab.dim(root.getInductionVar());
+    ab.dim(heads.getInductionVar());
+    bool shared = false;
+    for (BlockOp b : blocks) {
+      bool positions = llvm::any_of(getLoops(b), [&](ForOp l) {
+        return l != root && root->isAncestor(l) && !extentOf(l);
+      });
+      if (!positions)
+        continue;
+      for (auto [buf, attr] : llvm::zip(b.getReads(), b.getReadMaps())) {
+        auto exprs = ab.compose(cast<AffineMapAttr>(attr).getValue(),
+                                b.getIterValues());
+        if (!exprs)
+          continue;
+        auto uses = [&](unsigned d) {
+          return llvm::any_of(*exprs,
+                              [&](AffineExpr e) { return e.isFunctionOfDim(d); });
+        };
+        shared |= !uses(0) && uses(1);
+      }
+    }
+    if (!shared)
+      return root;
+    auto order = quietly([&] { return reorder(rw, {heads, root}); });
+    return succeeded(order) ? (*order)[0] : root;
   }
 
   /// A prefill product over (tokens, rows) of a weight that integer dot
