@@ -271,16 +271,24 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
                });
     });
     // 8. out[s, h*hd + d] = sum_t scores[s, h, t] V[d, t] (V transposed),
-    // over the causal context or the padded one.
+    // over the causal context or the padded one. Padded, a row stops at its
+    // causal end rounded up to kv_pad: the positions after it, whole runs
+    // of kv_pad starting at a multiple of it, add only zeros (+0 products
+    // to sums that start at +0), so any split of the sum into lanes that
+    // divide kv_pad gives the same bits as summing up to ctxP, for half the
+    // prompt's work.
     {
       AffineMap scMap = nb.map(4, {s, h, t});
       AffineMap vMap = nb.map(4, vAt(h.floorDiv(group), t, d));
       AffineMap outMap = nb.map(4, {s, h * hd + d});
       nb.loop(seq, [&](Value is) {
-        Value end = padded ? ctxP
-                           : arith::AddIOp::create(
-                                 b, arith::AddIOp::create(b, pos0, is),
-                                 nb.index(1)).getResult();
+        Value causalEnd = arith::AddIOp::create(
+            b, arith::AddIOp::create(b, pos0, is), nb.index(1));
+        Value end = causalEnd;
+        if (kvPad > 1)
+          end = arith::MinUIOp::create(b, roundUp(causalEnd, kvPad), ctxP);
+        else if (padded)
+          end = ctxP;
         nb.nest({nb.index(nh), nb.index(hd)},
                 [&](ValueRange hdv) {
                   nb.loop(end, [&](Value it) {

@@ -117,9 +117,10 @@ func.func @attention(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: 
 // -----
 
 // llama.cpp's numerics: the probabilities over the context rounded up to
-// kv_pad (at most max_seq), zero past each row's causal end, p.V over all of
-// them; the exponentials summed in f32 runs of softmax_block, the runs in
-// f64.
+// kv_pad (at most max_seq), zero past each row's causal end; p.V over each
+// row's causal end rounded up to kv_pad (at most that context: the rest adds
+// only zeros); the exponentials summed in f32 runs of softmax_block, the
+// runs in f64.
 !cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
 // CHECK-LABEL: func.func @attention_padded
 // CHECK: %[[UP:.+]] = arith.muli %{{.+}}, %c8
@@ -128,7 +129,11 @@ func.func @attention(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: 
 // CHECK: tl.block "softmax_pad"
 // CHECK: tl.block "softmax_sum_run" ({{.*}} = reduce %{{.+}}) reads(%{{.+}}[%{{.+}}, %{{.+}}, %{{.+}} * 4 + %{{.+}}] : memref<?x4x?xf32>
 // CHECK: tl.block "softmax_sum" ({{.*}}) reads(%{{.+}} : memref<?x4x?xf32>, {{.*}} : memref<?x4xf64>)
-// CHECK: tl.for %{{.+}} = %{{.+}} to %[[CTXP]]
+// CHECK: tl.for %[[S:.+]] = %{{.+}} to %{{.+}} step
+// CHECK: %[[END:.+]] = arith.addi %{{.+}}, %c1
+// CHECK: %[[RUP:.+]] = arith.muli %{{.+}}, %c8
+// CHECK: %[[ROW:.+]] = arith.minui %[[RUP]], %[[CTXP]]
+// CHECK: tl.for %{{.+}} = %{{.+}} to %[[ROW]]
 // CHECK-NEXT: tl.block "attention_values"
 func.func @attention_padded(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) -> tensor<?x16xf32> {
   %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_pad = 8 : i64, softmax_block = 4 : i64} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
