@@ -592,6 +592,19 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     unsigned lead;
     AffineExpr g, blk;
     AffineExpr start; ///< the block's first byte in its group's row
+    int64_t chunk;    ///< quant bytes of a row side by side
+
+    /// Header byte `byte` of row `r`'s block (one byte plane per byte).
+    AffineMap headerByte(NestBuilder &nb, unsigned n, AffineExpr byte,
+                         AffineExpr r) const {
+      return nb.map(n, {g, start + byte * R + r});
+    }
+    /// Byte `i` of chunk `c` of row `r`'s quants (the R rows' chunks side
+    /// by side after the header planes).
+    AffineMap quantByte(NestBuilder &nb, unsigned n, AffineExpr c,
+                        AffineExpr r, AffineExpr i) const {
+      return nb.map(n, {g, start + header * R + (c * R + r) * chunk + i});
+    }
   };
 
   InterleavedProduct interleavedProduct(NestBuilder &nb, MatmulOp op, Value x,
@@ -612,6 +625,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     p.g = nb.d(p.lead);
     p.blk = nb.d(p.lead + 1);
     p.start = p.blk * (p.R * quantBlockBytes(wType.getElementType()));
+    p.chunk = layout.getChunk();
     return p;
   }
 
@@ -644,8 +658,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                        r = nb.d(p.lead + 4), i0 = nb.d(p.lead + 5);
             AffineMap aMap =
                 leadMap(nb, n, p.lead, {p.blk * 32 + h * 16 + i1 * 4 + i0});
-            AffineMap qMap = nb.map(
-                n, {p.g, p.start + p.header * p.R + (i1 * p.R + r) * 4 + i0});
+            AffineMap qMap = p.quantByte(nb, n, i1, r, i0);
             AffineMap sumMap = nb.map(n, {r});
             SmallVector<IterKind> kinds(p.lead + 2, IterKind::spatial);
             kinds.append({IterKind::reduce, IterKind::reduce,
@@ -664,8 +677,8 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
             AffineExpr r = nb.d(p.lead + 2);
             AffineMap sumMap = nb.map(n, {r});
             AffineMap aScale = leadMap(nb, n, p.lead, {p.blk});
-            AffineMap dLo = nb.map(n, {p.g, p.start + r});
-            AffineMap dHi = nb.map(n, {p.g, p.start + p.R + r});
+            AffineMap dLo = p.headerByte(nb, n, nb.c(0), r);
+            AffineMap dHi = p.headerByte(nb, n, nb.c(1), r);
             AffineMap outMap = leadMap(nb, n, p.lead, {p.g * p.R + r});
             SmallVector<IterKind> kinds(p.lead + 1, IterKind::spatial);
             kinds.append({IterKind::reduce, IterKind::spatial});
@@ -755,8 +768,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                        i0 = nb.d(p.lead + 4);
             AffineMap aMap =
                 leadMap(nb, n, p.lead, {p.blk * 32 + i1 * 4 + i0});
-            AffineMap qMap = nb.map(
-                n, {p.g, p.start + p.header * p.R + (i1 * p.R + r) * 4 + i0});
+            AffineMap qMap = p.quantByte(nb, n, i1, r, i0);
             AffineMap sumMap = nb.map(n, {i1 * p.R + r});
             AffineMap aSum = leadMap(nb, n, p.lead, {p.blk * kLanes + i1});
             SmallVector<IterKind> kinds(p.lead + 4, IterKind::spatial);
@@ -793,8 +805,8 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
             AffineExpr i1 = nb.d(p.lead + 2), r = nb.d(p.lead + 3);
             AffineMap laneMap = nb.map(n, {i1 * p.R + r});
             AffineMap aScale = leadMap(nb, n, p.lead, {p.blk});
-            AffineMap dLo = nb.map(n, {p.g, p.start + r});
-            AffineMap dHi = nb.map(n, {p.g, p.start + p.R + r});
+            AffineMap dLo = p.headerByte(nb, n, nb.c(0), r);
+            AffineMap dHi = p.headerByte(nb, n, nb.c(1), r);
             SmallVector<IterKind> kinds(p.lead + 1, IterKind::spatial);
             kinds.append({IterKind::reduce, IterKind::spatial,
                           IterKind::spatial});
@@ -868,10 +880,6 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     Type f32 = b.getF32Type(), i32 = b.getI32Type();
     InterleavedProduct p = interleavedProduct(nb, op, x, act, layout);
     Value seq = p.leadUbs.front(); // the tokens
-    // Header byte `byte` (an expression) of lane `r`.
-    auto headerMap = [&](unsigned n, AffineExpr byte, AffineExpr r) {
-      return nb.map(n, {p.g, p.start + byte * p.R + r});
-    };
     // The 6-bit scale (or min) of sub-block 4 ja + 2 jb + h of each lane,
     // as i32 (ggml's get_scale_min_k4): from scales[sub], scales[4 + sub],
     // scales[8 + sub] with sub = 2 jb + h, the upper form when ja = 1.
@@ -881,9 +889,9 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     auto scaleMaps = [&](unsigned n, AffineExpr jb, AffineExpr h,
                          AffineExpr r) {
       AffineExpr sub = jb * 2 + h;
-      return ScaleMaps{headerMap(n, nb.c(4) + sub, r),
-                       headerMap(n, nb.c(8) + sub, r),
-                       headerMap(n, nb.c(12) + sub, r)};
+      return ScaleMaps{p.headerByte(nb, n, nb.c(4) + sub, r),
+                       p.headerByte(nb, n, nb.c(8) + sub, r),
+                       p.headerByte(nb, n, nb.c(12) + sub, r)};
     };
     auto scaleOrMin = [&](ImplicitLocOpBuilder &b, const ScaleMaps &m,
                           Value ja, ValueRange iv, bool min) -> Value {
@@ -925,8 +933,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
             AffineExpr cc = ja * 2 + jb;
             AffineMap aMap = leadMap(
                 nb, n, p.lead, {p.blk * 256 + cc * 64 + h * 32 + i1 * 4 + i0});
-            AffineMap qMap = nb.map(
-                n, {p.g, p.start + p.header * p.R + ((cc * 8 + i1) * p.R + r) * 4 + i0});
+            AffineMap qMap = p.quantByte(nb, n, cc * 8 + i1, r, i0);
             AffineMap dotMap = nb.map(n, {(cc * 2 + h) * p.R + r});
             SmallVector<IterKind> kinds(p.lead + 5, IterKind::spatial);
             kinds.append({IterKind::reduce, IterKind::spatial, IterKind::reduce});
@@ -982,8 +989,8 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
             kinds.append({IterKind::reduce, IterKind::spatial});
             auto step = [&](StringRef name, Value sum, Value acc,
                             int64_t scaleByte) {
-              AffineMap lo = headerMap(n, nb.c(scaleByte), r);
-              AffineMap hi = headerMap(n, nb.c(scaleByte + 1), r);
+              AffineMap lo = p.headerByte(nb, n, nb.c(scaleByte), r);
+              AffineMap hi = p.headerByte(nb, n, nb.c(scaleByte + 1), r);
               SmallVector<Access> reads;
               for (AffineMap m : groupMaps)
                 reads.push_back({sum, m});
