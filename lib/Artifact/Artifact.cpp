@@ -138,6 +138,7 @@ writeWeights(llvm::ArrayRef<PlacedParam> params, int64_t totalBytes,
       int64_t blocks = p.type.getDimSize(1) / graph::quantBlockElements(element);
       int64_t blockBytes = graph::quantBlockBytes(element);
       int64_t header = graph::quantHeaderBytes(element);
+      int64_t start = graph::quantHeaderStart(element);
       int64_t chunk = layout.getChunk();
       packed.resize(sourceBytes);
       for (int64_t row = 0; row < rows; ++row)
@@ -147,10 +148,16 @@ writeWeights(llvm::ArrayRef<PlacedParam> params, int64_t totalBytes,
             return graph::interleavedOffset(layout, element, blocks, row, blk,
                                             byte);
           };
-          for (int64_t h = 0; h < header; ++h)
+          // The header's bytes one by one, the quants (before and after
+          // it) a chunk at a time.
+          for (int64_t h = start; h < start + header; ++h)
             packed[at(h)] = src[h];
-          for (int64_t j = header; j < blockBytes; j += chunk)
-            std::memcpy(&packed[at(j)], src + j, chunk);
+          for (int64_t j = 0; j < blockBytes; j += chunk) {
+            if (j == start)
+              j += header;
+            if (j < blockBytes)
+              std::memcpy(&packed[at(j)], src + j, chunk);
+          }
         }
       out.write(packed.data(), sourceBytes);
     } else if (asIs) {

@@ -289,11 +289,11 @@ def test_q4_k_m_mix_matches_ggml_dequantization(llmc, tmp_path, arch, tied):
                                                ("cpu:x86-64-v4", 16, "q4_k_m"),
                                                ("cpu:x86-64-v4", 16, "q8_0")])
 def test_interleaved_weights_bin(llmc, tmp_path, target, rows, mtype):
-    """llama.cpp mode interleaves the Q8_0, Q4_0 and Q4_K matrices the integer
-    products read (R rows side by side, R the target's i32 lanes):
+    """llama.cpp mode interleaves the Q8_0, Q4_0, Q4_K and Q6_K matrices the
+    integer products read (R rows side by side, R the target's i32 lanes):
     weights.bin holds the GGUF's blocks permuted as docs/artifact.md says,
-    byte for byte, and every other parameter (the tied embedding, Q6_K
-    matrices) as the file has it."""
+    byte for byte, and every other parameter (the tied embedding) as the
+    file has it."""
     import json
     import make_gguf_model
     import gguf_io as G
@@ -312,13 +312,14 @@ def test_interleaved_weights_bin(llmc, tmp_path, target, rows, mtype):
             gguf_name["model.layers.%d.%s.weight" % (i, hf_name)] = "blk.%d.%s.weight" % (i, gg_name)
     packed = [p for p in meta["params"] if "interleaved" in p]
     qtype = mtype[:4]
-    assert packed and all(p["dtype"] == qtype for p in packed)
+    assert packed and {p["dtype"] for p in packed} == (
+        {"q4_k", "q6_k"} if mtype == "q4_k_m" else {qtype})
     names = {p["name"] for p in packed}
     assert "model.embed_tokens.weight" not in names      # the embedding gathers from it
-    if mtype in ("q4_0", "q8_0"):
-        assert len(names) == 7 * meta["model"]["n_layers"]
-    elems, size, header = {"q4_0": (32, 18, 2), "q4_k": (256, 144, 16),
-                           "q8_0": (32, 34, 2)}[qtype]
+    assert len(names) == 7 * meta["model"]["n_layers"]
+    # Elements and bytes of a block, and where its header lies (bytes).
+    layout = {"q4_0": (32, 18, 0, 2), "q4_k": (256, 144, 0, 16),
+              "q8_0": (32, 34, 0, 2), "q6_k": (256, 210, 192, 18)}
     for p in meta["params"]:
         plain = np.frombuffer(bytes(src.tensor_bytes(gguf_name[p["name"]])), np.uint8)
         got = np.frombuffer(blob[p["offset"]:p["offset"] + p["bytes"]], np.uint8)
@@ -327,12 +328,15 @@ def test_interleaved_weights_bin(llmc, tmp_path, target, rows, mtype):
                 assert np.array_equal(got, plain), p["name"]
             continue
         assert p["interleaved"] == {"rows": rows, "chunk": 4}
+        elems, size, start, header = layout[p["dtype"]]
         n, k = p["shape"]
         nb = k // elems
         blocks = plain.reshape(n // rows, rows, nb, size)        # [group, r, blk, bytes]
         blocks = blocks.transpose(0, 2, 1, 3)                    # [group, blk, r, bytes]
-        scales = blocks[..., :header].transpose(0, 1, 3, 2)      # byte plane, then r
-        quants = blocks[..., header:].reshape(n // rows, nb, rows, -1, 4)  # r, chunk, byte
+        head = np.arange(start, start + header)
+        rest = np.setdiff1d(np.arange(size), head)               # the quants, in order
+        scales = blocks[..., head].transpose(0, 1, 3, 2)         # byte plane, then r
+        quants = blocks[..., rest].reshape(n // rows, nb, rows, -1, 4)  # r, chunk, byte
         quants = quants.transpose(0, 1, 3, 2, 4)                 # chunk, then r
         want = np.concatenate([scales.reshape(n // rows, nb, -1),
                                quants.reshape(n // rows, nb, -1)], axis=2)

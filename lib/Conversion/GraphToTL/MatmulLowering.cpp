@@ -24,7 +24,9 @@
 //           the end;
 //     Q6_K: per super-block and lane of 8 (the groups of 4 at one offset in
 //           every 32-element run), its offset of 32 taken off through the
-//           activation sums of two 16-element runs, as ggml's vec_dot.
+//           activation sums of two 16-element runs, as ggml's vec_dot;
+//           over rows interleaved by #graph.interleaved, one row per
+//           vector lane and each row's 8 lanes explicit, like Q8_0.
 //   In which order the f32 steps are added is the schedule's choice.
 //
 //===----------------------------------------------------------------------===//
@@ -338,6 +340,9 @@ struct LevelNest {
 struct MatmulLowering : GraphLowering<MatmulOp> {
   using GraphLowering::GraphLowering;
 
+  /// The f32 lanes per row of ggml's AVX2 vec_dot (one 256-bit register).
+  static constexpr int64_t kVecDotLanes = 8;
+
   LogicalResult
   matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -348,11 +353,13 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     if (InterleavedAttr layout = getInterleaving(op.getWeight().getType())) {
       Type wElement = op.getWeight().getType().getElementType();
       if (layout.getChunk() != 4 ||
-          !isa<Q8_0Type, Q4_0Type, Q4_KType>(wElement))
+          !isa<Q8_0Type, Q4_0Type, Q4_KType, Q6_KType>(wElement))
         return op.emitOpError("no lowering reads a weight laid out as ")
                << op.getWeight().getType();
       rewriter.replaceOp(op, isa<Q4_KType>(wElement)
                                  ? lowerInterleavedQ4K(nb, op, x, w, act, layout)
+                             : isa<Q6_KType>(wElement)
+                                 ? lowerInterleavedQ6K(nb, op, x, w, act, layout)
                              : isa<Q8_0Type>(wElement)
                                  ? lowerInterleavedQ8(nb, op, x, w, act, layout)
                                  : lowerInterleavedDot(nb, op, x, w, act, layout));
@@ -715,151 +722,334 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     return p.out;
   }
 
+  /// vec_dot's 8 f32 lanes per output row (Q8_0, Q6_K), the group's R rows
+  /// side by side: `acc[i1][r]`, zeroed. Iterations (lead.., g, i1, r).
+  Value laneChains(NestBuilder &nb, const InterleavedProduct &p,
+                   ArrayRef<Value> outer) const {
+    Value acc =
+        nb.scratch(MemRefType::get({kVecDotLanes * p.R}, nb.b.getF32Type()));
+    unsigned n = p.lead + 3;
+    AffineMap accMap = nb.map(n, {nb.d(p.lead + 1) * p.R + nb.d(p.lead + 2)});
+    nb.nest({nb.index(kVecDotLanes), nb.index(p.R)}, [&](ValueRange ivs) {
+      SmallVector<Value> it(outer);
+      llvm::append_range(it, ivs);
+      nb.block("matmul_lanes_init", it,
+               SmallVector<IterKind>(n, IterKind::spatial), {}, {{acc, accMap}},
+               [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                 nb.store(nb.f32(0.0), acc, accMap, iv);
+               });
+    });
+    return acc;
+  }
+
+  /// One block's f32 steps of the lanes: each lane of each row its own
+  /// chain over the blocks, `acc[i1][r] = fma(float(isum[i1][r]), d_w *
+  /// d_a, acc[i1][r])`, d_w the f16 at header planes `dPlane`, `dPlane + 1`
+  /// (ggml's Q6_K multiplies d_a * d_w: the same product). Iterations
+  /// (lead.., g, blk, i1, r).
+  void laneSteps(NestBuilder &nb, const InterleavedProduct &p,
+                 ArrayRef<Value> base, Value w, Value isum, Value acc,
+                 int64_t dPlane) const {
+    unsigned n = p.lead + 4;
+    AffineExpr i1 = nb.d(p.lead + 2), r = nb.d(p.lead + 3);
+    AffineMap laneMap = nb.map(n, {i1 * p.R + r});
+    AffineMap aScale = leadMap(nb, n, p.lead, {p.blk});
+    AffineMap dLo = p.headerByte(nb, n, nb.c(dPlane), r);
+    AffineMap dHi = p.headerByte(nb, n, nb.c(dPlane + 1), r);
+    SmallVector<IterKind> kinds(p.lead + 1, IterKind::spatial);
+    kinds.append({IterKind::reduce, IterKind::spatial, IterKind::spatial});
+    nb.nest({nb.index(kVecDotLanes), nb.index(p.R)}, [&](ValueRange ivs) {
+      SmallVector<Value> it(base);
+      llvm::append_range(it, ivs);
+      nb.block(
+          "matmul_iscale", it, kinds,
+          {{isum, laneMap}, {p.qa.scales, aScale}, {w, dLo}, {w, dHi},
+           {acc, laneMap}},
+          {{acc, laneMap}}, [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+            Value dd = arith::MulFOp::create(b, loadHalfAt(nb, b, w, dLo, dHi, iv),
+                                             nb.load(p.qa.scales, aScale, iv));
+            Value s = arith::SIToFPOp::create(b, b.getF32Type(),
+                                              nb.load(isum, laneMap, iv));
+            nb.store(math::FmaOp::create(b, s, dd, nb.load(acc, laneMap, iv)),
+                     acc, laneMap, iv);
+          });
+    });
+  }
+
+  /// Each row's output, its lanes summed as hsum_float_8 does:
+  /// ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)). Iterations
+  /// (lead.., g, r).
+  void laneSums(NestBuilder &nb, const InterleavedProduct &p,
+                ArrayRef<Value> outer, Value acc) const {
+    unsigned n = p.lead + 2;
+    AffineExpr r = nb.d(p.lead + 1);
+    SmallVector<AffineMap> laneMaps;
+    SmallVector<Access> reads;
+    for (int64_t i = 0; i < kVecDotLanes; ++i) {
+      laneMaps.push_back(nb.map(n, {r + i * p.R}));
+      reads.push_back({acc, laneMaps.back()});
+    }
+    AffineMap outMap = leadMap(nb, n, p.lead, {p.g * p.R + r});
+    nb.loop(nb.index(p.R), [&](Value lane) {
+      SmallVector<Value> it(outer);
+      it.push_back(lane);
+      nb.block("matmul_out", it, SmallVector<IterKind>(n, IterKind::spatial),
+               reads, {{p.out, outMap}},
+               [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                 auto l = [&](int64_t i) {
+                   return nb.load(acc, laneMaps[i], iv);
+                 };
+                 auto add = [&](Value u, Value v) -> Value {
+                   return arith::AddFOp::create(b, u, v);
+                 };
+                 Value sum = add(add(add(l(0), l(4)), add(l(2), l(6))),
+                                 add(add(l(1), l(5)), add(l(3), l(7))));
+                 nb.store(sum, p.out, outMap, iv);
+               });
+    });
+  }
+
+  /// The skeleton of the products in vec_dot's lanes (Q8_0, Q6_K): per
+  /// token and group of R rows the lanes' chains (laneChains), per block
+  /// the lanes' integers `isum[i1][r]` (`blockSums`, given the iteration
+  /// values (lead.., g, blk) and the scratch buffer) and their f32 steps
+  /// (laneSteps, d_w at header planes `dPlane`, `dPlane + 1`), then each
+  /// row's lanes summed (laneSums).
+  void laneProduct(NestBuilder &nb, const InterleavedProduct &p, Value w,
+                   int64_t blockElements, int64_t dPlane,
+                   function_ref<void(ArrayRef<Value>, Value)> blockSums) const {
+    Type i32 = nb.b.getI32Type();
+    nb.nest(p.leadUbs, [&](ValueRange leadIvs) {
+      nb.loop(nb.index(p.rows / p.R), [&](Value group) {
+        SmallVector<Value> outer(leadIvs);
+        outer.push_back(group);
+        Value acc = laneChains(nb, p, outer);
+        nb.loop(nb.index(p.k / blockElements), [&](Value block) {
+          SmallVector<Value> base(outer);
+          base.push_back(block);
+          Value isum = nb.scratch(MemRefType::get({kVecDotLanes * p.R}, i32));
+          blockSums(base, isum);
+          laneSteps(nb, p, base, w, isum, acc, dPlane);
+        });
+        laneSums(nb, p, outer, acc);
+      });
+    });
+  }
+
   /// llama.cpp's Q8_0 product over a weight interleaved `R` rows at a time
   /// in chunks of four bytes (#graph.interleaved). ggml's vec_dot_q8_0_q8_0
   /// and llamafile's sgemm both keep 8 f32 lanes per output, lane i1 taking
   /// the group of four i1 of every block,
   ///   lane[i1] = fma(float(dot of the group), d_w * d_a, lane[i1]),
-  /// and add them at the end as hsum_float_8 does,
-  ///   ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7));
-  /// here the lanes of the group's R rows side by side, `acc[i1][r]`. Per
-  /// block `isum[i1][r]` is that dot with the weight's bytes biased to
-  /// unsigned (w ^ 0x80 = w + 128, what VPDPBUSD multiplies) and the bias
-  /// taken off through the activations' sums of four, precomputed times
-  /// -128 as the sums' start: the same integer.
-  /// Iterations: dot (lead.., g, blk, i1, r, i0); steps (lead.., g, blk,
-  /// i1, r); lanes' start (lead.., g, i1, r) and sum (lead.., g, r).
+  /// and add them at the end as hsum_float_8 does (laneChains, laneSteps,
+  /// laneSums). Per block `isum[i1][r]` is that dot with the weight's bytes
+  /// biased to unsigned (w ^ 0x80 = w + 128, what VPDPBUSD multiplies) and
+  /// the bias taken off through the activations' sums of four, precomputed
+  /// times -128 as the sums' start: the same integer.
+  /// Iterations: dot (lead.., g, blk, i1, r, i0).
   Value lowerInterleavedQ8(NestBuilder &nb, MatmulOp op, Value x, Value w,
                            Type act, InterleavedAttr layout) const {
     ImplicitLocOpBuilder &b = nb.b;
-    Type f32 = b.getF32Type(), i32 = b.getI32Type();
+    Type i32 = b.getI32Type();
     InterleavedProduct p =
         interleavedProduct(nb, op, x, act, layout, /*sumWidth=*/4,
                            /*sumFactor=*/-128);
-    constexpr int64_t kLanes = 8; // groups of four per block
-    nb.nest(p.leadUbs, [&](ValueRange leadIvs) {
-      nb.loop(nb.index(p.rows / p.R), [&](Value group) {
-        SmallVector<Value> outer(leadIvs);
-        outer.push_back(group);
-        Value acc = nb.scratch(MemRefType::get({kLanes * p.R}, f32));
-        {
-          unsigned n = p.lead + 3;
-          AffineMap accMap =
-              nb.map(n, {nb.d(p.lead + 1) * p.R + nb.d(p.lead + 2)});
-          nb.nest({nb.index(kLanes), nb.index(p.R)}, [&](ValueRange ivs) {
-            SmallVector<Value> it(outer);
-            llvm::append_range(it, ivs);
-            nb.block("matmul_lanes_init", it,
-                     SmallVector<IterKind>(n, IterKind::spatial), {},
-                     {{acc, accMap}},
-                     [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                       nb.store(nb.f32(0.0), acc, accMap, iv);
-                     });
-          });
-        }
-        nb.loop(nb.index(p.k / 32), [&](Value block) {
-          SmallVector<Value> base(outer);
-          base.push_back(block);
-          Value isum = nb.scratch(MemRefType::get({kLanes * p.R}, i32));
+    laneProduct(
+        nb, p, w, /*blockElements=*/32, /*dPlane=*/0,
+        [&](ArrayRef<Value> base, Value isum) {
           // The dot: i1 and r spatial (r the lanes), i0 the group of four.
-          {
-            unsigned n = p.lead + 5;
-            AffineExpr i1 = nb.d(p.lead + 2), r = nb.d(p.lead + 3),
-                       i0 = nb.d(p.lead + 4);
-            AffineMap aMap =
-                leadMap(nb, n, p.lead, {p.blk * 32 + i1 * 4 + i0});
-            AffineMap qMap = p.quantByte(nb, n, i1, r, i0);
-            AffineMap sumMap = nb.map(n, {i1 * p.R + r});
-            AffineMap aSum = leadMap(nb, n, p.lead, {p.blk * kLanes + i1});
-            SmallVector<IterKind> kinds(p.lead + 4, IterKind::spatial);
-            kinds.push_back(IterKind::reduce);
-            nb.nest({nb.index(kLanes), nb.index(p.R), nb.index(4)},
-                    [&](ValueRange ivs) {
-              SmallVector<Value> it(base);
-              llvm::append_range(it, ivs);
-              nb.block(
-                  "matmul_idot", it, kinds,
-                  {{p.qa.values, aMap}, {w, qMap}, {p.qa.sums, aSum},
-                   {isum, sumMap}},
-                  {{isum, sumMap}},
-                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                    Value biased = arith::XOrIOp::create(
-                        b, nb.load(w, qMap, iv),
-                        arith::ConstantOp::create(b, b.getI8IntegerAttr(-128)));
-                    Value prod = arith::MulIOp::create(
-                        b, arith::ExtUIOp::create(b, i32, biased),
-                        arith::ExtSIOp::create(b, i32,
-                                               nb.load(p.qa.values, aMap, iv)));
-                    nb.store(arith::AddIOp::create(
-                                 b, nb.load(isum, sumMap, iv), prod),
-                             isum, sumMap, iv);
-                  },
-                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                    nb.store(nb.load(p.qa.sums, aSum, iv), isum, sumMap, iv);
+          unsigned n = p.lead + 5;
+          AffineExpr i1 = nb.d(p.lead + 2), r = nb.d(p.lead + 3),
+                     i0 = nb.d(p.lead + 4);
+          AffineMap aMap = leadMap(nb, n, p.lead, {p.blk * 32 + i1 * 4 + i0});
+          AffineMap qMap = p.quantByte(nb, n, i1, r, i0);
+          AffineMap sumMap = nb.map(n, {i1 * p.R + r});
+          AffineMap aSum = leadMap(nb, n, p.lead, {p.blk * kVecDotLanes + i1});
+          SmallVector<IterKind> kinds(p.lead + 4, IterKind::spatial);
+          kinds.push_back(IterKind::reduce);
+          nb.nest({nb.index(kVecDotLanes), nb.index(p.R), nb.index(4)},
+                  [&](ValueRange ivs) {
+                    SmallVector<Value> it(base);
+                    llvm::append_range(it, ivs);
+                    nb.block(
+                        "matmul_idot", it, kinds,
+                        {{p.qa.values, aMap},
+                         {w, qMap},
+                         {p.qa.sums, aSum},
+                         {isum, sumMap}},
+                        {{isum, sumMap}},
+                        [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                          Value biased = arith::XOrIOp::create(
+                              b, nb.load(w, qMap, iv),
+                              arith::ConstantOp::create(
+                                  b, b.getI8IntegerAttr(-128)));
+                          Value prod = arith::MulIOp::create(
+                              b, arith::ExtUIOp::create(b, i32, biased),
+                              arith::ExtSIOp::create(
+                                  b, i32, nb.load(p.qa.values, aMap, iv)));
+                          nb.store(arith::AddIOp::create(
+                                       b, nb.load(isum, sumMap, iv), prod),
+                                   isum, sumMap, iv);
+                        },
+                        [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                          nb.store(nb.load(p.qa.sums, aSum, iv), isum, sumMap,
+                                   iv);
+                        });
                   });
-            });
-          }
-          // The steps: each lane of each row its own chain over the blocks.
-          {
-            unsigned n = p.lead + 4;
-            AffineExpr i1 = nb.d(p.lead + 2), r = nb.d(p.lead + 3);
-            AffineMap laneMap = nb.map(n, {i1 * p.R + r});
-            AffineMap aScale = leadMap(nb, n, p.lead, {p.blk});
-            AffineMap dLo = p.headerByte(nb, n, nb.c(0), r);
-            AffineMap dHi = p.headerByte(nb, n, nb.c(1), r);
-            SmallVector<IterKind> kinds(p.lead + 1, IterKind::spatial);
-            kinds.append({IterKind::reduce, IterKind::spatial,
-                          IterKind::spatial});
-            nb.nest({nb.index(kLanes), nb.index(p.R)}, [&](ValueRange ivs) {
-              SmallVector<Value> it(base);
-              llvm::append_range(it, ivs);
-              nb.block(
-                  "matmul_iscale", it, kinds,
-                  {{isum, laneMap}, {p.qa.scales, aScale}, {w, dLo}, {w, dHi},
-                   {acc, laneMap}},
-                  {{acc, laneMap}},
-                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                    Value dd = arith::MulFOp::create(
-                        b, loadHalfAt(nb, b, w, dLo, dHi, iv),
-                        nb.load(p.qa.scales, aScale, iv));
-                    Value s = arith::SIToFPOp::create(
-                        b, f32, nb.load(isum, laneMap, iv));
-                    nb.store(math::FmaOp::create(b, s, dd,
-                                                 nb.load(acc, laneMap, iv)),
-                             acc, laneMap, iv);
+        });
+    return p.out;
+  }
+
+  /// llama.cpp's Q6_K product (ggml_vec_dot_q6_K_q8_K) over a weight
+  /// interleaved `R` rows at a time in chunks of four bytes
+  /// (#graph.interleaved: the 16 sub-block scales and d in byte planes,
+  /// then ql and qh). vec_dot keeps 8 f32 lanes per row like Q8_0's
+  /// (laneChains, laneSteps, laneSums); per super-block the integer of lane
+  /// m = 4 l1 + l0a is
+  ///   sum over the 32-element runs (hf, qa, qb) of the run's scale times
+  ///   the dot of its group of four m (elements 16 l1 + 4 l0a + l0b),
+  ///   minus 32 (sc[2m] asum[2m] + sc[2m+1] asum[2m+1])
+  /// over the 16-element sub-blocks 2m, 2m + 1 (asum: the activations' sums
+  /// of 16, Q8_K's bsums, here precomputed times -32 as the lane's start).
+  /// The 6-bit q (ql's nibble qa | qh's bits 2 (2 qa + qb) << 4) is
+  /// unsigned, what VPDPBUSD multiplies. Per run and group of four the
+  /// group's R dots (`dots[r]`, iterations (lead.., g, blk, hf, qa, qb,
+  /// l1, l0a, r, l0b)), then each scaled into its lane (`isum[m][r]`,
+  /// (lead.., g, blk, hf, qa, qb, l1, l0a, r), the run reducing).
+  Value lowerInterleavedQ6K(NestBuilder &nb, MatmulOp op, Value x, Value w,
+                            Type act, InterleavedAttr layout) const {
+    ImplicitLocOpBuilder &b = nb.b;
+    Type i32 = b.getI32Type(), i8 = b.getI8Type();
+    InterleavedProduct p =
+        interleavedProduct(nb, op, x, act, layout, /*sumWidth=*/16,
+                           /*sumFactor=*/-32);
+    auto c8 = [&](ImplicitLocOpBuilder &b, int64_t v) -> Value {
+      return arith::ConstantOp::create(b, b.getI8IntegerAttr(v));
+    };
+    auto shiftBy = [&](ImplicitLocOpBuilder &b, Value iv, int64_t factor,
+                       Value plus = Value()) -> Value {
+      Value s = arith::MulIOp::create(b, iv, nb.index(factor));
+      if (plus)
+        s = arith::AddIOp::create(b, s, plus);
+      return arith::IndexCastUIOp::create(b, i8, s);
+    };
+    constexpr unsigned kRunLevels = 5; // hf, qa, qb, l1, l0a
+    laneProduct(
+        nb, p, w, /*blockElements=*/256, /*dPlane=*/16,
+        [&](ArrayRef<Value> base, Value isum) {
+          nb.nest(
+              {nb.index(2), nb.index(2), nb.index(2), nb.index(2), nb.index(4)},
+              [&](ValueRange runIvs) {
+                SmallVector<Value> at(base);
+                llvm::append_range(at, runIvs);
+                unsigned d0 = p.lead + 2; // hf
+                AffineExpr hf = nb.d(d0), qa = nb.d(d0 + 1), qb = nb.d(d0 + 2),
+                           l1 = nb.d(d0 + 3), l0a = nb.d(d0 + 4),
+                           r = nb.d(d0 + kRunLevels);
+                Value dots = nb.scratch(MemRefType::get({p.R}, i32));
+                // The run's group of four: q * a over l0b, r the lanes.
+                {
+                  unsigned n = d0 + kRunLevels + 2;
+                  AffineExpr l0b = nb.d(d0 + kRunLevels + 1);
+                  AffineMap aMap =
+                      leadMap(nb, n, p.lead,
+                              {p.blk * 256 + hf * 128 + (qa * 2 + qb) * 32 +
+                               l1 * 16 + l0a * 4 + l0b});
+                  AffineMap qlMap = p.quantByte(
+                      nb, n, hf * 16 + qb * 8 + l1 * 4 + l0a, r, l0b);
+                  AffineMap qhMap =
+                      p.quantByte(nb, n, hf * 8 + l1 * 4 + l0a + 32, r, l0b);
+                  AffineMap dotMap = nb.map(n, {r});
+                  SmallVector<IterKind> kinds(n - 1, IterKind::spatial);
+                  kinds.push_back(IterKind::reduce);
+                  nb.nest({nb.index(p.R), nb.index(4)}, [&](ValueRange ivs) {
+                    SmallVector<Value> it(at);
+                    llvm::append_range(it, ivs);
+                    intSumBlock(
+                        nb, "matmul_idot", it, kinds,
+                        {{p.qa.values, aMap}, {w, qlMap}, {w, qhMap}}, dots,
+                        dotMap,
+                        [&](ImplicitLocOpBuilder &b, ValueRange iv) -> Value {
+                          Value vqa = iv[d0 + 1], vqb = iv[d0 + 2];
+                          Value low = arith::AndIOp::create(
+                              b,
+                              arith::ShRUIOp::create(b, nb.load(w, qlMap, iv),
+                                                     shiftBy(b, vqa, 4)),
+                              c8(b, 15));
+                          Value high = arith::AndIOp::create(
+                              b,
+                              arith::ShRUIOp::create(
+                                  b, nb.load(w, qhMap, iv),
+                                  shiftBy(b, vqa, 4,
+                                          arith::MulIOp::create(b, vqb,
+                                                                nb.index(2)))),
+                              c8(b, 3));
+                          Value q = arith::OrIOp::create(
+                              b, low, arith::ShLIOp::create(b, high, c8(b, 4)));
+                          return arith::MulIOp::create(
+                              b,
+                              arith::ExtSIOp::create(
+                                  b, i32, nb.load(p.qa.values, aMap, iv)),
+                              arith::ExtUIOp::create(b, i32, q));
+                        });
                   });
-            });
-          }
+                }
+                // Into its lane, scaled; the lane starts at its offset.
+                {
+                  unsigned n = d0 + kRunLevels + 1;
+                  AffineExpr lane = l1 * 4 + l0a;
+                  AffineMap sumMap = nb.map(n, {lane * p.R + r});
+                  AffineMap dotMap = nb.map(n, {r});
+                  AffineMap scMap =
+                      p.headerByte(nb, n, hf * 8 + qa * 4 + qb * 2 + l1, r);
+                  SmallVector<AffineMap> offScale, offSum;
+                  SmallVector<Access> reads = {{dots, dotMap}, {w, scMap}};
+                  for (int64_t t = 0; t < 2; ++t) {
+                    offScale.push_back(p.headerByte(nb, n, lane * 2 + t, r));
+                    offSum.push_back(
+                        leadMap(nb, n, p.lead, {p.blk * 16 + lane * 2 + t}));
+                    reads.append(
+                        {{w, offScale.back()}, {p.qa.sums, offSum.back()}});
+                  }
+                  SmallVector<IterKind> kinds(p.lead + 1, IterKind::spatial);
+                  kinds.append({IterKind::spatial, IterKind::reduce,
+                                IterKind::reduce, IterKind::reduce,
+                                IterKind::spatial, IterKind::spatial,
+                                IterKind::spatial});
+                  auto scale = [&](ImplicitLocOpBuilder &b, AffineMap m,
+                                   ValueRange iv) -> Value {
+                    return arith::ExtSIOp::create(b, i32, nb.load(w, m, iv));
+                  };
+                  nb.loop(nb.index(p.R), [&](Value row) {
+                    SmallVector<Value> it(at);
+                    it.push_back(row);
+                    nb.block(
+                        "matmul_isum", it, kinds, reads, {{isum, sumMap}},
+                        [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                          Value term = arith::MulIOp::create(
+                              b, nb.load(dots, dotMap, iv),
+                              scale(b, scMap, iv));
+                          nb.store(arith::AddIOp::create(
+                                       b, nb.load(isum, sumMap, iv), term),
+                                   isum, sumMap, iv);
+                        },
+                        [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                          Value start;
+                          for (int64_t t = 0; t < 2; ++t) {
+                            Value term = arith::MulIOp::create(
+                                b, scale(b, offScale[t], iv),
+                                nb.load(p.qa.sums, offSum[t], iv));
+                            start = start
+                                        ? arith::AddIOp::create(b, start, term)
+                                              .getResult()
+                                        : term;
+                          }
+                          nb.store(start, isum, sumMap, iv);
+                        });
+                  });
+                }
+              });
         });
-        // hsum_float_8 of each row's lanes.
-        unsigned n = p.lead + 2;
-        AffineExpr r = nb.d(p.lead + 1);
-        SmallVector<AffineMap> laneMaps;
-        SmallVector<Access> reads;
-        for (int64_t i = 0; i < kLanes; ++i) {
-          laneMaps.push_back(nb.map(n, {r + i * p.R}));
-          reads.push_back({acc, laneMaps.back()});
-        }
-        AffineMap outMap = leadMap(nb, n, p.lead, {p.g * p.R + r});
-        nb.loop(nb.index(p.R), [&](Value lane) {
-          SmallVector<Value> it(outer);
-          it.push_back(lane);
-          nb.block("matmul_out", it, SmallVector<IterKind>(n, IterKind::spatial),
-                   reads, {{p.out, outMap}},
-                   [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                     auto l = [&](int64_t i) {
-                       return nb.load(acc, laneMaps[i], iv);
-                     };
-                     auto add = [&](Value u, Value v) -> Value {
-                       return arith::AddFOp::create(b, u, v);
-                     };
-                     Value sum = add(add(add(l(0), l(4)), add(l(2), l(6))),
-                                     add(add(l(1), l(5)), add(l(3), l(7))));
-                     nb.store(sum, p.out, outMap, iv);
-                   });
-        });
-      });
-    });
     return p.out;
   }
 

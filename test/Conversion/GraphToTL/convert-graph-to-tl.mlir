@@ -361,6 +361,50 @@ func.func @matmul_q8_0_interleaved(%x: tensor<?x64xf32>, %w: tensor<8x64x!graph.
 
 // -----
 
+// Q6_K interleaved 8 rows at a time: 8 x 210 bytes per super-block, the 18
+// header bytes (16 sub-block scales, d) in byte planes, then ql and qh four
+// bytes at a time. vec_dot's 8 lanes per row as for Q8_0; per super-block
+// and (hf, qa, qb, l1, l0a) the group of four's dot of each row, the 6-bit
+// q unsigned (ql's nibble qa: ql chunk 16 hf + 8 qb + 4 l1 + l0a; qh's bits
+// 4 qa + 2 qb: qh chunk 32 + 8 hf + 4 l1 + l0a), then scaled by sub-block
+// 8 hf + 4 qa + 2 qb + l1's scale into lane 4 l1 + l0a, the run (hf, qa,
+// qb) reducing; each lane starts at its offset, the scales of sub-blocks
+// 2m, 2m + 1 times the activations' sums of 16 precomputed times -32. The
+// steps read d from planes 16 and 17.
+// CHECK-LABEL: func.func @matmul_q6_k_interleaved
+// CHECK: tl.block "act_sum"
+// CHECK: arith.muli %{{.+}}, %c-32_i32 : i32
+// CHECK: %[[ACC:.+]] = memref.alloca() {{.*}} : memref<64xf32>
+// CHECK: tl.block "matmul_lanes_init" {{.*}} writes(%[[ACC]][
+// CHECK: %[[SUMS:.+]] = memref.alloca() {{.*}} : memref<64xi32>
+// CHECK: %[[DOTS:.+]] = memref.alloca() {{.*}} : memref<8xi32>
+// CHECK: tl.block "matmul_idot" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[G:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[B:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[HF:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[QA:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[QB:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[L1:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[L0A:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[R:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[L0B:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}})
+// CHECK-SAME: %{{.*}}[%[[G]], %[[B]] * 1680 + ((%[[HF]] * 16 + %[[QB]] * 8 + %[[L1]] * 4 + %[[L0A]]) * 8 + %[[R]]) * 4 + %[[L0B]] + 144] : memref<1x1680xi8>
+// CHECK-SAME: %{{.*}}[%[[G]], %[[B]] * 1680 + ((%[[HF]] * 8 + %[[L1]] * 4 + %[[L0A]] + 32) * 8 + %[[R]]) * 4 + %[[L0B]] + 144] : memref<1x1680xi8>
+// CHECK-SAME: writes(%[[DOTS]][%[[R]]] : memref<8xi32>)
+// CHECK: arith.shrui
+// CHECK: arith.andi %{{.+}}, %c15_i8
+// CHECK: arith.shrui
+// CHECK: arith.andi %{{.+}}, %c3_i8
+// CHECK: arith.shli %{{.+}}, %c4_i8
+// CHECK: arith.ori
+// CHECK: arith.extui %{{[a-z0-9_]+}} : i8 to i32
+// CHECK: tl.block "matmul_isum" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[G2:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[B2:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[HF2:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}}, %[[QA2:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}}, %[[QB2:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}}, %[[L12:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[L0A2:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[R2:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// CHECK-SAME: reads(%[[DOTS]][%[[R2]]] : memref<8xi32>, %{{.*}}[%[[G2]], %[[B2]] * 1680 + (%[[HF2]] * 8 + %[[QA2]] * 4 + %[[QB2]] * 2 + %[[L12]]) * 8 + %[[R2]]] : memref<1x1680xi8>
+// CHECK-SAME: [%[[G2]], %[[B2]] * 1680 + (%[[L12]] * 4 + %[[L0A2]]) * 16 + %[[R2]]] : memref<1x1680xi8>, %{{.*}}[%{{[a-z0-9_]+}}, %[[B2]] * 16 + (%[[L12]] * 4 + %[[L0A2]]) * 2] : memref<?x16xi32>
+// CHECK-SAME: [%[[G2]], %[[B2]] * 1680 + ((%[[L12]] * 4 + %[[L0A2]]) * 2 + 1) * 8 + %[[R2]]] : memref<1x1680xi8>, %{{.*}}[%{{[a-z0-9_]+}}, %[[B2]] * 16 + (%[[L12]] * 4 + %[[L0A2]]) * 2 + 1] : memref<?x16xi32>
+// CHECK-SAME: writes(%[[SUMS]][(%[[L12]] * 4 + %[[L0A2]]) * 8 + %[[R2]]] : memref<64xi32>) init {
+// CHECK: tl.block "matmul_iscale" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[G3:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[B3:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[R3:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// CHECK-SAME: [%[[G3]], %[[B3]] * 1680 + %[[R3]] + 128] : memref<1x1680xi8>, %{{.*}}[%[[G3]], %[[B3]] * 1680 + %[[R3]] + 136] : memref<1x1680xi8>
+// CHECK: math.fma
+// CHECK: tl.block "matmul_out"
+func.func @matmul_q6_k_interleaved(%x: tensor<?x256xf32>, %w: tensor<8x256x!graph.q6_k, #graph.interleaved<rows = 8, chunk = 4>>) -> tensor<?x8xf32> {
+  %0 = graph.matmul %x, %w {act_type = !graph.q8_k} : tensor<?x256xf32>, tensor<8x256x!graph.q6_k, #graph.interleaved<rows = 8, chunk = 4>> -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
 // Q4_K interleaved 8 rows at a time: 8 x 144 bytes per super-block, the 16
 // header bytes (d, dmin, 12 of scales) in byte planes, then the quants four
 // bytes at a time. Per super-block each lane (row r) gets the dot of each

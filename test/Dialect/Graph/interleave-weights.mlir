@@ -4,9 +4,10 @@
 
 // BAD: error: graph-interleave-weights: unknown target 'tpu'
 
-// Q8_0, Q4_0 and Q4_K matrices read only by llama.cpp-mode integer products
-// get their rows interleaved, one row per i32 lane: 16 with AVX-512, 8 with
-// AVX2; fewer when the row count asks (24 rows: 8; Q8_0's 20 rows: 4),
+// Q8_0, Q4_0, Q4_K and Q6_K matrices read only by llama.cpp-mode integer
+// products get their rows interleaved, one row per i32 lane: 16 with
+// AVX-512, 8 with AVX2; fewer when the row count asks (24 rows: 8; Q8_0's
+// and Q6_K's 20 rows: 4, vec_dot's steps in any multiple of 4 rows),
 // chunks of four bytes (one VPDPBUSD group). Both params named "a" change
 // together.
 // CHECK-LABEL: func.func @packed
@@ -15,10 +16,12 @@
 // CHECK: graph.param %{{.*}}["k"] : tensor<32x256x!graph.q4_k, #graph.interleaved<rows = 16, chunk = 4>>
 // CHECK: graph.param %{{.*}}["q8"] : tensor<32x64x!graph.q8_0, #graph.interleaved<rows = 16, chunk = 4>>
 // CHECK: graph.param %{{.*}}["q8odd"] : tensor<20x64x!graph.q8_0, #graph.interleaved<rows = 4, chunk = 4>>
+// CHECK: graph.param %{{.*}}["q6"] : tensor<32x256x!graph.q6_k, #graph.interleaved<rows = 16, chunk = 4>>
+// CHECK: graph.param %{{.*}}["q6odd"] : tensor<20x256x!graph.q6_k, #graph.interleaved<rows = 4, chunk = 4>>
 // AVX2-LABEL: func.func @packed
 // AVX2-COUNT-2: graph.param %{{.*}}["a"] : tensor<32x64x!graph.q4_0, #graph.interleaved<rows = 8, chunk = 4>>
 // AVX2: graph.param %{{.*}}["q8"] : tensor<32x64x!graph.q8_0, #graph.interleaved<rows = 8, chunk = 4>>
-func.func @packed(%x: tensor<?x64xf32>, %y: tensor<?x256xf32>, %w: !graph.weights) -> (tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x24xf32>, tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x20xf32>) {
+func.func @packed(%x: tensor<?x64xf32>, %y: tensor<?x256xf32>, %w: !graph.weights) -> (tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x24xf32>, tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x20xf32>, tensor<?x32xf32>, tensor<?x20xf32>) {
   %a = graph.param %w["a"] : tensor<32x64x!graph.q4_0>
   %a2 = graph.param %w["a"] : tensor<32x64x!graph.q4_0>
   %b = graph.param %w["b"] : tensor<24x64x!graph.q4_0>
@@ -31,7 +34,11 @@ func.func @packed(%x: tensor<?x64xf32>, %y: tensor<?x256xf32>, %w: !graph.weight
   %4 = graph.matmul %x, %q8 {act_type = !graph.q8_0} : tensor<?x64xf32>, tensor<32x64x!graph.q8_0> -> tensor<?x32xf32>
   %q8odd = graph.param %w["q8odd"] : tensor<20x64x!graph.q8_0>
   %5 = graph.matmul %x, %q8odd {act_type = !graph.q8_0} : tensor<?x64xf32>, tensor<20x64x!graph.q8_0> -> tensor<?x20xf32>
-  return %0, %1, %2, %3, %4, %5 : tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x24xf32>, tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x20xf32>
+  %q6 = graph.param %w["q6"] : tensor<32x256x!graph.q6_k>
+  %6 = graph.matmul %y, %q6 {act_type = !graph.q8_k} : tensor<?x256xf32>, tensor<32x256x!graph.q6_k> -> tensor<?x32xf32>
+  %q6odd = graph.param %w["q6odd"] : tensor<20x256x!graph.q6_k>
+  %7 = graph.matmul %y, %q6odd {act_type = !graph.q8_k} : tensor<?x256xf32>, tensor<20x256x!graph.q6_k> -> tensor<?x20xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x24xf32>, tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x20xf32>, tensor<?x32xf32>, tensor<?x20xf32>
 }
 
 // -----
@@ -39,11 +46,11 @@ func.func @packed(%x: tensor<?x64xf32>, %y: tensor<?x256xf32>, %w: !graph.weight
 // Left plain: a tied table the embedding also gathers from (either use
 // alone would not matter: params of one name are one tensor), products in
 // exact mode (no act_type), a row count llama.cpp does not repack (not a
-// multiple of 8: vec_dot's order of steps), a Q8_0 matrix of rows not a
-// multiple of 4, and Q6_K (no interleaved product yet).
+// multiple of 8: vec_dot's order of steps), Q8_0 and Q6_K matrices of
+// rows not a multiple of 4.
 // CHECK-LABEL: func.func @plain
 // CHECK-NOT: interleaved
-func.func @plain(%x: tensor<?x64xf32>, %y: tensor<?x256xf32>, %ids: tensor<?xi32>, %w: !graph.weights) -> (tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x20xf32>, tensor<?x30xf32>, tensor<?x32xf32>) {
+func.func @plain(%x: tensor<?x64xf32>, %y: tensor<?x256xf32>, %ids: tensor<?xi32>, %w: !graph.weights) -> (tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x20xf32>, tensor<?x30xf32>, tensor<?x30xf32>) {
   %t = graph.param %w["tied"] : tensor<32x64x!graph.q4_0>
   %e = graph.embedding %t[%ids] : tensor<32x64x!graph.q4_0>, tensor<?xi32> -> tensor<?x64xf32>
   %t2 = graph.param %w["tied"] : tensor<32x64x!graph.q4_0>
@@ -54,7 +61,7 @@ func.func @plain(%x: tensor<?x64xf32>, %y: tensor<?x256xf32>, %ids: tensor<?xi32
   %2 = graph.matmul %x, %odd {act_type = !graph.q8_0} : tensor<?x64xf32>, tensor<20x64x!graph.q4_0> -> tensor<?x20xf32>
   %q8 = graph.param %w["q8"] : tensor<30x64x!graph.q8_0>
   %3 = graph.matmul %x, %q8 {act_type = !graph.q8_0} : tensor<?x64xf32>, tensor<30x64x!graph.q8_0> -> tensor<?x30xf32>
-  %q6 = graph.param %w["q6"] : tensor<32x256x!graph.q6_k>
-  %4 = graph.matmul %y, %q6 {act_type = !graph.q8_k} : tensor<?x256xf32>, tensor<32x256x!graph.q6_k> -> tensor<?x32xf32>
-  return %e, %0, %1, %2, %3, %4 : tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x20xf32>, tensor<?x30xf32>, tensor<?x32xf32>
+  %q6 = graph.param %w["q6"] : tensor<30x256x!graph.q6_k>
+  %4 = graph.matmul %y, %q6 {act_type = !graph.q8_k} : tensor<?x256xf32>, tensor<30x256x!graph.q6_k> -> tensor<?x30xf32>
+  return %e, %0, %1, %2, %3, %4 : tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x20xf32>, tensor<?x30xf32>, tensor<?x30xf32>
 }

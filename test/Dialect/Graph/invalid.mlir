@@ -179,8 +179,8 @@ func.func @interleaved_rows(%w: !graph.weights) {
 // -----
 
 func.func @interleaved_type(%w: !graph.weights) {
-  // expected-error @+1 {{only matrices of Q8_0, Q4_0 or Q4_K blocks are interleaved}}
-  %0 = graph.param %w["p"] : tensor<8x256x!graph.q6_k, #graph.interleaved<rows = 8, chunk = 4>>
+  // expected-error @+1 {{only matrices of Q8_0, Q4_0, Q4_K or Q6_K blocks are interleaved}}
+  %0 = graph.param %w["p"] : tensor<8x256xf16, #graph.interleaved<rows = 8, chunk = 4>>
   return
 }
 

@@ -3,7 +3,8 @@
 // A Q4_0 product over rows interleaved 16 at a time (llama.cpp mode), one
 // token: the row groups on the threads; per block the 16 rows' integer sums
 // in lanes, each summing groups of four bytes (16 x 4: one 512-bit
-// VPDPBUSD), the nibble and byte-of-group loops serial around them; then
+// VPDPBUSD), the nibble loop unrolled (its shift a constant) and the loop
+// over the groups of four serial around them; then
 // the f32 steps with the 16 rows in lanes (each row's chain its own: no
 // sum crosses lanes). The activations' sums of 32 (the nibbles' offset)
 // are summed in 16 lanes and a tree.
@@ -14,7 +15,7 @@
 // CHECK: tl.block "act_sum_tree0"
 // CHECK: tl.for %{{.+}} = %{{.+}} to %c2{{.*}} kind(parallel)
 // CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c8 step %{{[a-z0-9_]+}} {
-// CHECK: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} {
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} kind(unrolled)
 // CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c4 step %{{[a-z0-9_]+}} {
 // CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
 // CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c4 step %{{[a-z0-9_]+}} kind(vectorized)
@@ -114,4 +115,38 @@ func.func @prefill_q8_0(%x: tensor<?x64xf32>, %w: !graph.weights) -> tensor<?x32
   %q8 = graph.param %w["q8"] {blob_offset = 0 : i64} : tensor<32x64x!graph.q8_0, #graph.interleaved<rows = 16, chunk = 4>>
   %0 = graph.matmul %x, %q8 {act_type = !graph.q8_0} : tensor<?x64xf32>, tensor<32x64x!graph.q8_0, #graph.interleaved<rows = 16, chunk = 4>> -> tensor<?x32xf32>
   return %0 : tensor<?x32xf32>
+}
+
+// -----
+
+// Q6_K over rows interleaved 16 at a time, one token (the output head of
+// the q4 models): the row groups on the threads; per super-block the runs
+// that choose a bit field (qa: ql's nibble, qb with qa: qh's two bits) and
+// the lanes (l1, l0a) unrolled, so every shift is a constant; the half (hf)
+// serial; per run and lane the 16 rows x groups of four in vector lanes
+// (one 512-bit VPDPBUSD), its scaled sum with the rows in lanes; the
+// steps and hsum_float_8 with the rows in lanes.
+// CHECK-LABEL: func.func @decode_q6_k
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} kind(parallel)
+// CHECK: tl.block "matmul_lanes_init"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} {
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} kind(unrolled)
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} kind(unrolled)
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} kind(unrolled)
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c4 step %{{[a-z0-9_]+}} kind(unrolled)
+// CHECK-NEXT: memref.alloca() {{.*}} : memref<16xi32>
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c4 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_idot"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_isum"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c8 step %{{[a-z0-9_]+}} kind(unrolled)
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_iscale"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_out"
+func.func @decode_q6_k(%x: tensor<1x256xf32>, %w: !graph.weights) -> tensor<1x32xf32> attributes {llmc.phase = "decode"} {
+  %q6 = graph.param %w["q6"] {blob_offset = 0 : i64} : tensor<32x256x!graph.q6_k, #graph.interleaved<rows = 16, chunk = 4>>
+  %0 = graph.matmul %x, %q6 {act_type = !graph.q8_k} : tensor<1x256xf32>, tensor<32x256x!graph.q6_k, #graph.interleaved<rows = 16, chunk = 4>> -> tensor<1x32xf32>
+  return %0 : tensor<1x32xf32>
 }

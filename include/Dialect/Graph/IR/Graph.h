@@ -30,10 +30,14 @@ int64_t storageBytes(mlir::RankedTensorType type);
 int64_t quantBlockBytes(mlir::Type elementType);
 /// Elements per block of a quantized element type (32, or 256 for K-quants).
 int64_t quantBlockElements(mlir::Type elementType);
-/// Bytes at the start of a quantized block before its quants (the f16
-/// scale of Q8_0 and Q4_0; Q4_K's d, dmin and sub-block scales), for the
-/// formats a weight may be interleaved in; 0 for the others.
+/// Bytes of a quantized block's header, its scales (the f16 scale of Q8_0
+/// and Q4_0; Q4_K's d, dmin and sub-block scales; Q6_K's 16 sub-block
+/// scales and d), for the formats a weight may be interleaved in; 0 for the
+/// others. The header is one run of bytes, at quantHeaderStart.
 int64_t quantHeaderBytes(mlir::Type elementType);
+/// Where the header starts in the block: 0 (before the quants), or after
+/// them (Q6_K: 192).
+int64_t quantHeaderStart(mlir::Type elementType);
 /// The interleaving of a weight type (#graph.interleaved), or null.
 InterleavedAttr getInterleaving(mlir::RankedTensorType type);
 /// Where byte `byte` of block `block` of row `row` of an interleaved matrix

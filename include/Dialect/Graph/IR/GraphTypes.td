@@ -174,7 +174,7 @@ def Graph_InterleavedAttr : AttrDef<Graph_Dialect, "Interleaved"> {
   let summary = "a quantized matrix's rows interleaved for products in lanes";
   let description = [{
     The encoding of a quantized weight `tensor<N x K x !graph.q4_0>` (or
-    Q8_0, Q4_K) whose
+    Q8_0, Q4_K, Q6_K) whose
     blocks are stored interleaved, `rows` rows at a time, so that a vector
     lane per row reads its bytes with one load (ggml's repacked
     `block_q4_0x8`, generalised to any row count). `graph-interleave-weights`
@@ -184,11 +184,12 @@ def Graph_InterleavedAttr : AttrDef<Graph_Dialect, "Interleaved"> {
     Rows come in groups of `rows`; a group holds, block column by block
     column, its `rows` blocks of that column (`rows` x the block's bytes):
     first their header (Q8_0, Q4_0: the f16 scale; Q4_K: d, dmin and the
-    12 bytes of sub-block scales) byte plane by byte plane (header byte
-    `h` of the group's row `r` at `h * rows + r`), then their quant bytes
-    `chunk` at a time, row after row (quant byte `j` of row `r` at
-    `header * rows + (j / chunk * rows + r) * chunk + j % chunk`). The size
-    is the plain layout's.
+    12 bytes of sub-block scales; Q6_K: the 16 sub-block scales and d, the
+    last 18 bytes of its block) byte plane by byte plane (header byte `h`
+    of the group's row `r` at `h * rows + r`), then their quant bytes (the
+    block's other bytes, in order) `chunk` at a time, row after row (quant
+    byte `j` of row `r` at `header * rows + (j / chunk * rows + r) * chunk
+    + j % chunk`). The size is the plain layout's.
 
     ```mlir
     tensor<768x768x!graph.q4_0, #graph.interleaved<rows = 16, chunk = 4>>

@@ -27,7 +27,7 @@ def GraphLayoutWeights : Pass<"graph-layout-weights", "mlir::ModuleOp"> {
 def GraphInterleaveWeights : Pass<"graph-interleave-weights", "mlir::ModuleOp"> {
   let summary = "Interleave quantized weights' rows for products in vector lanes";
   let description = [{
-    Weight pre-packing: a Q8_0, Q4_0 or Q4_K matrix that only llama.cpp-mode
+    Weight pre-packing: a Q8_0, Q4_0, Q4_K or Q6_K matrix that only llama.cpp-mode
     integer products read (`graph.matmul` with an 8-bit `act_type`) gets the
     `#graph.interleaved<rows = R, chunk = 4>` encoding, R rows' blocks side
     by side: the product then keeps one row per vector lane (its i32 sums,
@@ -39,9 +39,9 @@ def GraphInterleaveWeights : Pass<"graph-interleave-weights", "mlir::ModuleOp"> 
     The interleaved Q4_0 and Q4_K products take the f32 steps of ggml's
     repacked kernels; llama.cpp runs those for matrices of a multiple of 8
     rows, so only those are interleaved (the others keep vec_dot's order of
-    steps). Q8_0's interleaved product keeps vec_dot's (and llamafile
-    sgemm's) own steps, 8 lanes per row summed as hsum_float_8, so any
-    multiple of 4 rows is interleaved. A parameter is also left plain when any op
+    steps). The Q8_0 and Q6_K interleaved products keep vec_dot's (and for
+    Q8_0 llamafile sgemm's) own steps, 8 lanes per row summed as
+    hsum_float_8, so any multiple of 4 rows is interleaved. A parameter is also left plain when any op
     other than such a product reads it (the embedding gather of a tied
     classifier). The artifact writer lays the bytes out as the type says; the
     size does not change, so `graph-layout-weights` places it as before.

@@ -60,7 +60,7 @@ LogicalResult ParamOp::verify() {
     if (!header || type.getRank() != 2)
       return emitOpError("parameter '")
              << getName()
-             << "': only matrices of Q8_0, Q4_0 or Q4_K blocks are interleaved, got "
+             << "': only matrices of Q8_0, Q4_0, Q4_K or Q6_K blocks are interleaved, got "
              << type;
     int64_t quants = quantBlockBytes(element) - header;
     if (layout.getRows() <= 0 || type.getDimSize(0) % layout.getRows() ||
@@ -91,7 +91,13 @@ int64_t llmc::graph::quantHeaderBytes(Type elementType) {
     return 2; // d
   if (llvm::isa<Q4_KType>(elementType))
     return 16; // d, dmin, 12 bytes of 6-bit scales and mins
+  if (llvm::isa<Q6_KType>(elementType))
+    return 18; // 16 int8 sub-block scales, d
   return 0;
+}
+
+int64_t llmc::graph::quantHeaderStart(Type elementType) {
+  return llvm::isa<Q6_KType>(elementType) ? 192 : 0; // after ql, qh
 }
 
 InterleavedAttr llmc::graph::getInterleaving(RankedTensorType type) {
@@ -106,9 +112,10 @@ int64_t llmc::graph::interleavedOffset(InterleavedAttr layout, Type element,
   int64_t base = ((row / rows) * blocksPerRow + block) * rows *
                  quantBlockBytes(element);
   int64_t r = row % rows;
-  if (byte < header)
-    return base + byte * rows + r;
-  int64_t j = byte - header;
+  int64_t start = quantHeaderStart(element);
+  if (byte >= start && byte < start + header)
+    return base + (byte - start) * rows + r;
+  int64_t j = byte < start ? byte : byte - header; // the quant byte
   return base + header * rows + (j / chunk * rows + r) * chunk + j % chunk;
 }
 

@@ -55,14 +55,15 @@ struct GraphInterleaveWeightsPass
       SmallVector<ParamOp> &params = entry.second;
       RankedTensorType type = params.front().getResult().getType();
       Type element = type.getElementType();
-      if (!isa<Q8_0Type, Q4_0Type, Q4_KType>(element) || type.getEncoding() ||
+      if (!isa<Q8_0Type, Q4_0Type, Q4_KType, Q6_KType>(element) ||
+          type.getEncoding() ||
           type.getRank() != 2 || !llvm::all_of(params, onlyIntegerProducts))
         continue;
       // The interleaved Q4_0 and Q4_K products take the f32 steps of ggml's
       // repacked kernels; llama.cpp runs those for matrices of a multiple
-      // of 8 rows (the others through vec_dot, in its order). Q8_0's steps
-      // are vec_dot's (and sgemm's) own: any multiple of 4 rows.
-      if (type.getDimSize(0) % (isa<Q8_0Type>(element) ? 4 : 8))
+      // of 8 rows (the others through vec_dot, in its order). Q8_0's and
+      // Q6_K's steps are vec_dot's (and sgemm's) own: any multiple of 4 rows.
+      if (type.getDimSize(0) % (isa<Q8_0Type, Q6_KType>(element) ? 4 : 8))
         continue;
       int64_t rows = lanes;
       while (type.getDimSize(0) % rows)

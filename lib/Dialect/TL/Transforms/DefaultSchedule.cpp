@@ -408,16 +408,41 @@ private:
 
   /// A stack buffer of a register tile (partial sums) stays in registers
   /// only where every index into it is a constant: the serial loops with
-  /// constant extents that index one are unrolled.
+  /// constant extents that index one are unrolled. So are those that choose
+  /// a bit field (a shift's amount): a constant shift of bytes in vector
+  /// lanes is an instruction or two, a variable one a sequence.
   void unrollRegisterTiles(func::FuncOp fn) {
     SmallVector<ForOp> loops;
     fn->walk([&](ForOp l) {
       if (l.getKind() == LoopKind::serial && extentOf(l) &&
-          indexesStackBuffer(l))
+          (indexesStackBuffer(l) || selectsBitFields(l)))
         loops.push_back(l);
     });
     for (ForOp l : loops)
       (void)quietly([&] { return unroll(l); });
+  }
+
+  /// Whether a block inside `loop` shifts by an amount computed from the
+  /// loop's variable.
+  static bool selectsBitFields(ForOp loop) {
+    WalkResult r = loop->walk([&](BlockOp b) {
+      Block *body = b.getBodyBlock();
+      for (auto [arg, iter] :
+           llvm::zip(body->getArguments(), b.getIterValues())) {
+        if (!isComputedFrom(iter, loop.getInductionVar(), loop))
+          continue;
+        WalkResult shifts = b->walk([&](Operation *op) {
+          if (isa<arith::ShRUIOp, arith::ShRSIOp, arith::ShLIOp>(op) &&
+              isComputedFrom(op->getOperand(1), arg, b))
+            return WalkResult::interrupt();
+          return WalkResult::advance();
+        });
+        if (shifts.wasInterrupted())
+          return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    return r.wasInterrupted();
   }
 
   static bool indexesStackBuffer(ForOp loop) {
