@@ -15,7 +15,8 @@
 //                               sapphirerapids, ...) with feature changes
 //   vulkan, cuda:sm_90          GPU targets (described; no back end yet)
 //
-// keys: cores=N, l1d=SIZE, l2=SIZE, l3=SIZE (SIZE in bytes, or with K/M).
+// keys: cores=N, l1d=SIZE, l2=SIZE, l3=SIZE, prefetch=SIZE (SIZE in bytes,
+// or with K/M).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_TARGET_TARGETDESCRIPTION_H
@@ -47,6 +48,13 @@ struct TargetDescription {
   unsigned cores = 1;
   /// Data cache sizes in bytes (per core for L1/L2).
   int64_t l1d = 32 * 1024, l2 = 1024 * 1024, l3 = 8 * 1024 * 1024;
+  /// How far ahead (bytes) a core fetches a stream it reads once (the
+  /// weights in decode): about the memory's latency times one core's share
+  /// of its rate; 0: no software prefetch. Printed when not the default.
+  static constexpr int64_t kDefaultPrefetch = 8 * 1024;
+  int64_t prefetch = kDefaultPrefetch;
+  /// The cache line in bytes.
+  int64_t cacheLine = 64;
 
   //===--- derived (set by parse) -------------------------------------===//
   /// Every feature the CPU has, implied ones included.

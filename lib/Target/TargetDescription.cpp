@@ -38,6 +38,8 @@ std::string TargetDescription::llvmFeatures() const {
 
 /// "32K" / "1M" / "1048576" in bytes.
 static std::string sizeString(int64_t bytes) {
+  if (bytes == 0)
+    return "0";
   if (bytes % (1024 * 1024) == 0)
     return std::to_string(bytes / (1024 * 1024)) + "M";
   if (bytes % 1024 == 0)
@@ -58,11 +60,14 @@ std::string TargetDescription::str() const {
   s += llvm::formatv(",cores={0},l1d={1},l2={2},l3={3}", cores,
                      sizeString(l1d), sizeString(l2), sizeString(l3))
            .str();
+  if (prefetch != kDefaultPrefetch)
+    s += ",prefetch=" + sizeString(prefetch);
   return s;
 }
 
 /// Parses "32K", "1M", "1MiB" or a byte count.
-static std::optional<int64_t> parseSize(llvm::StringRef v) {
+static std::optional<int64_t> parseSize(llvm::StringRef v,
+                                        bool zeroOk = false) {
   int64_t unit = 1;
   if (v.consume_back_insensitive("ib") || v.consume_back_insensitive("b")) {
   }
@@ -71,7 +76,7 @@ static std::optional<int64_t> parseSize(llvm::StringRef v) {
   else if (v.consume_back_insensitive("m"))
     unit = 1024 * 1024;
   int64_t n;
-  if (v.getAsInteger(10, n) || n <= 0)
+  if (v.getAsInteger(10, n) || n < 0 || (n == 0 && !zeroOk))
     return std::nullopt;
   return n * unit;
 }
@@ -187,10 +192,11 @@ TargetDescription::parse(llvm::StringRef spec) {
       continue;
     }
     auto [key, value] = item.split('=');
-    std::optional<int64_t> size = parseSize(value);
+    std::optional<int64_t> size = parseSize(value, key == "prefetch");
     int64_t *field = key == "l1d" ? &t.l1d
                      : key == "l2" ? &t.l2
                      : key == "l3" ? &t.l3
+                     : key == "prefetch" ? &t.prefetch
                                    : nullptr;
     if (field && size) {
       *field = *size;
@@ -199,8 +205,8 @@ TargetDescription::parse(llvm::StringRef spec) {
     } else {
       return llvm::createStringError(
           "target '" + spec.str() + "': bad item '" + item.str() +
-          "' (expected +feature, -feature, cores=N, l1d=SIZE, l2=SIZE or "
-          "l3=SIZE)");
+          "' (expected +feature, -feature, cores=N, l1d=SIZE, l2=SIZE, "
+          "l3=SIZE or prefetch=SIZE)");
     }
   }
   if (t.kind == TargetKind::CPU)

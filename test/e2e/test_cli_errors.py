@@ -34,6 +34,7 @@ def test_unknown_target(llmc, tmp_path, tiny_model):
     ("cpu:znver4,+avx1024", "unknown CPU feature 'avx1024'"),
     ("cpu:znver4,l2=lots", "bad item 'l2=lots'"),
     ("cpu:znver4,cores=0", "bad item 'cores=0'"),
+    ("cpu:znver4,prefetch=-4K", "bad item 'prefetch=-4K'"),
     ("cuda:90", "expected cuda:sm_NN"),
     ("cuda:sm_90", "target 'cuda:sm_90' has no back end yet"),
     ("vulkan", "target 'vulkan' has no back end yet"),
@@ -54,6 +55,14 @@ def test_explicit_target_is_recorded(llmc, tmp_path, tiny_model):
     md = json.loads((art / "metadata.json").read_text())
     assert md["target"] == "cpu"
     assert md["target_description"] == "cpu:x86-64-v2,cores=3,l1d=32K,l2=1M,l3=8M"
+    # The prefetch distance is spelled out where it is not the default (0:
+    # no software prefetch).
+    art0 = tmp_path / "ART0"
+    p = e2e_util.run([llmc, "compile", tiny_model, "--target", "cpu:x86-64-v2,prefetch=0",
+                      "-o", art0])
+    assert p.returncode == 0, e2e_util.describe(p, "compile failed")
+    md = json.loads((art0 / "metadata.json").read_text())
+    assert md["target_description"] == "cpu:x86-64-v2,cores=1,l1d=32K,l2=1M,l3=8M,prefetch=0"
 
 
 def test_bad_thread_counts(llmc, tmp_path, tiny_model):

@@ -47,6 +47,43 @@ struct ForToSCF : OpRewritePattern<tl::ForOp> {
   }
 };
 
+/// tl.prefetch -> one memref.prefetch per line of its bytes, into the
+/// buffer's storage seen as one dimension, each index clamped to the last
+/// element.
+struct PrefetchToMemRef : OpRewritePattern<tl::PrefetchOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tl::PrefetchOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<MemRefType>(op.getBuffer().getType());
+    int64_t elementBytes =
+        std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    Value flat = op.getBuffer();
+    if (type.getRank() != 1) {
+      ReassociationIndices all;
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        all.push_back(d);
+      flat = memref::CollapseShapeOp::create(rewriter, loc, flat,
+                                             ArrayRef<ReassociationIndices>{all});
+    }
+    Value last = arith::SubIOp::create(
+        rewriter, loc, memref::DimOp::create(rewriter, loc, flat, 0),
+        arith::ConstantIndexOp::create(rewriter, loc, 1));
+    for (int64_t at = op.getDistance(); at < op.getDistance() + op.getBytes();
+         at += op.getLine()) {
+      Value index = arith::AddIOp::create(
+          rewriter, loc, op.getOffset(),
+          arith::ConstantIndexOp::create(rewriter, loc, at / elementBytes));
+      index = arith::MinUIOp::create(rewriter, loc, index, last);
+      memref::PrefetchOp::create(rewriter, loc, flat, ValueRange{index},
+                                 /*isWrite=*/false, /*localityHint=*/3,
+                                 /*isDataCache=*/true);
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// Loop kinds the loops of a CPU cannot honour: thread_bound (a GPU thread
 /// axis) anywhere, and a parallel loop inside another (one level of threads).
 static LogicalResult checkKinds(Operation *root) {
@@ -202,5 +239,5 @@ struct ConvertTLToSCFPass
 } // namespace
 
 void llmc::populateTLToSCFPatterns(RewritePatternSet &patterns) {
-  patterns.add<ForToSCF, BlockToSCF>(patterns.getContext());
+  patterns.add<ForToSCF, BlockToSCF, PrefetchToMemRef>(patterns.getContext());
 }

@@ -127,3 +127,19 @@ func.func @unknown_loop_kind(%n: index) {
   }
   return
 }
+
+// -----
+
+func.func @prefetch_strided(%w: memref<8x8xi8, strided<[16, 1]>>, %i: index) {
+  // expected-error @+1 {{needs a buffer with the identity layout (contiguous storage)}}
+  tl.prefetch %w[%i] {bytes = 64 : i64, distance = 64 : i64, line = 64 : i64} : memref<8x8xi8, strided<[16, 1]>>
+  return
+}
+
+// -----
+
+func.func @prefetch_no_line(%w: memref<64xi8>, %i: index) {
+  // expected-error @+1 {{needs distance >= 0, bytes > 0 and line > 0}}
+  tl.prefetch %w[%i] {bytes = 64 : i64, distance = 64 : i64, line = 0 : i64} : memref<64xi8>
+  return
+}

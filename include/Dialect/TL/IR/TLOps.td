@@ -148,4 +148,28 @@ def TL_BlockOp : TL_Op<"block", [AffineScope, RecursiveMemoryEffects,
   }];
 }
 
+
+def TL_PrefetchOp : TL_Op<"prefetch"> {
+  let summary = "fetch bytes of a buffer into the cache ahead of their use";
+  let description = [{
+    A hint with no effect on values: the cache lines of bytes
+    `[o + distance, o + distance + bytes)` of `buffer`'s contiguous storage
+    are fetched into the cache, `o` being the byte offset of element
+    `offset` (row-major, the buffer's elements counted from its first),
+    one request per `line` bytes. Requests past the buffer's end fetch its
+    last line instead. A schedule places it in a loop that streams a buffer
+    too big to stay in the cache (tl-default-schedule's prefetch rule), the
+    distance chosen by the target (`prefetch=`): the memory's latency
+    times its rate, so that the bytes arrive as the loop reaches them.
+
+    ```mlir
+    tl.prefetch %w[%off] {distance = 8192 : i64, bytes = 2304 : i64, line = 64 : i64} : memref<48x6912xi8>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$buffer, Index:$offset, I64Attr:$distance,
+                       I64Attr:$bytes, I64Attr:$line);
+  let assemblyFormat = "$buffer `[` $offset `]` attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
 #endif // LLMC_DIALECT_TL_TLOPS_TD

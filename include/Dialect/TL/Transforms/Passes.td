@@ -81,7 +81,12 @@ def TLDefaultSchedule : Pass<"tl-default-schedule", "mlir::ModuleOp"> {
     - the int8 dot products of llama.cpp mode: groups of four bytes reduced
       into i32 lanes (VNNI's vpdpbusd where the target has it), the f32
       steps in the lanes of ggml's kernels;
-    - p·V: the head dimension in lanes.
+    - p·V: the head dimension in lanes;
+    - loops of constant extent that index a register tile, or choose a bit
+      field (a shift amount), unrolled;
+    - decode: a loop streaming a weight (each iteration the next run of its
+      bytes) prefetches the target's `prefetch` distance ahead
+      (`tl.prefetch`).
     Decode and prefill versions (`tl-specialize-decode`) get their own
     schedules from the shapes their nests have.
 

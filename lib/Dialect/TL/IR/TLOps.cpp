@@ -437,3 +437,18 @@ LogicalResult BlockOp::fold(FoldAdaptor, SmallVectorImpl<OpFoldResult> &) {
 
 #define GET_OP_CLASSES
 #include "Dialect/TL/IR/TLOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// PrefetchOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult PrefetchOp::verify() {
+  auto type = cast<MemRefType>(getBuffer().getType());
+  if (!type.getLayout().isIdentity())
+    return emitOpError("needs a buffer with the identity layout (contiguous "
+                       "storage), got ")
+           << type;
+  if (getDistance() < 0 || getBytes() <= 0 || getLine() <= 0)
+    return emitOpError("needs distance >= 0, bytes > 0 and line > 0");
+  return success();
+}

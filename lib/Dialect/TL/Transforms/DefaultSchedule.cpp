@@ -221,6 +221,7 @@ public:
         replaceWithCopy(copy, range);
     }
     unrollRegisterTiles(fn);
+    prefetchStreams(fn);
   }
 
 private:
@@ -405,6 +406,7 @@ private:
   }
 
   static constexpr int64_t kIntTileRows = 2, kIntTileTokens = 4;
+  static constexpr int64_t kStreamPrefetches = 4;
 
   /// A stack buffer of a register tile (partial sums) stays in registers
   /// only where every index into it is a constant: the serial loops with
@@ -420,6 +422,146 @@ private:
     });
     for (ForOp l : loops)
       (void)quietly([&] { return unroll(l); });
+  }
+
+  /// Decode reads every weight once per token: together far more than the
+  /// caches hold, each a stream from memory. A core that computes on what
+  /// it loads keeps too few loads in flight to stream at the memory's rate
+  /// (its reorder window holds an iteration or two), so a serial loop whose
+  /// iterations read consecutive runs of a buffer, each its own run (the
+  /// blocks of an interleaved weight's row group), fetches target.prefetch
+  /// bytes ahead: per iteration, the run that many bytes further
+  /// (tl.prefetch). The outermost such loop of each buffer gets it, for
+  /// buffers of at least kStreamPrefetches times the distance (shorter ones
+  /// end before a prefetch pays).
+  void prefetchStreams(func::FuncOp fn) {
+    if (!decode || target.prefetch <= 0)
+      return;
+    SmallVector<ForOp> loops;
+    fn->walk<WalkOrder::PreOrder>([&](ForOp l) {
+      if (l.getKind() == LoopKind::serial)
+        loops.push_back(l);
+    });
+    DenseMap<Value, ForOp> streamed;
+    for (ForOp loop : loops) {
+      SetVector<Value> buffers;
+      loop->walk([&](BlockOp b) {
+        for (Value buf : b.getReads())
+          buffers.insert(buf);
+      });
+      for (Value buf : buffers) {
+        auto done = streamed.find(buf);
+        if (done != streamed.end() && done->second->isAncestor(loop))
+          continue;
+        if (prefetchStream(loop, buf))
+          streamed[buf] = loop;
+      }
+    }
+  }
+
+  /// prefetchStreams for one loop and buffer: whether it applied.
+  bool prefetchStream(ForOp loop, Value buf) {
+    auto type = dyn_cast<MemRefType>(buf.getType());
+    if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
+        type.getElementTypeBitWidth() % 8)
+      return false;
+    int64_t elementBytes = type.getElementTypeBitWidth() / 8;
+    if (type.getNumElements() * elementBytes < kStreamPrefetches * target.prefetch)
+      return false;
+    auto step = getConstantIntValue(loop.getStep());
+    if (!step || *step <= 0)
+      return false;
+    // Each access as a linear element offset: its terms in the loop's
+    // variable and the values from outside (equal for every access: one
+    // stream), and the range the loops inside the loop add.
+    AffineIndexBuilder ab(loop->getParentOfType<func::FuncOp>());
+    AffineExpr iv = ab.dim(loop.getInductionVar());
+    std::optional<AffineExpr> outer;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    bool ok = true;
+    loop->walk([&](BlockOp b) {
+      for (auto [read, attr] : llvm::zip(b.getReads(), b.getReadMaps())) {
+        if (read != buf || !ok)
+          continue;
+        auto exprs =
+            ab.compose(cast<AffineMapAttr>(attr).getValue(), b.getIterValues());
+        if (!exprs) {
+          ok = false;
+          return;
+        }
+        AffineExpr linear = getAffineConstantExpr(0, loop.getContext());
+        int64_t stride = 1;
+        for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+          linear = linear + (*exprs)[d] * stride;
+          stride *= type.getDimSize(d);
+        }
+        // Split into the inner loops' part (its range) and the rest.
+        unsigned numDims = ab.dims.size();
+        AffineExpr rest = linear;
+        int64_t minInner = 0, maxInner = 0;
+        for (unsigned d = 0; d < numDims; ++d) {
+          auto inner = dyn_cast<BlockArgument>(ab.dims[d]);
+          auto l = inner ? dyn_cast<ForOp>(inner.getOwner()->getParentOp())
+                         : ForOp();
+          if (!l || l == loop || !loop->isAncestor(l))
+            continue;
+          auto coeff = linearCoefficient(linear, d, numDims);
+          auto extent = extentOf(l);
+          if (!coeff || !extent) {
+            ok = false;
+            return;
+          }
+          (*coeff < 0 ? minInner : maxInner) += *coeff * (*extent - 1);
+          rest = rest.replace(getAffineDimExpr(d, loop.getContext()),
+                              getAffineConstantExpr(0, loop.getContext()));
+        }
+        rest = simplifyAffineExpr(rest, numDims, 0);
+        int64_t constant = 0;
+        if (auto c = dyn_cast<AffineConstantExpr>(rest))
+          constant = c.getValue();
+        else if (auto add = dyn_cast<AffineBinaryOpExpr>(rest);
+                 add && add.getKind() == AffineExprKind::Add)
+          if (auto c = dyn_cast<AffineConstantExpr>(add.getRHS())) {
+            constant = c.getValue();
+            rest = add.getLHS();
+          }
+        if (isa<AffineConstantExpr>(rest))
+          rest = getAffineConstantExpr(0, loop.getContext());
+        if (outer && *outer != rest) {
+          ok = false;
+          return;
+        }
+        outer = rest;
+        lo = std::min(lo, constant + minInner);
+        hi = std::max(hi, constant + maxInner);
+      }
+    });
+    if (!ok || !outer)
+      return false;
+    auto coeff = linearCoefficient(*outer, cast<AffineDimExpr>(iv).getPosition(),
+                                   ab.dims.size());
+    // One iteration's run is the next after the previous iteration's.
+    int64_t run = (hi - lo + 1) * elementBytes;
+    if (!coeff || *coeff * *step * elementBytes != run ||
+        run < target.cacheLine)
+      return false;
+    // The offset of the run: the outer terms and the lowest inner one.
+    OpBuilder b = OpBuilder::atBlockBegin(loop.getBody());
+    Location loc = loop.getLoc();
+    AffineExpr at = *outer + lo;
+    SmallVector<Value> operands;
+    SmallVector<AffineExpr> renumber;
+    for (unsigned d = 0; d < ab.dims.size(); ++d) {
+      renumber.push_back(getAffineDimExpr(operands.size(), loop.getContext()));
+      if (at.isFunctionOfDim(d))
+        operands.push_back(ab.dims[d]);
+    }
+    at = at.replaceDims(renumber);
+    Value offset = affine::AffineApplyOp::create(
+        b, loc, AffineMap::get(operands.size(), 0, at), operands);
+    PrefetchOp::create(b, loc, buf, offset, target.prefetch, run,
+                       target.cacheLine);
+    return true;
   }
 
   /// Whether a block inside `loop` shifts by an amount computed from the

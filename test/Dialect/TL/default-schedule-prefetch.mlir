@@ -1,0 +1,63 @@
+// RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4" | FileCheck %s
+// RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4,prefetch=0" | FileCheck %s --check-prefix=OFF
+// RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4,prefetch=4K" | FileCheck %s --check-prefix=NEAR
+
+// Decode streams every weight from memory: the loop over an interleaved
+// Q4_K weight's super-blocks (each iteration the 16 rows' 2304 bytes, the
+// next iteration the next 2304: row group g's block b at (3 g + b) * 2304)
+// fetches the target's prefetch distance ahead (8 KiB by default), one
+// run per iteration; nothing else in the nest is a stream (the
+// activations are 3 KiB, fewer than 4 distances).
+// CHECK: #[[STREAM:.+]] = affine_map<(d0, d1) -> (d0 * 2304 + d1 * 6912)>
+// CHECK-LABEL: func.func @decode_q4_k
+// CHECK: tl.for %[[G:.+]] = %{{.+}} to %c128 step %{{.+}} kind(parallel)
+// CHECK: tl.for %[[B:.+]] = %{{.+}} to %c3 step
+// CHECK-NEXT: %[[AT:.+]] = affine.apply #[[STREAM]](%[[B]], %[[G]])
+// CHECK-NEXT: tl.prefetch %{{.+}}[%[[AT]]] {bytes = 2304 : i64, distance = 8192 : i64, line = 64 : i64} : memref<128x6912xi8>
+// CHECK-NOT: tl.prefetch
+// OFF-LABEL: func.func @decode_q4_k
+// OFF-NOT: tl.prefetch
+// NEAR-LABEL: func.func @decode_q4_k
+// NEAR: tl.prefetch {{.*}} {bytes = 2304 : i64, distance = 4096 : i64, line = 64 : i64}
+func.func @decode_q4_k(%x: tensor<1x768xf32>, %w: !graph.weights) -> tensor<1x2048xf32> attributes {llmc.phase = "decode"} {
+  %k = graph.param %w["k"] {blob_offset = 0 : i64} : tensor<2048x768x!graph.q4_k, #graph.interleaved<rows = 16, chunk = 4>>
+  %0 = graph.matmul %x, %k {act_type = !graph.q8_k} : tensor<1x768xf32>, tensor<2048x768x!graph.q4_k, #graph.interleaved<rows = 16, chunk = 4>> -> tensor<1x2048xf32>
+  return %0 : tensor<1x2048xf32>
+}
+
+// -----
+
+// The prompt reads each row group's blocks once per token, from the cache
+// (weights stationary): no prefetch.
+// CHECK-LABEL: func.func @prefill_q4_k
+// CHECK-NOT: tl.prefetch
+func.func @prefill_q4_k(%x: tensor<?x768xf32>, %w: !graph.weights) -> tensor<?x2048xf32> attributes {llmc.phase = "prefill"} {
+  %k = graph.param %w["k"] {blob_offset = 0 : i64} : tensor<2048x768x!graph.q4_k, #graph.interleaved<rows = 16, chunk = 4>>
+  %0 = graph.matmul %x, %k {act_type = !graph.q8_k} : tensor<?x768xf32>, tensor<2048x768x!graph.q4_k, #graph.interleaved<rows = 16, chunk = 4>> -> tensor<?x2048xf32>
+  return %0 : tensor<?x2048xf32>
+}
+
+// -----
+
+// A weight smaller than 4 distances (32 rows: 18 KiB) ends before a
+// prefetch would pay.
+// CHECK-LABEL: func.func @decode_small
+// CHECK-NOT: tl.prefetch
+func.func @decode_small(%x: tensor<1x768xf32>, %w: !graph.weights) -> tensor<1x32xf32> attributes {llmc.phase = "decode"} {
+  %k = graph.param %w["k"] {blob_offset = 0 : i64} : tensor<32x768x!graph.q4_k, #graph.interleaved<rows = 16, chunk = 4>>
+  %0 = graph.matmul %x, %k {act_type = !graph.q8_k} : tensor<1x768xf32>, tensor<32x768x!graph.q4_k, #graph.interleaved<rows = 16, chunk = 4>> -> tensor<1x32xf32>
+  return %0 : tensor<1x32xf32>
+}
+
+// -----
+
+// f32 weights in decode step 4 rows at a time: an iteration reads 4 runs
+// a row apart, not one run, and the hardware's own prefetcher follows
+// such plain streams: no prefetch.
+// CHECK-LABEL: func.func @decode_f32
+// CHECK-NOT: tl.prefetch
+func.func @decode_f32(%x: tensor<1x768xf32>, %w: !graph.weights) -> tensor<1x768xf32> attributes {llmc.phase = "decode"} {
+  %k = graph.param %w["k"] {blob_offset = 0 : i64} : tensor<768x768xf32>
+  %0 = graph.matmul %x, %k : tensor<1x768xf32>, tensor<768x768xf32> -> tensor<1x768xf32>
+  return %0 : tensor<1x768xf32>
+}
