@@ -11,9 +11,10 @@
 # in the exact mode, the quantized models in the llama.cpp mode
 # (docs/numerics.md).
 # Set LLMC to the llmc binary (default: build/bin/llmc of this tree), ROWS to
-# a subset ("llama-110m-q8_0 qwen3-0.6b-q8_0").
+# a subset ("llama-110m-q8_0 qwen3-0.6b-q8_0"), PEER2 to a second
+# llama-bench (ik_llama.cpp's) for a column of its own.
 set -eu
-[ $# -ge 2 ] || { sed -n '2,14p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,15p' "$0"; exit 2; }
 MODELS=$1 PEER=$2
 shift 2
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,5 +28,5 @@ for row in $ROWS; do
   echo "== $row ($mode)"
   "$LLMC" bench "$MODELS/$row.gguf" --act-quant "$mode" -p 512 -n 128 -t 1,2 -r 3 \
     --peer-args "-fa 0,1" \
-    --vs "$PEER" "$@"
+    --vs "$PEER" ${PEER2:+--vs "$PEER2"} "$@"
 done

@@ -48,6 +48,23 @@ def test_bench_model_file_vs_llama_cpp(llmc, tmp_path, llama_cpp):
     assert len(os.listdir(tmp_path / "cache")) == 1
 
 
+def test_bench_two_peers(llmc, tmp_path, llama_cpp):
+    """--vs twice (llama.cpp and ik_llama.cpp in docs/performance.md): each
+    peer in its own column with its own ratio, run in turn after llmc."""
+    gguf = tiny_gguf(tmp_path)
+    env = dict(os.environ, LLMC_CACHE_DIR=str(tmp_path / "cache"))
+    p = e2e_util.run([llmc, "bench", gguf, "-p", "8", "-n", "4", "-t", "1", "-r", "1",
+                      "--vs", "npm", "--vs", "npm"], check=True, env=env)
+    assert "| peer 1 | llmc / peer 1 | peer 2 | llmc / peer 2 |" in p.stdout, p.stdout
+    got = rows(p.stdout)
+    assert [(t, k, n) for t, k, n, *_ in got] == [(1, "pp", 8), (1, "tg", 4)], p.stdout
+    for *_, rest in got:
+        cell = r" ([\d.]+) \(([\d.]+)-([\d.]+)\) \| ([\d.]+) \|"
+        peers = re.fullmatch(cell + cell, rest)
+        assert peers and all(float(peers.group(i)) > 0 for i in (1, 4, 5, 8)), p.stdout
+    assert "vs  llama.cpp (npm)  and  llama.cpp (npm)" in p.stdout
+
+
 def test_bench_defaults_shrink_to_context(llmc, tmp_path):
     gguf = tiny_gguf(tmp_path)
     art = tmp_path / "art"
@@ -72,6 +89,8 @@ def test_bench_errors(llmc, tmp_path):
         ([gguf, "-p", "4", "-n", "2", "--vs", str(tmp_path / "no-llama-bench")],
          "--vs: not an executable llama-bench"),
         ([art, "--bogus"], "unknown option"),
+        ([gguf, "-p", "4", "-n", "2", "--vs", "none", "--vs", "npm"],
+         "--vs: none cannot be given with other peers"),
     ]
     for args, msg in cases:
         p = e2e_util.run([llmc, "bench", *args], env=env)

@@ -39,7 +39,7 @@ namespace {
 
 const char *kBenchUsage =
     "usage: llmc bench DIR|MODEL [-p N] [-n N] [-t T[,T...]] [-r R]\n"
-    "                  [--vs PATH|npm|none] [--peer-args ARGS] [--roofline]\n"
+    "                  [--vs PATH|npm|none]... [--peer-args ARGS] [--roofline]\n"
     "                  [--act-quant M] [--target T]   (MODEL only)\n"
     "\n"
     "Times llama-bench's tests: ppN, an N-token prompt in one call (-p,\n"
@@ -55,7 +55,9 @@ const char *kBenchUsage =
     "counts), else llama.cpp from npm\n"
     "(node-llama-cpp's prebuilt build in the source tree's test/oracles, as\n"
     "the tests use it), which it says; --vs none skips it. The ratio column\n"
-    "is llmc / peer.\n"
+    "is llmc / peer. --vs may be given more than once (llama.cpp and\n"
+    "ik_llama.cpp): each peer runs in turn after llmc, in its own column,\n"
+    "with its own ratio.\n"
     "\n"
     "Then reports memory: the bytes of weights.bin (memory-mapped, never\n"
     "copied), how many of them are resident, and the peak resident set.\n"
@@ -73,7 +75,7 @@ struct BenchOptions {
   int64_t prompt = 512, gen = 128, repeat = 3;
   bool promptGiven = false, genGiven = false;
   std::vector<int32_t> threads;
-  std::string vs;       // "" = default
+  std::vector<std::string> vs; // empty = default
   std::string peerArgs; // extra llama-bench arguments
   bool roofline = false;
   bool help = false;
@@ -121,7 +123,7 @@ BenchOptions parseBenchOptions(int argc, char **argv) {
     else if (o.name == "-t" || o.name == "--threads")
       b.threads = parseThreadList(o);
     else if (o.name == "--vs")
-      b.vs = o.value;
+      b.vs.push_back(o.value);
     else if (o.name == "--peer-args")
       b.peerArgs = o.value;
     else if (o.name == "--model-file")
@@ -350,21 +352,22 @@ struct Peer {
   }
 };
 
-Peer choosePeer(const BenchOptions &opts) {
+/// The peer `vs` names ("": the default one).
+Peer choosePeer(const BenchOptions &opts, const std::string &vs) {
   Peer peer;
-  if (opts.vs == "none" || opts.modelFile.empty()) {
-    if (!opts.vs.empty() && opts.vs != "none" && opts.modelFile.empty())
+  if (vs == "none" || opts.modelFile.empty()) {
+    if (!vs.empty() && vs != "none" && opts.modelFile.empty())
       throw CommandError("--vs", "needs the model file (`llmc bench MODEL`), "
                                  "not an artifact directory");
     return peer;
   }
-  std::string path = opts.vs;
+  std::string path = vs;
   if (path.empty())
     if (const char *env = std::getenv("LLAMA_BENCH"))
       path = env;
   if (!path.empty() && path != "npm") {
     if (path.find('/') != std::string::npos && ::access(path.c_str(), X_OK) != 0)
-      throw CommandError(opts.vs.empty() ? "LLAMA_BENCH" : "--vs",
+      throw CommandError(vs.empty() ? "LLAMA_BENCH" : "--vs",
                          "not an executable llama-bench: " + path);
     peer.kind = Peer::LlamaBench;
     peer.program = path;
@@ -399,6 +402,23 @@ Peer choosePeer(const BenchOptions &opts) {
                 "not a native build for this CPU\n",
                 script.c_str());
   return peer;
+}
+
+/// The peers of --vs, in order (none: the default one, which may be none).
+std::vector<Peer> choosePeers(const BenchOptions &opts) {
+  std::vector<Peer> peers;
+  std::vector<std::string> given = opts.vs;
+  if (given.empty())
+    given.push_back("");
+  if (given.size() > 1 &&
+      std::find(given.begin(), given.end(), "none") != given.end())
+    throw CommandError("--vs", "none cannot be given with other peers");
+  for (const std::string &vs : given) {
+    Peer peer = choosePeer(opts, vs);
+    if (peer.kind != Peer::None)
+      peers.push_back(peer);
+  }
+  return peers;
 }
 
 struct Stats {
@@ -446,7 +466,7 @@ int bench(const BenchOptions &given) {
   std::vector<int32_t> threads = opts.threads;
   if (threads.empty())
     threads = {model.threads()};
-  Peer peer = choosePeer(opts);
+  std::vector<Peer> peers = choosePeers(opts);
 
   std::vector<int32_t> prompt = syntheticTokens(opts.prompt, vocab, 1);
   std::vector<int32_t> genIds = syntheticTokens(opts.gen, vocab, 2);
@@ -466,8 +486,9 @@ int bench(const BenchOptions &given) {
     return opts.gen / (now() - t0);
   };
 
-  // [thread index] -> llmc pp, llmc tg, peer pp, peer tg
-  std::vector<std::array<Stats, 4>> stats(threads.size());
+  // [thread index] -> llmc pp, llmc tg, then each peer's pp and tg
+  std::vector<std::vector<Stats>> stats(
+      threads.size(), std::vector<Stats>(2 + 2 * peers.size()));
   for (size_t ti = 0; ti < threads.size(); ++ti) {
     model.setThreads(threads[ti]);
     if (opts.prompt)
@@ -477,29 +498,35 @@ int bench(const BenchOptions &given) {
         stats[ti][0].samples.push_back(ppOnce());
       if (opts.gen)
         stats[ti][1].samples.push_back(tgOnce());
-      if (peer.kind != Peer::None) {
+      for (size_t pi = 0; pi < peers.size(); ++pi) {
         auto [pp, tg] =
-            peer.run(opts.modelFile, opts.prompt, opts.gen, threads[ti]);
+            peers[pi].run(opts.modelFile, opts.prompt, opts.gen, threads[ti]);
         if (opts.prompt)
-          stats[ti][2].samples.push_back(pp);
+          stats[ti][2 + 2 * pi].samples.push_back(pp);
         if (opts.gen)
-          stats[ti][3].samples.push_back(tg);
+          stats[ti][3 + 2 * pi].samples.push_back(tg);
       }
     }
   }
 
-  bool withPeer = peer.kind != Peer::None;
-  std::printf("\nllmc: %s (%s)%s%s\n", opts.dir.c_str(),
+  std::string against;
+  for (size_t pi = 0; pi < peers.size(); ++pi)
+    against += (pi ? "  and  " : "  vs  ") + peers[pi].label;
+  std::printf("\nllmc: %s (%s)%s\n", opts.dir.c_str(),
               *model.info().target_description ? model.info().target_description
                                               : model.info().target,
-              withPeer ? "  vs  " : "", withPeer ? peer.label.c_str() : "");
+              against.c_str());
   std::printf("tok/s, median of %lld (min-max)\n\n",
               static_cast<long long>(opts.repeat));
-  if (withPeer)
-    std::printf("| threads | test | llmc | peer | llmc / peer |\n"
-                "|---:|---|---:|---:|---:|\n");
-  else
-    std::printf("| threads | test | llmc |\n|---:|---|---:|\n");
+  // One peer: "peer" and "llmc / peer"; several: numbered.
+  std::string head = "| threads | test | llmc |", rule = "|---:|---|---:|";
+  for (size_t pi = 0; pi < peers.size(); ++pi) {
+    std::string name =
+        peers.size() == 1 ? "peer" : "peer " + std::to_string(pi + 1);
+    head += " " + name + " | llmc / " + name + " |";
+    rule += "---:|---:|";
+  }
+  std::printf("%s\n%s\n", head.c_str(), rule.c_str());
   for (size_t ti = 0; ti < threads.size(); ++ti) {
     for (int test = 0; test < 2; ++test) {
       int64_t len = test == 0 ? opts.prompt : opts.gen;
@@ -507,17 +534,15 @@ int bench(const BenchOptions &given) {
         continue;
       std::string name = (test == 0 ? "pp" : "tg") + std::to_string(len);
       const Stats &mine = stats[ti][test];
-      if (withPeer) {
-        const Stats &theirs = stats[ti][2 + test];
+      std::printf("| %d | %s | %s |", threads[ti], name.c_str(),
+                  cell(mine).c_str());
+      for (size_t pi = 0; pi < peers.size(); ++pi) {
+        const Stats &theirs = stats[ti][2 + 2 * pi + test];
         double ratio =
             theirs.median() > 0 ? mine.median() / theirs.median() : 0;
-        std::printf("| %d | %s | %s | %s | %.2f |\n", threads[ti],
-                    name.c_str(), cell(mine).c_str(), cell(theirs).c_str(),
-                    ratio);
-      } else {
-        std::printf("| %d | %s | %s |\n", threads[ti], name.c_str(),
-                    cell(mine).c_str());
+        std::printf(" %s | %.2f |", cell(theirs).c_str(), ratio);
       }
+      std::printf("\n");
     }
   }
   if (opts.roofline && opts.gen) {
