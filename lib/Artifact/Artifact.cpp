@@ -10,6 +10,7 @@
 #include "Target/TargetBackend.h"
 #include "Transforms/Pipelines.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -210,10 +211,42 @@ static int64_t decodeReadBytes(ModuleOp module,
   return total;
 }
 
+/// The arithmetic of one forward call, as `llmc bench --roofline` puts
+/// prefill against the FMA peak: multiply-adds count 2.
+struct ComputeCount {
+  int64_t tokenFlops = 0; ///< per token: the matmuls every row goes through
+  int64_t rowFlops = 0;   ///< per output row: those after graph.last_rows
+  int64_t pairFlops = 0;  ///< per (query, attended position): q.k and p.V
+};
+
+static ComputeCount countCompute(ModuleOp module) {
+  ComputeCount c;
+  // The entry function (forward); its decode/prefill versions come later.
+  func::FuncOp entry;
+  module.walk([&](func::FuncOp f) {
+    if (!entry && !f.isDeclaration())
+      entry = f;
+  });
+  if (!entry)
+    return c;
+  llvm::SetVector<Operation *> perRow;
+  entry.walk([&](graph::LastRowsOp rows) { getForwardSlice(rows.getOperation(), &perRow); });
+  entry.walk([&](graph::MatmulOp mm) {
+    RankedTensorType w = mm.getWeight().getType();
+    int64_t flops = 2 * w.getDimSize(0) * w.getDimSize(1);
+    (perRow.contains(mm) ? c.rowFlops : c.tokenFlops) += flops;
+  });
+  entry.walk([&](graph::AttentionOp att) {
+    c.pairFlops += 2 * 2 * att.getNumHeads() * att.getHeadDim();
+  });
+  return c;
+}
+
 static llvm::Error writeMetadata(llvm::StringRef path, ModuleOp module,
                                  graph::KVCacheType cache,
                                  llvm::ArrayRef<PlacedParam> params,
                                  int64_t weightBytes, int64_t decodeBytes,
+                                 const ComputeCount &compute,
                                  const TargetBackend &backend,
                                  llvm::StringRef library,
                                  llvm::StringRef tokenizerKind,
@@ -236,6 +269,11 @@ static llvm::Error writeMetadata(llvm::StringRef path, ModuleOp module,
       j.attribute("file", "weights.bin");
       j.attribute("bytes", weightBytes);
       j.attribute("decode_read_bytes", decodeBytes);
+    });
+    j.attributeObject("compute", [&] {
+      j.attribute("token_flops", compute.tokenFlops);
+      j.attribute("row_flops", compute.rowFlops);
+      j.attribute("pair_flops", compute.pairFlops);
     });
     j.attributeObject("model", [&] {
       for (NamedAttribute a : model) {
@@ -388,6 +426,7 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
   auto bytesAttr = module->getAttrOfType<IntegerAttr>("graph.weights_bytes");
   int64_t weightBytes = bytesAttr ? bytesAttr.getInt() : 0;
   int64_t decodeBytes = decodeReadBytes(module, *params);
+  ComputeCount compute = countCompute(module);
 
   // Everything goes into a sibling temporary directory first.
   llvm::SmallString<256> outDir(options.outDir);
@@ -452,7 +491,8 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
       return e;
   }
   if (auto e = writeMetadata(file("metadata.json"), module, cache, *params,
-                             weightBytes, decodeBytes, **backend, *library,
+                             weightBytes, decodeBytes, compute, **backend,
+                             *library,
                              tokenizerKind, tokenizerFile))
     return e;
   if (auto e = moveIntoPlace(tmp, outDir))

@@ -107,6 +107,9 @@ int llmc_model_open(const char *dir, llmc_model **out, char **error) {
         md.tokenizerPath.empty() ? nullptr : md.tokenizerPath.c_str();
     info.weights_bytes = md.weightsBytes;
     info.decode_read_bytes = md.decodeReadBytes;
+    info.token_flops = md.tokenFlops;
+    info.row_flops = md.rowFlops;
+    info.pair_flops = md.pairFlops;
     // [layers, 2, kv_heads, max_seq * head_dim] of f32.
     info.kv_bytes_per_position = md.kvCacheShape[0] * md.kvCacheShape[1] *
                                  md.kvCacheShape[2] * md.kvCacheShape[3] /

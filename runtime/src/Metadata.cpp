@@ -164,6 +164,13 @@ ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
     md.decodeReadBytes = c.getInteger(weights, "weights", "decode_read_bytes",
                                       0, md.weightsBytes);
 
+  if (root.find("compute")) {
+    const JsonValue &compute = c.getObject(root, "", "compute");
+    md.tokenFlops = c.getInteger(compute, "compute", "token_flops", 0, INT64_MAX);
+    md.rowFlops = c.getInteger(compute, "compute", "row_flops", 0, INT64_MAX);
+    md.pairFlops = c.getInteger(compute, "compute", "pair_flops", 0, INT64_MAX);
+  }
+
   const JsonValue &model = c.getObject(root, "", "model");
   if (const JsonValue *arch = model.find("arch"); arch && arch->isString())
     md.arch = arch->asString();

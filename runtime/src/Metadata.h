@@ -29,6 +29,9 @@ struct ArtifactMetadata {
   std::string weightsPath; ///< dir + "/" + weights.file
   int64_t weightsBytes = 0;
   int64_t decodeReadBytes = -1; ///< `weights.decode_read_bytes`, -1: absent
+  /// `compute`: FLOPs per token, per output row, per (query, attended
+  /// position); -1: absent (older artifacts).
+  int64_t tokenFlops = -1, rowFlops = -1, pairFlops = -1;
   std::string arch; ///< model.arch, empty when absent
   int64_t vocabSize = 0;
   int64_t maxSeqLen = 0;

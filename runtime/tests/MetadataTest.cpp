@@ -181,6 +181,17 @@ INSTANTIATE_TEST_SUITE_P(
         FieldCase{"\"bytes\": 128", "\"bytes\": 128, \"decode_read_bytes\": \"64\"",
                   "field 'weights.decode_read_bytes' must be an integer, got a "
                   "string"},
+        FieldCase{"\"bytes\": 128}", "\"bytes\": 128}, \"compute\": 7",
+                  "field 'compute' must be an object, got a number"},
+        FieldCase{"\"bytes\": 128}",
+                  "\"bytes\": 128}, \"compute\": {\"token_flops\": 1, "
+                  "\"row_flops\": 2}",
+                  "field 'compute.pair_flops' is missing"},
+        FieldCase{"\"bytes\": 128}",
+                  "\"bytes\": 128}, \"compute\": {\"token_flops\": -1, "
+                  "\"row_flops\": 2, \"pair_flops\": 3}",
+                  "field 'compute.token_flops' is -1, expected a value in [0, "
+                  "9223372036854775807]"},
         FieldCase{"\"vocab_size\": 512, ", "",
                   "field 'model.vocab_size' is missing"},
         FieldCase{"\"vocab_size\": 512", "\"vocab_size\": \"512\"",

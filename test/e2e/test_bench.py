@@ -133,3 +133,43 @@ def test_bench_roofline(llmc, tmp_path):
     e2e_util.run([llmc, "compile", tied, "-o", tmp_path / "tart"], check=True)
     tmeta = json.loads((tmp_path / "tart" / "metadata.json").read_text())
     assert tmeta["weights"]["decode_read_bytes"] == sum(p["bytes"] for p in tmeta["params"])
+
+
+def test_bench_roofline_prefill(llmc, tmp_path):
+    """--roofline with a prompt: the artifact's arithmetic (metadata's compute:
+    2 x the matmul weights' elements per token, those after graph.last_rows
+    -- the output matmul and the last layer's row-local tail -- per row of
+    logits, q.k and p.V per query and attended position) for one ppN call
+    against the f32 FMA peak measured at each thread count."""
+    import json
+    gguf = tiny_gguf(tmp_path)
+    art = tmp_path / "art"
+    e2e_util.run([llmc, "compile", gguf, "-o", art], check=True)
+    meta = json.loads((art / "metadata.json").read_text())
+    m = meta["model"]
+    dim, hidden, hd = m["dim"], m["hidden_dim"], m["head_dim"]
+    per_layer = dim * hd * (2 * m["n_heads"] + 2 * m["n_kv_heads"]) + 3 * dim * hidden
+    c = meta["compute"]
+    assert c["token_flops"] + c["row_flops"] == \
+        2 * m["n_layers"] * per_layer + 2 * m["vocab_size"] * dim
+    assert 2 * m["vocab_size"] * dim < c["row_flops"] < 2 * m["vocab_size"] * dim + \
+        2 * per_layer
+    assert c["pair_flops"] == 4 * m["n_layers"] * m["n_heads"] * hd
+    n = 16
+    out = e2e_util.run([llmc, "bench", art, "-p", str(n), "-n", "0", "-t", "1,2", "-r", "1",
+                        "--roofline"], check=True).stdout
+    gflop = (n * c["token_flops"] + c["row_flops"] + n * (n + 1) // 2 * c["pair_flops"]) / 1e9
+    got = re.search(r"roofline \(prefill\): ([\d.]+) GFLOP per pp16", out)
+    assert got and abs(float(got.group(1)) - gflop) < 0.06, out
+    lines = re.findall(r"^\| (\d) \| ([\d.]+) \| ([\d.]+) \| (\d+) % \|$", out, re.M)
+    assert [int(t) for t, *_ in lines] == [1, 2], out
+    for _, peak, achieved, pct in lines:
+        assert float(peak) > 1 and float(achieved) > 0, out
+        assert abs(int(pct) - 100 * float(achieved) / float(peak)) <= 1, out
+    # An artifact from before the field says so instead of a figure.
+    meta.pop("compute")
+    (art / "metadata.json").write_text(json.dumps(meta))
+    out = e2e_util.run([llmc, "bench", art, "-p", "4", "-n", "0", "-t", "1", "-r", "1",
+                        "--roofline"], check=True).stdout
+    assert "roofline: this artifact does not record its arithmetic (compile it again)" \
+        in out, out

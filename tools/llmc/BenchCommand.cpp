@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -66,7 +67,10 @@ const char *kBenchUsage =
     "count (a sum over 512 MiB, the best of 5 passes, as STREAM reports) and\n"
     "puts decode against it: the bytes one token reads (weights.bin but the\n"
     "embedding table, of which one row, and the KV cache of the positions\n"
-    "attended) times the tgN median, as a fraction of that bandwidth.\n"
+    "attended) times the tgN median, as a fraction of that bandwidth;\n"
+    "and the f32 FMA peak at each thread count (16 chains of FMAs on the\n"
+    "widest vectors, the best of 5 passes), with ppN's arithmetic (the\n"
+    "artifact's matmul and attention FLOPs) times its median against it.\n"
     "--prompt-len and --gen are -p and -n; --repeat is -r.\n";
 
 struct BenchOptions {
@@ -145,6 +149,24 @@ sumWords(const uint64_t *p, size_t n) {
   return s;
 }
 
+/// The shortest time, in seconds, of 5 passes (after one that warms up) of
+/// `work(t)` on threads t = 0 .. threads-1 at once.
+double bestPass(int32_t threads, const std::function<void(int32_t)> &work) {
+  double best = 0;
+  for (int pass = 0; pass < 6; ++pass) {
+    std::vector<std::thread> pool;
+    double t0 = now();
+    for (int32_t t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] { work(t); });
+    for (std::thread &th : pool)
+      th.join();
+    double seconds = now() - t0;
+    if (pass > 0 && (best == 0 || seconds < best))
+      best = seconds;
+  }
+  return best;
+}
+
 /// The memory's read bandwidth with `threads` threads, bytes/s: each thread
 /// sums its slice of `buffer` (all ones, far larger than any cache; the sum
 /// is checked so the loop stays), the best of 5 passes after one that warms
@@ -153,28 +175,74 @@ double readBandwidth(const std::vector<uint64_t> &buffer, int32_t threads) {
   const double bytes = static_cast<double>(buffer.size() * sizeof(uint64_t));
   size_t n = buffer.size(), per = (n + threads - 1) / threads;
   std::vector<uint64_t> sums(static_cast<size_t>(threads) * 8);
-  double best = 0;
-  for (int pass = 0; pass < 6; ++pass) {
-    std::vector<std::thread> pool;
-    double t0 = now();
-    for (int32_t t = 0; t < threads; ++t)
-      pool.emplace_back([&, t] {
-        size_t begin = std::min(n, t * per), end = std::min(n, begin + per);
-        // A cache line apart.
-        sums[static_cast<size_t>(t) * 8] = sumWords(buffer.data() + begin, end - begin);
-      });
-    for (std::thread &th : pool)
-      th.join();
-    double seconds = now() - t0;
-    if (pass > 0)
-      best = std::max(best, bytes / seconds);
-  }
+  double seconds = bestPass(threads, [&](int32_t t) {
+    size_t begin = std::min(n, t * per), end = std::min(n, begin + per);
+    // A cache line apart.
+    sums[static_cast<size_t>(t) * 8] = sumWords(buffer.data() + begin, end - begin);
+  });
   uint64_t total = 0;
   for (uint64_t s : sums)
     total += s;
   if (total != n) // every element is 1
     throw CommandError("--roofline", "the bandwidth probe summed wrongly");
-  return best;
+  return bytes / seconds;
+}
+
+/// `iters` rounds of 16 independent chains of multiply-adds on vectors `V`
+/// (enough chains to fill every FMA unit through its latency; one
+/// expression each, which the compiler contracts into an FMA); returns a
+/// value of the chains so that they stay. Inlined into callers that name
+/// the instruction set.
+template <typename V>
+__attribute__((always_inline)) inline float fmaChains(int64_t iters) {
+  V acc[16];
+  for (int j = 0; j < 16; ++j)
+    acc[j] = V{} + 0.001f * static_cast<float>(j);
+  const V m = V{} + 0.999f, a = V{} + 0.001f;
+  for (int64_t i = 0; i < iters; ++i)
+    for (int j = 0; j < 16; ++j)
+      acc[j] = acc[j] * m + a;
+  V s = acc[0];
+  for (int j = 1; j < 16; ++j)
+    s += acc[j];
+  float total = 0;
+  for (size_t l = 0; l < sizeof(V) / sizeof(float); ++l)
+    total += s[l];
+  return total;
+}
+
+typedef float Floats16 __attribute__((vector_size(64)));
+typedef float Floats8 __attribute__((vector_size(32)));
+
+__attribute__((target("avx512f"))) float fmaChains512(int64_t iters) {
+  return fmaChains<Floats16>(iters);
+}
+
+__attribute__((target("avx2,fma"))) float fmaChains256(int64_t iters) {
+  return fmaChains<Floats8>(iters);
+}
+
+/// The f32 FMA peak with `threads` threads, FLOP/s (a multiply-add is 2):
+/// each thread runs the chains, the best of 5 passes after one that warms
+/// up. 0 on a host without FMA.
+double fmaPeak(int32_t threads) {
+  __builtin_cpu_init();
+  bool wide = __builtin_cpu_supports("avx512f");
+  if (!wide && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")))
+    return 0;
+  const int64_t iters = 20'000'000;
+  const double flops = 2.0 * 16 * (wide ? 16 : 8) * iters * threads;
+  std::vector<float> sink(static_cast<size_t>(threads) * 16);
+  double seconds = bestPass(threads, [&](int32_t t) {
+    sink[static_cast<size_t>(t) * 16] =
+        wide ? fmaChains512(iters) : fmaChains256(iters);
+  });
+  float total = 0;
+  for (float v : sink)
+    total += v;
+  if (!(total > 0)) // the chains converge to 0.001 / 0.001 = 1 each
+    throw CommandError("--roofline", "the FMA probe computed wrongly");
+  return flops / seconds;
 }
 
 /// Deterministic, spread-out token ids (a fixed LCG), the same every run.
@@ -543,6 +611,35 @@ int bench(const BenchOptions &given) {
         std::printf(" %s | %.2f |", cell(theirs).c_str(), ratio);
       }
       std::printf("\n");
+    }
+  }
+  if (opts.roofline && opts.prompt) {
+    const llmc_model_info &info = model.info();
+    if (info.token_flops < 0) {
+      std::printf("\nroofline: this artifact does not record its arithmetic "
+                  "(compile it again)\n");
+    } else {
+      // A prompt of N tokens: every token's matmuls, the logits row, and
+      // each token attending the positions up to its own.
+      double n = static_cast<double>(opts.prompt);
+      double matmul = n * info.token_flops + info.row_flops;
+      double attention = n * (n + 1) / 2 * info.pair_flops;
+      std::printf("\nroofline (prefill): %.1f GFLOP per pp%lld (matmuls %.1f, "
+                  "attention %.2f)\n\n"
+                  "| threads | f32 FMA peak GFLOP/s | pp%lld GFLOP/s | of peak |\n"
+                  "|---:|---:|---:|---:|\n",
+                  (matmul + attention) / 1e9,
+                  static_cast<long long>(opts.prompt), matmul / 1e9,
+                  attention / 1e9, static_cast<long long>(opts.prompt));
+      for (size_t ti = 0; ti < threads.size(); ++ti) {
+        double peak = fmaPeak(threads[ti]);
+        double got = (matmul + attention) * stats[ti][0].median() / n;
+        if (peak > 0)
+          std::printf("| %d | %.1f | %.1f | %.0f %% |\n", threads[ti],
+                      peak / 1e9, got / 1e9, 100.0 * got / peak);
+        else
+          std::printf("| %d | (no FMA) | %.1f | |\n", threads[ti], got / 1e9);
+      }
     }
   }
   if (opts.roofline && opts.gen) {

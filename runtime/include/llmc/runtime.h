@@ -62,6 +62,13 @@ typedef struct llmc_model_info {
                                    embedding table: one row); -1 if absent */
   int64_t kv_bytes_per_position; /**< KV cache bytes of one position, all
                                       layers, keys and values */
+  int64_t token_flops; /**< `compute.token_flops`: the arithmetic (a
+                            multiply-add is 2) every token of a call does in
+                            its matmuls; -1 if absent */
+  int64_t row_flops;   /**< `compute.row_flops`: per row of logits asked
+                            for (the output matmul); -1 if absent */
+  int64_t pair_flops;  /**< `compute.pair_flops`: per query and position it
+                            attends (q.k and p.V); -1 if absent */
 } llmc_model_info;
 
 /** Loads the artifact in directory `dir`: validates metadata.json, maps
