@@ -90,26 +90,28 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
       return SmallVector<AffineExpr>{nb.c(1), kvh, dim * maxSeq + pos};
     };
 
-    // 1. Store this call's keys and values at positions pos0 + s.
+    // 1. Store this call's keys and values at positions pos0 + s: one nest
+    //    each (the keys' stores run along the head dim, the values' along
+    //    the positions, which a schedule may put in lanes apart).
     {
       AffineExpr s = nb.d(0), p = nb.d(1), h = nb.d(2), d = nb.d(3);
       AffineMap src = nb.map(4, {s, h * hd + d});
-      AffineMap kDst = nb.map(4, kAt(h, p, d));
-      AffineMap vDst = nb.map(4, vAt(h, p, d));
-      nb.loop(seq, [&](Value is) {
-        Value ip = arith::AddIOp::create(b, pos0, is);
-        nb.nest({nb.index(nkv), nb.index(hd)},
-                [&](ValueRange ivs) {
-                  nb.block("kv_store", {is, ip, ivs[0], ivs[1]},
-                           {IterKind::spatial, IterKind::spatial,
-                            IterKind::spatial, IterKind::spatial},
-                           {{k, src}, {v, src}}, {{cache, kDst}, {cache, vDst}},
-                           [&](ImplicitLocOpBuilder &, ValueRange it) {
-                             nb.store(nb.load(k, src, it), cache, kDst, it);
-                             nb.store(nb.load(v, src, it), cache, vDst, it);
-                           });
-                });
-      });
+      auto store = [&](StringRef name, Value x, AffineMap dst) {
+        nb.loop(seq, [&](Value is) {
+          Value ip = arith::AddIOp::create(b, pos0, is);
+          nb.nest({nb.index(nkv), nb.index(hd)}, [&](ValueRange ivs) {
+            nb.block(name, {is, ip, ivs[0], ivs[1]},
+                     {IterKind::spatial, IterKind::spatial, IterKind::spatial,
+                      IterKind::spatial},
+                     {{x, src}}, {{cache, dst}},
+                     [&](ImplicitLocOpBuilder &, ValueRange it) {
+                       nb.store(nb.load(x, src, it), cache, dst, it);
+                     });
+          });
+        });
+      };
+      store("kv_store", k, nb.map(4, kAt(h, p, d)));
+      store("kv_store_v", v, nb.map(4, vAt(h, p, d)));
     }
 
     // Loops (s, h) then t over the causal context 0 .. pos0 + s.

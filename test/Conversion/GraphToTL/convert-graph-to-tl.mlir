@@ -84,8 +84,9 @@ func.func @rope(%x: tensor<?x8xf32>, %p: index) -> (tensor<?x8xf32>, tensor<?x8x
 // -----
 
 !cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
-// Attention writes this call's keys/values into its layer of the cache, a
-// slice of it that every layer's nests index alike (llmc/abi.h: per KV head, keys as [position][dim], values transposed as
+// Attention writes this call's keys and values (a nest each) into its layer
+// of the cache, a slice of it that every layer's nests index alike
+// (llmc/abi.h: per KV head, keys as [position][dim], values transposed as
 // [dim][position]), then reads query head h's KV head h floordiv 2 over the
 // causal context: q.k, the max, the exponentials, their sum in f64, the
 // probabilities scaled by the f32 rounding of 1 / sum, and p.V along V's
@@ -94,7 +95,9 @@ func.func @rope(%x: tensor<?x8xf32>, %p: index) -> (tensor<?x8xf32>, tensor<?x8x
 // CHECK-SAME: %[[ALL:[a-z0-9]+]]: memref<2x2x2x64xf32>
 // CHECK: %[[CACHE:.+]] = memref.subview %[[ALL]][1, 0, 0, 0] [1, 2, 2, 64] [1, 1, 1, 1] : memref<2x2x2x64xf32> to memref<2x2x64xf32, strided<[128, 64, 1], offset: 256>>
 // CHECK: tl.block "kv_store" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[P:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[KH:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[D:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
-// CHECK-SAME: writes(%[[CACHE]][0, %[[KH]], %[[P]] * 4 + %[[D]]] : memref<2x2x64xf32, strided<[128, 64, 1], offset: 256>>, %[[CACHE]][1, %[[KH]], %[[D]] * 16 + %[[P]]] : memref<2x2x64xf32, strided<[128, 64, 1], offset: 256>>)
+// CHECK-SAME: writes(%[[CACHE]][0, %[[KH]], %[[P]] * 4 + %[[D]]] : memref<2x2x64xf32, strided<[128, 64, 1], offset: 256>>)
+// CHECK: tl.block "kv_store_v" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[VP:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[VKH:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[VD:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// CHECK-SAME: writes(%[[CACHE]][1, %[[VKH]], %[[VD]] * 16 + %[[VP]]] : memref<2x2x64xf32, strided<[128, 64, 1], offset: 256>>)
 // CHECK: tl.block "attention_scores" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[H:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[T:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[D2:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}})
 // CHECK-SAME: %[[CACHE]][0, %[[H]] floordiv 2, %[[T]] * 4 + %[[D2]]]
 // CHECK: tl.block "softmax_max"

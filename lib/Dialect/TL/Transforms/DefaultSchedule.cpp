@@ -704,16 +704,34 @@ private:
     // f64 sums stay serial, as ggml adds them.
   }
 
-  /// Elementwise: the innermost loop in vector lanes.
+  /// Elementwise: the innermost loop in vector lanes. A transposing copy
+  /// (the values into their [dim][position] cache) writes along another
+  /// loop: that one moves innermost, into lanes, its stores whole vectors
+  /// and its reads gathered lane by lane (each a cache line and a page
+  /// apart in the other order: lines and page walks per element).
   void scheduleSpatial(BlockOp block) {
     SmallVector<ForOp> loops = getLoops(block);
     if (loops.empty() || !vectorFriendly(block))
       return;
     ForOp inner = loops.back();
     Stride s = strideIn(block, inner);
-    if (!s.writesContiguous || !s.readsContiguous)
+    if (s.writesContiguous && s.readsContiguous) {
+      vectorizeLoop(inner, lanes32);
       return;
-    vectorizeLoop(inner, lanes32);
+    }
+    if (s.writesContiguous || loops.size() < 2)
+      return;
+    for (size_t i = loops.size() - 1; i-- > 0;) {
+      if (!strideIn(block, loops[i]).writesContiguous)
+        continue;
+      // (l, the loops inside it) -> (the loops inside it, l).
+      SmallVector<ForOp> want(loops.begin() + i + 1, loops.end());
+      want.push_back(loops[i]);
+      auto moved = quietly([&] { return reorder(rw, want); });
+      if (succeeded(moved))
+        vectorizeLoop(moved->back(), lanes32);
+      return;
+    }
   }
 
   /// Splits `loop` by `lanes` (peeling the remainder) and vectorizes the
