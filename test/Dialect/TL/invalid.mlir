@@ -143,3 +143,11 @@ func.func @prefetch_no_line(%w: memref<64xi8>, %i: index) {
   tl.prefetch %w[%i] {bytes = 64 : i64, distance = 64 : i64, line = 0 : i64} : memref<64xi8>
   return
 }
+
+// -----
+
+func.func @prefetch_scalar(%w: memref<i8>, %i: index) {
+  // expected-error @+1 {{needs a buffer of rank 1 or more}}
+  tl.prefetch %w[%i] {bytes = 64 : i64, distance = 64 : i64, line = 64 : i64} : memref<i8>
+  return
+}

@@ -444,6 +444,8 @@ LogicalResult BlockOp::fold(FoldAdaptor, SmallVectorImpl<OpFoldResult> &) {
 
 LogicalResult PrefetchOp::verify() {
   auto type = cast<MemRefType>(getBuffer().getType());
+  if (type.getRank() == 0)
+    return emitOpError("needs a buffer of rank 1 or more");
   if (!type.getLayout().isIdentity())
     return emitOpError("needs a buffer with the identity layout (contiguous "
                        "storage), got ")
