@@ -84,6 +84,11 @@ void llmc::buildTLPhase(OpPassManager &pm, const PipelineOptions &options) {
   outParams.hoistDynamicAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addPass(createCanonicalizerPass());
+  // Nests that compute what an earlier one did (the activations several
+  // matmuls quantize alike, the layers' RoPE angles) go; CSE first makes
+  // the values they use from outside (sizes, constants) one.
+  pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(tl::createTLCSENests());
   // Decode (one token) and prefill get their own code: the decode version's
   // token loops fold away, its buffers become static.
   pm.addPass(tl::createTLSpecializeDecode());

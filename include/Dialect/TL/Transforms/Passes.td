@@ -39,6 +39,28 @@ def TLVectorize : Pass<"tl-vectorize", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def TLCSENests : Pass<"tl-cse-nests", "mlir::func::FuncOp"> {
+  let summary = "One nest where two compute the same buffer";
+  let description = [{
+    Common subexpression elimination of loop nests: a top-level nest that
+    writes one fresh buffer (a `memref.alloc` only it writes) exactly as an
+    earlier nest wrote another (`NestEquivalence`: the same operations and
+    attributes over the same values, equal constants aside), with nothing in
+    between writing what the earlier one read or wrote (compared through
+    views), is erased and its buffer replaced by the earlier one's. Applied
+    in order, a chain of such nests goes at once: the llama.cpp-mode
+    activations that several matmuls quantize from one input (q, k and v;
+    gate and up: the block maxima, scales, bytes, and sums of the same
+    width), the RoPE angles every layer computes alike.
+
+    Input: canonical nests at the top level of a function (after
+    `convert-graph-to-tl`), before buffers are released.
+  }];
+  let statistics = [
+    Statistic<"numMerged", "merged", "nests replaced by an equal earlier one">
+  ];
+}
+
 def TLSpecializeDecode : Pass<"tl-specialize-decode", "mlir::ModuleOp"> {
   let summary = "Give the entry point a decode version (one token) and a prefill version";
   let description = [{
