@@ -149,15 +149,13 @@ writeWeights(llvm::ArrayRef<PlacedParam> params, int64_t totalBytes,
             return graph::interleavedOffset(layout, element, blocks, row, blk,
                                             byte);
           };
-          // The header's bytes one by one, the quants (before and after
-          // it) a chunk at a time.
+          // The header's bytes one by one, the quants (the block's other
+          // bytes, before and after it) a chunk at a time.
           for (int64_t h = start; h < start + header; ++h)
             packed[at(h)] = src[h];
-          for (int64_t j = 0; j < blockBytes; j += chunk) {
-            if (j == start)
-              j += header;
-            if (j < blockBytes)
-              std::memcpy(&packed[at(j)], src + j, chunk);
+          for (int64_t q = 0; q < blockBytes - header; q += chunk) {
+            int64_t byte = q < start ? q : q + header;
+            std::memcpy(&packed[at(byte)], src + byte, chunk);
           }
         }
       out.write(packed.data(), sourceBytes);

@@ -165,6 +165,11 @@ public:
   ImplicitLocOpBuilder &b;
 };
 
+/// An i8 constant (masks and shift amounts of quantized bytes).
+inline Value i8Constant(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantOp::create(b, b.getI8IntegerAttr(v)).getResult();
+}
+
 /// `v` widened to f32 (exactly) when it is an f16 or bf16 weight element.
 inline Value toF32(ImplicitLocOpBuilder &b, Value v) {
   if (v.getType().isF32())

@@ -279,14 +279,14 @@ static void nibbleDotBlock(NestBuilder &nb, ValueRange it,
                            Value w, AffineMap qMap, Value acc,
                            AffineMap accMap, unsigned half) {
   Type i32 = nb.b.getI32Type();
-  intSumBlock(nb, "matmul_idot", it, kinds, {{a, aMap}, {w, qMap}}, acc,
-              accMap, [&](ImplicitLocOpBuilder &b, ValueRange iv) -> Value {
+  intSumBlock(nb, "matmul_idot", it, kinds, {{a, aMap}, {w, qMap}}, acc, accMap,
+              [&](ImplicitLocOpBuilder &b, ValueRange iv) -> Value {
                 Value shift = arith::IndexCastUIOp::create(
                     b, b.getI8Type(),
                     arith::MulIOp::create(b, iv[half], nb.index(4)));
                 Value q = arith::AndIOp::create(
                     b, arith::ShRUIOp::create(b, nb.load(w, qMap, iv), shift),
-                    arith::ConstantOp::create(b, b.getI8IntegerAttr(15)));
+                    i8Constant(b, 15));
                 return arith::MulIOp::create(
                     b, arith::ExtSIOp::create(b, i32, nb.load(a, aMap, iv)),
                     arith::ExtUIOp::create(b, i32, q));
@@ -880,9 +880,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                         {{isum, sumMap}},
                         [&](ImplicitLocOpBuilder &b, ValueRange iv) {
                           Value biased = arith::XOrIOp::create(
-                              b, nb.load(w, qMap, iv),
-                              arith::ConstantOp::create(
-                                  b, b.getI8IntegerAttr(-128)));
+                              b, nb.load(w, qMap, iv), i8Constant(b, -128));
                           Value prod = arith::MulIOp::create(
                               b, arith::ExtUIOp::create(b, i32, biased),
                               arith::ExtSIOp::create(
@@ -923,9 +921,6 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     InterleavedProduct p =
         interleavedProduct(nb, op, x, act, layout, /*sumWidth=*/16,
                            /*sumFactor=*/-32);
-    auto c8 = [&](ImplicitLocOpBuilder &b, int64_t v) -> Value {
-      return arith::ConstantOp::create(b, b.getI8IntegerAttr(v));
-    };
     auto shiftBy = [&](ImplicitLocOpBuilder &b, Value iv, int64_t factor,
                        Value plus = Value()) -> Value {
       Value s = arith::MulIOp::create(b, iv, nb.index(factor));
@@ -975,7 +970,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                               b,
                               arith::ShRUIOp::create(b, nb.load(w, qlMap, iv),
                                                      shiftBy(b, vqa, 4)),
-                              c8(b, 15));
+                              i8Constant(b, 15));
                           Value high = arith::AndIOp::create(
                               b,
                               arith::ShRUIOp::create(
@@ -983,9 +978,10 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                                   shiftBy(b, vqa, 4,
                                           arith::MulIOp::create(b, vqb,
                                                                 nb.index(2)))),
-                              c8(b, 3));
+                              i8Constant(b, 3));
                           Value q = arith::OrIOp::create(
-                              b, low, arith::ShLIOp::create(b, high, c8(b, 4)));
+                              b, low,
+                              arith::ShLIOp::create(b, high, i8Constant(b, 4)));
                           return arith::MulIOp::create(
                               b,
                               arith::ExtSIOp::create(

@@ -67,9 +67,7 @@ inline Value loadHalfAt(NestBuilder &nb, ImplicitLocOpBuilder &b, Value w,
 inline std::pair<Value, Value>
 decodeScaleMinK4(ImplicitLocOpBuilder &b, Value a, Value bb, Value c,
                  function_ref<Value()> upper) {
-  auto c8 = [&](int64_t v) -> Value {
-    return arith::ConstantOp::create(b, b.getI8IntegerAttr(v));
-  };
+  auto c8 = [&](int64_t v) { return i8Constant(b, v); };
   Value c63 = c8(63), c15 = c8(15), c4 = c8(4), c6 = c8(6);
   Value scLow = arith::AndIOp::create(b, a, c63);
   Value mLow = arith::AndIOp::create(b, bb, c63);
@@ -185,19 +183,19 @@ public:
     Value byte = nb.load(w, qMap, it);
     if (!q4 && !q4k && !q6k)
       return byte;
-    Value c15 = c8(b, 15);
+    Value c15 = i8Constant(b, 15);
     Value q = arith::AndIOp::create(
         b, arith::ShRUIOp::create(b, byte, shift(b, shiftExpr, it)), c15);
     if (q4)
-      return withOffset ? arith::SubIOp::create(b, q, c8(b, 8)).getResult() : q;
+      return withOffset ? arith::SubIOp::create(b, q, i8Constant(b, 8)).getResult() : q;
     if (q4k)
       return q;
     // Q6_K: low nibble | (2 bits of qh) << 4, minus 32.
     Value qh = nb.load(w, qhMap, it);
     Value high = arith::AndIOp::create(
-        b, arith::ShRUIOp::create(b, qh, shift(b, qhShiftExpr, it)), c8(b, 3));
-    q = arith::OrIOp::create(b, q, arith::ShLIOp::create(b, high, c8(b, 4)));
-    return withOffset ? arith::SubIOp::create(b, q, c8(b, 32)).getResult() : q;
+        b, arith::ShRUIOp::create(b, qh, shift(b, qhShiftExpr, it)), i8Constant(b, 3));
+    q = arith::OrIOp::create(b, q, arith::ShLIOp::create(b, high, i8Constant(b, 4)));
+    return withOffset ? arith::SubIOp::create(b, q, i8Constant(b, 32)).getResult() : q;
   }
 
   /// The integer scale of the element's group, as i32: Q4_K's 6-bit scale
@@ -241,9 +239,6 @@ public:
   }
 
 private:
-  Value c8(ImplicitLocOpBuilder &b, int64_t v) {
-    return arith::ConstantOp::create(b, b.getI8IntegerAttr(v)).getResult();
-  }
   /// An affine expression of the iteration variables, evaluated.
   Value apply(ImplicitLocOpBuilder &b, AffineExpr e, ValueRange it) {
     if (auto d = dyn_cast<AffineDimExpr>(e))

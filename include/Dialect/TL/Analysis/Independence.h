@@ -27,6 +27,10 @@ namespace llmc::tl {
 /// note at the offending block, and fails when it cannot show this.
 mlir::LogicalResult verifyIndependent(ForOp loop, llvm::StringRef what);
 
+/// The buffer `v` is a view of (through subviews, casts, reshapes: any
+/// ViewLikeOpInterface), or `v` itself.
+mlir::Value viewedBuffer(mlir::Value v);
+
 } // namespace llmc::tl
 
 #endif // LLMC_DIALECT_TL_ANALYSIS_INDEPENDENCE_H

@@ -47,6 +47,12 @@ struct Access {
 };
 } // namespace
 
+Value llmc::tl::viewedBuffer(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
 LogicalResult llmc::tl::verifyIndependent(ForOp loop, StringRef what) {
   Value iv = loop.getInductionVar();
   auto fail = [&](BlockOp block, const Twine &msg) {
@@ -56,9 +62,7 @@ LogicalResult llmc::tl::verifyIndependent(ForOp loop, StringRef what) {
   };
   // Buffers allocated inside the loop are private to an iteration.
   auto isPrivate = [&](Value buffer) {
-    Operation *def = buffer.getDefiningOp();
-    while (def && isa<ViewLikeOpInterface>(def))
-      def = cast<ViewLikeOpInterface>(def).getViewSource().getDefiningOp();
+    Operation *def = viewedBuffer(buffer).getDefiningOp();
     return def && loop->isProperAncestor(def) &&
            isa<memref::AllocOp, memref::AllocaOp>(def);
   };

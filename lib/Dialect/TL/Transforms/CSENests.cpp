@@ -6,6 +6,7 @@
 // by the earlier one. See the pass description (Passes.td).
 //
 //===----------------------------------------------------------------------===//
+#include "Dialect/TL/Analysis/Independence.h"
 #include "Dialect/TL/Analysis/NestEquivalence.h"
 #include "Dialect/TL/IR/TL.h"
 #include "Dialect/TL/Transforms/Passes.h"
@@ -26,13 +27,6 @@ using namespace llmc::tl;
 
 namespace {
 
-/// The buffer `v` is a view of (through subviews, casts, reshapes), or `v`.
-Value baseOf(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
-
 /// What a top-level nest reads and writes (the bases of its blocks'
 /// buffers).
 struct Footprint {
@@ -45,11 +39,11 @@ Footprint footprintOf(Operation *nest) {
   nest->walk([&](BlockOp b) {
     for (Value r : b.getReads()) {
       f.reads.insert(r);
-      f.readBases.insert(baseOf(r));
+      f.readBases.insert(viewedBuffer(r));
     }
     for (Value w : b.getWrites()) {
       f.writes.insert(w);
-      f.writeBases.insert(baseOf(w));
+      f.writeBases.insert(viewedBuffer(w));
     }
   });
   return f;
@@ -93,21 +87,34 @@ struct TLCSENestsPass : llmc::tl::impl::TLCSENestsBase<TLCSENestsPass> {
       return;
     Block &body = fn.getBody().front();
     SmallVector<ForOp> nests(body.getOps<ForOp>());
-    SmallVector<ForOp> kept;
+    // Each nest's footprint and hash, computed once.
+    for (ForOp n : nests)
+      footprints[n] = footprintOf(n);
+    DenseMap<unsigned, SmallVector<ForOp>> keptByHash;
     for (ForOp b : nests) {
-      if (ForOp a = earlierEqual(b, kept)) {
-        auto from = footprintOf(b).writes.takeVector();
-        auto to = footprintOf(a).writes.takeVector();
+      unsigned hash = static_cast<unsigned>(NestEquivalence::hash(b));
+      SmallVector<ForOp> &candidates = keptByHash[hash];
+      if (ForOp a = earlierEqual(b, candidates)) {
+        SmallVector<Value> from(footprints[b].writes.begin(),
+                                footprints[b].writes.end());
+        SmallVector<Value> to(footprints[a].writes.begin(),
+                              footprints[a].writes.end());
+        footprints.erase(b);
         b->erase();
         for (auto [f, t] : llvm::zip(from, to)) {
           Operation *alloc = f.getDefiningOp();
           f.replaceAllUsesWith(t);
           alloc->erase();
+          // The nests that read `f` now read `t`.
+          for (Operation *user : t.getUsers())
+            if (Operation *nest = body.findAncestorOpInBlock(*user))
+              if (isa<ForOp>(nest))
+                footprints[nest] = footprintOf(nest);
         }
         ++numMerged;
         continue;
       }
-      kept.push_back(b);
+      candidates.push_back(b);
     }
   }
 
@@ -118,16 +125,14 @@ struct TLCSENestsPass : llmc::tl::impl::TLCSENestsBase<TLCSENestsPass> {
                         [&](Value w) { return isPrivateResult(w, nest); });
   }
 
-  /// An earlier nest of `kept` that computes what `b` does, or null.
-  ForOp earlierEqual(ForOp b, ArrayRef<ForOp> kept) {
-    Footprint fb = footprintOf(b);
-    if (!privateWrites(fb, b))
+  /// An earlier nest of `candidates` (those with `b`'s hash) that computes
+  /// what `b` does, or null.
+  ForOp earlierEqual(ForOp b, ArrayRef<ForOp> candidates) {
+    const Footprint &fb = footprints[b];
+    if (candidates.empty() || !privateWrites(fb, b))
       return {};
-    llvm::hash_code hb = NestEquivalence::hash(b);
-    for (ForOp a : llvm::reverse(kept)) {
-      if (NestEquivalence::hash(a) != hb)
-        continue;
-      Footprint fa = footprintOf(a);
+    for (ForOp a : llvm::reverse(candidates)) {
+      const Footprint &fa = footprints[a];
       if (fa.writes.size() != fb.writes.size() || !privateWrites(fa, a))
         continue;
       // The written buffers pair up in order, allocated alike.
@@ -165,15 +170,17 @@ struct TLCSENestsPass : llmc::tl::impl::TLCSENestsBase<TLCSENestsPass> {
          op = op->getNextNode()) {
       if (harmless(op))
         continue;
-      if (!isa<ForOp>(op))
+      auto nest = dyn_cast<ForOp>(op);
+      if (!nest)
         return true;
-      Footprint f = footprintOf(op);
-      for (Value w : f.writeBases)
+      for (Value w : footprints[nest].writeBases)
         if (fa.readBases.contains(w) || fa.writeBases.contains(w))
           return true;
     }
     return false;
   }
+
+  DenseMap<Operation *, Footprint> footprints;
 };
 
 } // namespace
