@@ -37,6 +37,10 @@ struct ArtifactOptions {
   std::function<void(llvm::StringRef phase, double seconds,
                      llvm::StringRef detail)>
       onPhase;
+  /// Called once the code is lowered, with what the model needs in memory
+  /// at run time (the KV cache, the activation arena of a decode step and
+  /// of prompts), when set.
+  std::function<void(llvm::StringRef)> onMemory;
   /// Called while weights.bin is written, with the bytes written so far and
   /// the total, when set.
   std::function<void(uint64_t written, uint64_t total)> onWeightsProgress;

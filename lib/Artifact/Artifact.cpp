@@ -240,11 +240,104 @@ static ComputeCount countCompute(ModuleOp module) {
   return c;
 }
 
+/// One term of an arena plan: `bytes` times the product of the sizes in
+/// `of` (llmc/abi.h's names).
+struct ArenaTerm {
+  int64_t bytes;
+  llvm::SmallVector<llvm::StringRef, 2> of;
+};
+using ArenaPlan = llvm::SmallVector<ArenaTerm>;
+
+/// The entry's arena plans as tl-plan-arena recorded them (`llmc.arena`,
+/// sizes named by argument), in the ABI's size names.
+static llvm::Expected<llvm::SmallVector<ArenaPlan>>
+entryArena(ModuleOp lowered) {
+  Operation *entry =
+      SymbolTable::lookupSymbolIn(lowered, LLMC_FORWARD_FUNCTION);
+  auto plans = entry ? entry->getAttrOfType<ArrayAttr>("llmc.arena")
+                     : ArrayAttr();
+  if (!plans)
+    return llvm::createStringError(
+        "the lowered module's @" LLMC_FORWARD_FUNCTION
+        " has no arena plan (llmc.arena, from tl-plan-arena)");
+  // The forward ABI's arguments that are sizes (llmc/abi.h).
+  static const std::pair<llvm::StringRef, llvm::StringRef> sizes[] = {
+      {"arg0.0", "tokens"}, {"arg1", "pos0"}, {"arg4", "n_out"}};
+  llvm::SmallVector<ArenaPlan> result;
+  for (Attribute plan : plans) {
+    ArenaPlan &out = result.emplace_back();
+    for (Attribute t : llvm::cast<ArrayAttr>(plan)) {
+      auto term = llvm::cast<DictionaryAttr>(t);
+      ArenaTerm &parsed = out.emplace_back();
+      parsed.bytes = term.getAs<IntegerAttr>("bytes").getInt();
+      for (Attribute a : term.getAs<ArrayAttr>("of")) {
+        llvm::StringRef arg = llvm::cast<StringAttr>(a).getValue();
+        const auto *it = llvm::find_if(
+            sizes, [&](auto &s) { return s.first == arg; });
+        if (it == std::end(sizes))
+          return llvm::createStringError(
+              "@" LLMC_FORWARD_FUNCTION "'s arena depends on " + arg.str() +
+              ", which is not one of its sizes (tokens, pos0, n_out)");
+        parsed.of.push_back(it->second);
+      }
+    }
+  }
+  return result;
+}
+
+/// The arena bytes of a call (the largest plan).
+static int64_t arenaBytes(llvm::ArrayRef<ArenaPlan> plans, int64_t tokens,
+                          int64_t pos0, int64_t nOut) {
+  int64_t largest = 0;
+  for (const ArenaPlan &plan : plans) {
+    int64_t total = 0;
+    for (const ArenaTerm &term : plan) {
+      int64_t v = term.bytes;
+      for (llvm::StringRef s : term.of)
+        v *= s == "tokens" ? tokens : s == "pos0" ? pos0 : nOut;
+      total += v;
+    }
+    largest = std::max(largest, total);
+  }
+  return largest;
+}
+
+static std::string formatBytes(int64_t bytes) {
+  if (bytes < 1024)
+    return std::to_string(bytes) + " B";
+  if (bytes < (int64_t(1) << 20))
+    return llvm::formatv("{0:f1} KiB", bytes / 1024.0).str();
+  if (bytes < (int64_t(1) << 30))
+    return llvm::formatv("{0:f1} MiB", bytes / double(1 << 20)).str();
+  return llvm::formatv("{0:f2} GiB", bytes / double(1 << 30)).str();
+}
+
+/// What `llmc compile` prints about memory: the KV cache, and the arena of a
+/// decode step at the full context and of prompts.
+static std::string describeMemory(llvm::ArrayRef<ArenaPlan> plans,
+                                  graph::KVCacheType cache) {
+  int64_t maxSeq = cache.getMaxSeq();
+  int64_t kvBytes = cache.getLayers() * 2 * cache.getKvHeads() * maxSeq *
+                    cache.getHeadDim() * int64_t(sizeof(float));
+  int64_t prompt = std::min<int64_t>(512, maxSeq);
+  std::string s = "KV cache " + formatBytes(kvBytes) + " (" +
+                  LLMC_KV_CACHE_DTYPE + "); activations " +
+                  formatBytes(arenaBytes(plans, 1, maxSeq - 1, 1)) +
+                  " per decode step at " + std::to_string(maxSeq) +
+                  " positions, " + formatBytes(arenaBytes(plans, prompt, 0, 1)) +
+                  " for a " + std::to_string(prompt) + "-token prompt";
+  if (prompt < maxSeq)
+    s += ", " + formatBytes(arenaBytes(plans, maxSeq, 0, 1)) + " for " +
+         std::to_string(maxSeq);
+  return s;
+}
+
 static llvm::Error writeMetadata(llvm::StringRef path, ModuleOp module,
                                  graph::KVCacheType cache,
                                  llvm::ArrayRef<PlacedParam> params,
                                  int64_t weightBytes, int64_t decodeBytes,
                                  const ComputeCount &compute,
+                                 llvm::ArrayRef<ArenaPlan> arena,
                                  const TargetBackend &backend,
                                  llvm::StringRef library,
                                  llvm::StringRef tokenizerKind,
@@ -299,6 +392,22 @@ static llvm::Error writeMetadata(llvm::StringRef path, ModuleOp module,
     });
     j.attributeObject("entry",
                       [&] { j.attribute("forward", LLMC_FORWARD_SYMBOL); });
+    j.attributeObject("arena", [&] {
+      j.attribute("alignment", LLMC_ARENA_ALIGNMENT);
+      j.attributeArray("plans", [&] {
+        for (const ArenaPlan &plan : arena)
+          j.array([&] {
+            for (const ArenaTerm &term : plan)
+              j.object([&] {
+                j.attribute("bytes", term.bytes);
+                j.attributeArray("of", [&] {
+                  for (llvm::StringRef size : term.of)
+                    j.value(size);
+                });
+              });
+          });
+      });
+    });
     j.attributeArray("params", [&] {
       for (const PlacedParam &p : params)
         j.object([&] {
@@ -471,6 +580,11 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
                                    " failed");
   phaseDone("lowering", (*backend)->name());
   dumpIR("lowered.mlir");
+  auto arena = entryArena(module);
+  if (!arena)
+    return arena.takeError();
+  if (options.onMemory)
+    options.onMemory(describeMemory(*arena, cache));
   auto library = (*backend)->emit(module, tmp);
   if (!library)
     return library.takeError();
@@ -489,7 +603,8 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
       return e;
   }
   if (auto e = writeMetadata(file("metadata.json"), module, cache, *params,
-                             weightBytes, decodeBytes, compute, **backend,
+                             weightBytes, decodeBytes, compute, *arena,
+                             **backend,
                              *library,
                              tokenizerKind, tokenizerFile))
     return e;

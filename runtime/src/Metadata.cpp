@@ -9,6 +9,7 @@
 
 #include "llmc/runtime.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -226,6 +227,51 @@ ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
   if (md.forwardSymbol.empty())
     c.fail("entry.forward", "must not be empty");
 
+  const JsonValue &arena = c.getObject(root, "", "arena");
+  md.arenaAlignment =
+      c.getInteger(arena, "arena", "alignment", LLMC_ARENA_ALIGNMENT, 4096);
+  if (md.arenaAlignment & (md.arenaAlignment - 1))
+    c.fail("arena.alignment", "is " + std::to_string(md.arenaAlignment) +
+                                  ", expected a power of two");
+  const JsonValue &plans = c.get(arena, "arena", "plans");
+  if (!plans.isArray())
+    c.fail("arena.plans", "must be an array of plans");
+  static const char *const sizeNames[] = {LLMC_ARENA_SIZE_NAMES};
+  for (size_t p = 0; p < plans.asArray().size(); ++p) {
+    std::string planField = "arena.plans[" + std::to_string(p) + "]";
+    const JsonValue &plan = plans.asArray()[p];
+    if (!plan.isArray())
+      c.fail(planField, "must be an array of terms");
+    std::vector<ArtifactMetadata::ArenaTerm> terms;
+    for (size_t t = 0; t < plan.asArray().size(); ++t) {
+      std::string field = planField + "[" + std::to_string(t) + "]";
+      const JsonValue &term = plan.asArray()[t];
+      if (!term.isObject())
+        c.fail(field, "must be an object {bytes, of}");
+      ArtifactMetadata::ArenaTerm parsed;
+      // 2^40 bytes per unit; with at most two sizes below 2^31 each, a
+      // term's value fits in 128 bits.
+      parsed.bytes = c.getInteger(term, field, "bytes", 0, int64_t(1) << 40);
+      const JsonValue &of = c.get(term, field, "of");
+      if (!of.isArray() || of.asArray().size() > 2)
+        c.fail(field + ".of",
+               "must be an array of at most two size names (tokens, pos0, "
+               "n_out)");
+      for (const JsonValue &name : of.asArray()) {
+        auto *found = name.isString()
+                          ? std::find(std::begin(sizeNames),
+                                      std::end(sizeNames), name.asString())
+                          : std::end(sizeNames);
+        if (found == std::end(sizeNames))
+          c.fail(field + ".of", "names an unknown size (expected tokens, "
+                                "pos0 or n_out)");
+        parsed.sizes.push_back(static_cast<int>(found - std::begin(sizeNames)));
+      }
+      terms.push_back(std::move(parsed));
+    }
+    md.arenaPlans.push_back(std::move(terms));
+  }
+
   const JsonValue &tokenizer = c.get(root, "", "tokenizer");
   if (!tokenizer.isNull()) {
     if (!tokenizer.isObject())
@@ -239,6 +285,30 @@ ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
         joinPath(dir, c.getFileName(tokenizer, "tokenizer", "file"));
   }
   return md;
+}
+
+int64_t ArtifactMetadata::arenaBytes(int64_t n, int64_t pos0,
+                                     int64_t nOut) const {
+  const int64_t sizes[] = {n, pos0, nOut};
+  // Past 2^48 bytes no allocation can succeed; the bound keeps the sums
+  // far from overflow.
+  const __int128 limit = __int128(1) << 48;
+  __int128 largest = 0;
+  for (const std::vector<ArenaTerm> &plan : arenaPlans) {
+    __int128 total = 0;
+    for (const ArenaTerm &term : plan) {
+      __int128 v = term.bytes;
+      for (int s : term.sizes)
+        v *= sizes[s];
+      total += v;
+      if (total > limit)
+        throw Error(metadataPath + ": the arena of a call of " +
+                    std::to_string(n) + " tokens at pos0 = " +
+                    std::to_string(pos0) + " exceeds 2^48 bytes");
+    }
+    largest = std::max(largest, total);
+  }
+  return static_cast<int64_t>(largest);
 }
 
 ArtifactMetadata readMetadata(const std::string &dir) {

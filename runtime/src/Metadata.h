@@ -11,6 +11,8 @@
 
 #include "Json.h"
 
+#include "llmc/abi.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,6 +41,17 @@ struct ArtifactMetadata {
   std::vector<int32_t> eosIds;
   std::vector<int64_t> kvCacheShape; ///< LLMC_KV_CACHE_RANK positive extents
   std::string forwardSymbol;         ///< entry.forward
+  /// `arena`: each plan a sum of `bytes` times a product of the call's
+  /// sizes (indices into LLMC_ARENA_SIZE_NAMES: tokens, pos0, n_out).
+  struct ArenaTerm {
+    int64_t bytes = 0;
+    std::vector<int> sizes;
+  };
+  std::vector<std::vector<ArenaTerm>> arenaPlans;
+  int64_t arenaAlignment = LLMC_ARENA_ALIGNMENT;
+  /// The arena bytes a call of n tokens at pos0 with n_out rows needs: the
+  /// largest plan. Throws Error past what any machine holds.
+  int64_t arenaBytes(int64_t n, int64_t pos0, int64_t nOut) const;
   /// dir + "/" + tokenizer.file; empty when `tokenizer` is null.
   std::string tokenizerPath;
   /// tokenizer.kind: "llmc" (an llmc tokenizer file) or "llama2c".

@@ -124,6 +124,7 @@ Model::~Model() {
   if (weightsMap)
     ::munmap(weightsMap, weightsMapBytes);
   std::free(kvCache);
+  std::free(arena);
 }
 
 bool Model::isEos(int32_t token) const {
@@ -171,11 +172,33 @@ void Model::forward(const int32_t *tokens, int64_t n, int64_t pos0,
                                                     {s[0], s[1], s[2], s[3]});
   auto logitsDesc =
       denseDescriptor<llmc_logits_desc>(logits, {rows, md.vocabSize});
+  int64_t arenaBytes = md.arenaBytes(n, pos0, rows);
+  if (arenaBytes > arenaCapacity) {
+    // Grown by half at least: the arena of a decode step grows with its
+    // position.
+    int64_t align = md.arenaAlignment;
+    int64_t wanted = std::max(arenaBytes, arenaCapacity + arenaCapacity / 2);
+    int64_t rounded = (wanted + align - 1) / align * align;
+    std::free(arena);
+    arena = std::aligned_alloc(static_cast<size_t>(align),
+                               static_cast<size_t>(rounded));
+    arenaCapacity = arena ? rounded : 0;
+    if (!arena)
+      throw Error("forward: cannot allocate the arena of " +
+                  std::to_string(arenaBytes) + " bytes for " +
+                  std::to_string(n) + " tokens");
+  }
+  // An empty plan still gets a valid (unused) pointer.
+  alignas(LLMC_ARENA_ALIGNMENT) static int8_t emptyArena[LLMC_ARENA_ALIGNMENT];
+  auto arenaDesc = denseDescriptor<llmc_arena_desc>(
+      arena ? static_cast<int8_t *>(arena) : emptyArena,
+      {arenaCapacity});
   // The setter applies to the calling thread's parallel regions: set it
   // before every call, whichever thread makes it.
   if (setNumThreadsFn)
     setNumThreadsFn(numThreads);
-  forwardFn(&tokenDesc, pos0, &weightDesc, &kvDesc, rows, &logitsDesc);
+  forwardFn(&tokenDesc, pos0, &weightDesc, &kvDesc, rows, &logitsDesc,
+            &arenaDesc);
   pos = pos0 + n;
 }
 

@@ -79,6 +79,10 @@ private:
   void *weightsMap = nullptr; ///< the mmap'ed weights.bin (or nullptr)
   size_t weightsMapBytes = 0;
   float *kvCache = nullptr;
+  /// The forward calls' scratch (metadata `arena`), grown to the largest
+  /// call so far.
+  void *arena = nullptr;
+  int64_t arenaCapacity = 0;
   int64_t pos = 0;
   std::vector<int32_t> tokenScratch;
 };

@@ -43,12 +43,13 @@ std::string libmPath() {
 /// An artifact whose library is libm and whose entry point is `symbol`.
 struct LibmArtifact {
   explicit LibmArtifact(const std::string &symbol) {
-    std::string md = R"({"format": "llmc-artifact", "version": 3,
+    std::string md = R"({"format": "llmc-artifact", "version": 4,
       "target": "cpu", "library": "model.so",
       "weights": {"file": "weights.bin", "bytes": 0},
       "model": {"vocab_size": 8, "max_seq_len": 4, "bos_id": -1,
                 "eos_ids": [7, 6]},
       "kv_cache": {"dtype": "f32", "shape": [1, 2, 1, 8]},
+      "arena": {"alignment": 64, "plans": []},
       "entry": {"forward": ")" +
                      symbol + R"("}, "tokenizer": null})";
     writeFile(dir.file("metadata.json"), md);

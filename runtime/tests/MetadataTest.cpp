@@ -22,7 +22,7 @@ namespace {
 
 const char *kValidMetadata = R"({
   "format": "llmc-artifact",
-  "version": 3,
+  "version": 4,
   "target": "cpu",
   "library": "model.so",
   "weights": {"file": "weights.bin", "bytes": 128},
@@ -34,6 +34,10 @@ const char *kValidMetadata = R"({
   "kv_cache": {"dtype": "f32", "shape": [5, 2, 4, 128],
                "layout": "layer, k|v, kv_head, k: position x head_dim | v: head_dim x position"},
   "entry": {"forward": "_mlir_ciface_forward"},
+  "arena": {"alignment": 64, "plans": [
+    [{"bytes": 4096, "of": []}, {"bytes": 64, "of": ["pos0"]}],
+    [{"bytes": 1024, "of": ["tokens"]}, {"bytes": 64, "of": ["tokens", "pos0"]},
+     {"bytes": 128, "of": ["n_out"]}]]},
   "params": [],
   "tokenizer": null
 })";
@@ -95,6 +99,17 @@ TEST(MetadataTest, ValidMetadata) {
   EXPECT_EQ(md.kvCacheShape, (std::vector<int64_t>{5, 2, 4, 128}));
   EXPECT_EQ(md.forwardSymbol, "_mlir_ciface_forward");
   EXPECT_EQ(md.tokenizerPath, a.dir.file("tok.bin"));
+  ASSERT_EQ(md.arenaPlans.size(), 2u);
+  EXPECT_EQ(md.arenaPlans[1][1].sizes, (std::vector<int>{0, 1}));
+}
+
+TEST(MetadataTest, ArenaIsTheLargestPlan) {
+  Artifact a(kValidMetadata);
+  ArtifactMetadata md = readMetadata(a.dir.path());
+  // One token at pos0 = 10: max(4096 + 640, 1024 + 640 + 128).
+  EXPECT_EQ(md.arenaBytes(1, 10, 1), 4736);
+  // 8 tokens at pos0 = 2, 3 rows: max(4096 + 128, 8192 + 1024 + 384).
+  EXPECT_EQ(md.arenaBytes(8, 2, 3), 9600);
 }
 
 TEST(MetadataTest, NoTokenizerAndNoBos) {
@@ -133,10 +148,10 @@ TEST(MetadataTest, UnknownFormat) {
 TEST(MetadataTest, UnsupportedVersion) {
   // An artifact of the previous format (its forward computes every row of
   // logits, without n_out).
-  Artifact a(patched("\"version\": 3", "\"version\": 2"));
+  Artifact a(patched("\"version\": 4", "\"version\": 2"));
   EXPECT_EQ(metadataError(a), a.metadataPath() +
                                   ": unsupported version 2 (this runtime "
-                                  "supports 3; compile the model again with "
+                                  "supports 4; compile the model again with "
                                   "this llmc)");
 }
 
@@ -157,9 +172,9 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Values(
         FieldCase{"\"format\": \"llmc-artifact\",", "",
                   "field 'format' is missing"},
-        FieldCase{"\"version\": 3", "\"version\": \"3\"",
+        FieldCase{"\"version\": 4", "\"version\": \"3\"",
                   "field 'version' must be an integer"},
-        FieldCase{"\"version\": 3", "\"version\": 3.0",
+        FieldCase{"\"version\": 4", "\"version\": 3.0",
                   "field 'version' must be an integer"},
         FieldCase{"\"target\": \"cpu\",", "", "field 'target' is missing"},
         FieldCase{"\"library\": \"model.so\"", "\"library\": 3",
@@ -235,7 +250,23 @@ INSTANTIATE_TEST_SUITE_P(
                   "field 'tokenizer.kind' is \"hf\", expected \"llmc\" or "
                   "\"llama2c\""},
         FieldCase{",\n  \"tokenizer\": null", "",
-                  "field 'tokenizer' is missing"}));
+                  "field 'tokenizer' is missing"},
+        FieldCase{"\"alignment\": 64", "\"alignment\": 96",
+                  "field 'arena.alignment' is 96, expected a power of two"},
+        FieldCase{"[{\"bytes\": 4096, \"of\": []}, ", "[3, ",
+                  "field 'arena.plans[0][0]' must be an object {bytes, of}"},
+        FieldCase{"\"bytes\": 4096", "\"bytes\": -1",
+                  "field 'arena.plans[0][0].bytes' is -1, expected a value in "
+                  "[0, 1099511627776]"},
+        FieldCase{"\"of\": [\"pos0\"]", "\"of\": [\"context\"]",
+                  "field 'arena.plans[0][1].of' names an unknown size "
+                  "(expected tokens, pos0 or n_out)"},
+        FieldCase{"\"of\": [\"pos0\"]",
+                  "\"of\": [\"pos0\", \"pos0\", \"pos0\"]",
+                  "field 'arena.plans[0][1].of' must be an array of at most two "
+                  "size names (tokens, pos0, n_out)"},
+        FieldCase{"\"arena\": {", "\"scratch\": {",
+                  "field 'arena' is missing"}));
 
 TEST(MetadataTest, WeightsSizeMismatch) {
   Artifact a(kValidMetadata, /*weightBytes=*/100);

@@ -1,6 +1,7 @@
 // RUN: llm-opt %s --compile-to=graph | FileCheck %s --check-prefix=GRAPH
 // RUN: llm-opt %s --compile-to=tl | FileCheck %s --check-prefix=TL
 // RUN: llm-opt %s --compile-to=llvm | FileCheck %s --check-prefix=LLVM
+// RUN: llm-opt %s --compile-to=llvm | FileCheck %s --check-prefix=NOALLOC
 // RUN: llm-opt %s --compile-to=llvm | llm-translate --mlir-to-llvmir - | FileCheck %s --check-prefix=IR
 // RUN: not llm-opt %s --compile-to=bogus 2>&1 | FileCheck %s --check-prefix=BAD
 
@@ -40,11 +41,16 @@
 // LLVM-NOT: tl.
 // LLVM-NOT: memref.
 // LLVM: llvm.func @forward(
-// LLVM: llvm.func @_mlir_ciface_forward(%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64 {llmc.output_rows}, %{{.*}}: !llvm.ptr)
+// The intermediates live in the caller's arena (tl-plan-arena), the last
+// argument: nothing is allocated or freed.
+// NOALLOC: module
+// NOALLOC-NOT: @malloc
+// NOALLOC-NOT: @free
+// LLVM: llvm.func @_mlir_ciface_forward(%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64 {llmc.output_rows}, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {llmc.arena})
+// LLVM-SAME: llmc.arena =
 // LLVM: llvm.func @forward_prefill(
-// LLVM: llvm.call @free
 
-// IR: define void @_mlir_ciface_forward(ptr %0, i64 %1, ptr %2, ptr %3, i64 %4, ptr %5)
+// IR: define void @_mlir_ciface_forward(ptr %0, i64 %1, ptr %2, ptr %3, i64 %4, ptr %5, ptr %6)
 
 // BAD: llm-opt: error: unknown phase 'bogus' for --compile-to (expected graph, tl or llvm)
 

@@ -152,6 +152,9 @@ static int compileMain(int argc, char **argv) {
       errs() << "\r\x1b[K"; // clears the progress line
     printPhase(phase, seconds, detail);
   };
+  options.onMemory = [](StringRef memory) {
+    errs() << "llmc: memory: " << memory << "\n";
+  };
   if (errs().is_displayed()) {
     options.onWeightsProgress = [lastPercent = -1](uint64_t written,
                                                    uint64_t total) mutable {

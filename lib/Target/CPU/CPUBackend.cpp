@@ -28,9 +28,11 @@ using namespace llmc;
 
 void llmc::buildCPULowering(OpPassManager &pm,
                             const TargetDescription &target) {
-  // Buffers are released only now, after any schedule has moved computation
-  // between loop nests (compute_at can move a use past a buffer's old last
-  // use).
+  // Buffers are placed (and any left released) only now, after any
+  // schedule has moved computation between loop nests (compute_at can move
+  // a use past a buffer's old last use). The arena is the caller's: the
+  // entry's last argument (llmc/abi.h).
+  pm.addPass(tl::createTLPlanArena());
   pm.addNestedPass<func::FuncOp>(tl::createTLReleaseBuffers());
   // Each distinct loop nest one function, called by every layer that runs
   // it: code is generated once per kernel, not once per layer.

@@ -19,7 +19,7 @@ extern "C" {
 
 /** metadata.json's `format` and `version`. */
 #define LLMC_ARTIFACT_FORMAT "llmc-artifact"
-#define LLMC_ARTIFACT_VERSION 3
+#define LLMC_ARTIFACT_VERSION 4
 
 /** Every parameter starts at a multiple of this in weights.bin, and the
  *  runtime maps the file at a page boundary. */
@@ -51,18 +51,32 @@ typedef LLMC_MEMREF(int32_t, 1) llmc_tokens_desc;
 typedef LLMC_MEMREF(int8_t, 1) llmc_weights_desc;
 typedef LLMC_MEMREF(float, 4) llmc_kv_cache_desc;
 typedef LLMC_MEMREF(float, 2) llmc_logits_desc;
+typedef LLMC_MEMREF(int8_t, 1) llmc_arena_desc;
 
-/** forward(tokens[n], pos0, weights, kv_cache, n_out, logits[n_out, vocab]):
- *  runs the n tokens at positions pos0 .. pos0 + n - 1, reading the cache
- *  below pos0 and writing positions pos0 .., and writes the logits of the
- *  last n_out tokens (1 <= n_out <= n; the caller checks): n_out = 1 to
+/** forward(tokens[n], pos0, weights, kv_cache, n_out, logits[n_out, vocab],
+ *  arena): runs the n tokens at positions pos0 .. pos0 + n - 1, reading the
+ *  cache below pos0 and writing positions pos0 .., and writes the logits of
+ *  the last n_out tokens (1 <= n_out <= n; the caller checks): n_out = 1 to
  *  generate, n to score every token. Rows that nothing reads are not
- *  computed (graph-output-rows). */
+ *  computed (graph-output-rows). Every intermediate lives in `arena`, the
+ *  caller's scratch bytes (aligned to LLMC_ARENA_ALIGNMENT, contents
+ *  undefined between calls), at least as large as metadata.json's `arena`
+ *  says for this call's sizes; the call allocates nothing. */
 typedef void (*llmc_forward_fn)(llmc_tokens_desc *tokens, int64_t pos0,
                                 llmc_weights_desc *weights,
                                 llmc_kv_cache_desc *kv_cache, int64_t n_out,
-                                llmc_logits_desc *logits);
+                                llmc_logits_desc *logits,
+                                llmc_arena_desc *arena);
 typedef void (*llmc_set_num_threads_fn)(int32_t threads);
+
+/*===--- Arena ------------------------------------------------------------===*/
+
+/** The arena's bytes are a sum of terms, each `bytes` times a product of the
+ *  call's sizes named in `of`: "tokens" (n), "pos0", "n_out". metadata.json
+ *  lists one such sum per plan (prefill, decode); the arena holds the
+ *  largest for the sizes of the call. */
+#define LLMC_ARENA_ALIGNMENT 64
+#define LLMC_ARENA_SIZE_NAMES "tokens", "pos0", "n_out"
 
 /*===--- KV cache ----------------------------------------------------------===*/
 

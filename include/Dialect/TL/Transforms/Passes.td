@@ -20,6 +20,39 @@ def TLReleaseBuffers : Pass<"tl-release-buffers", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def TLPlanArena : Pass<"tl-plan-arena", "mlir::ModuleOp"> {
+  let summary = "Place function-level buffers in one arena, by liveness";
+  let description = [{
+    Replaces each function-level `memref.alloc` whose size is a polynomial
+    with non-negative coefficients in the function's arguments (index
+    arguments and dynamic sizes of memref arguments: tokens, pos0, ...) by a
+    `memref.view` into one byte buffer, the arena, that the caller owns:
+    no allocation or free per call. Two buffers share bytes only when their
+    live ranges (first to last top-level use, through views and loop nests)
+    do not overlap.
+
+    Offsets and sizes are polynomials in those arguments, kept per monomial
+    (1, tokens, tokens*pos0, ...); buffers that are live together are
+    ordered in every coefficient, so they are disjoint for every argument
+    value, and every coefficient is a multiple of 64 bytes (every buffer
+    64-byte aligned when the arena is). Placement is greedy, largest buffer
+    first (sized at 256 for every argument), lowest end first.
+
+    The arena is a trailing `memref<?xi8>` argument marked `llmc.arena`,
+    added to every public function with a body (the entry's ABI) and to
+    every private function that needs one; a call passes the caller's arena
+    past the caller's own buffers. Each such function gets `llmc.arena`: the
+    arena bytes it needs, a list of plans (the arena must hold the largest),
+    each a sum of terms `{bytes, of}`, `bytes` times the product of the
+    arguments named in `of` ("argN", or "argN.D" for dim D of argument N).
+
+    Buffers that escape (returned, passed to a call, stored, already freed)
+    or whose size is not such a polynomial stay allocations.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def TLVectorize : Pass<"tl-vectorize", "mlir::func::FuncOp"> {
   let summary = "Split and vectorize the innermost spatial loop of each block";
   let description = [{
