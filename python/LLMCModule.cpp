@@ -172,11 +172,18 @@ llmc::TargetDescription resolveTargetOrThrow(const std::string &spec) {
   return std::move(*t);
 }
 
+static void checkKVCache(const std::string &kvCache) {
+  if (kvCache != "f32" && kvCache != "f16")
+    throw py::value_error("kv_cache: expected 'f32' or 'f16', got '" +
+                          kvCache + "'");
+}
+
 /// A pass pipeline, from a textual pipeline or a phase name.
 struct PyPassManager {
   std::string pipeline;
   std::string target = "cpu";
   std::string actQuant = "exact";
+  std::string kvCache = "f32";
   bool defaultSchedule = true;
   bool timing = false;
   py::object printAfter = py::none();
@@ -191,6 +198,7 @@ struct PyPassManager {
       llmc::PipelineOptions options;
       options.target = resolveTargetOrThrow(target);
       options.actQuant = actQuant;
+      options.kvCache = kvCache;
       options.defaultSchedule = defaultSchedule;
       llmc::buildCompilePipeline(pm, options, *phase);
     } else {
@@ -557,11 +565,13 @@ PYBIND11_MODULE(_llmc, m) {
   py::class_<PyPassManager>(m, "PassManager")
       .def(py::init([](std::string pipeline, bool timing,
                        py::object printAfter, std::string target,
-                       std::string actQuant, std::string schedule) {
+                       std::string actQuant, std::string schedule,
+                       std::string kvCache) {
              if (actQuant != "exact" && actQuant != "llama.cpp")
                throw py::value_error(
                    "act_quant: expected 'exact' or 'llama.cpp', got '" +
                    actQuant + "'");
+             checkKVCache(kvCache);
              if (schedule != "default" && schedule != "none")
                throw py::value_error(
                    "schedule: expected 'default' or 'none', got '" + schedule +
@@ -572,12 +582,14 @@ PYBIND11_MODULE(_llmc, m) {
              pm->printAfter = printAfter;
              pm->target = std::move(target);
              pm->actQuant = std::move(actQuant);
+             pm->kvCache = std::move(kvCache);
              pm->defaultSchedule = schedule == "default";
              return pm;
            }),
            py::arg("pipeline"), py::arg("timing") = false,
            py::arg("print_ir_after") = py::none(), py::arg("target") = "cpu",
-           py::arg("act_quant") = "exact", py::arg("schedule") = "default")
+           py::arg("act_quant") = "exact", py::arg("schedule") = "default",
+           py::arg("kv_cache") = "f32")
       .def("run", &PyPassManager::run, py::arg("module"))
       .def_readonly("timing_report", &PyPassManager::timingReport);
 
@@ -638,16 +650,19 @@ PYBIND11_MODULE(_llmc, m) {
       "compile",
       [](std::shared_ptr<PyModule> module, const std::string &output,
          const std::string &target, const std::string &tokenizer,
-         py::object schedule, const std::string &actQuant) {
+         py::object schedule, const std::string &actQuant,
+         const std::string &kvCache) {
         if (actQuant != "exact" && actQuant != "llama.cpp")
           throw py::value_error("act_quant: expected 'exact' or 'llama.cpp', got '" +
                                 actQuant + "'");
+        checkKVCache(kvCache);
         DiagnosticCollector diags(module->ctx.get());
         llmc::ArtifactOptions options;
         options.outDir = output;
         options.pipeline.target = resolveTargetOrThrow(target);
         options.tokenizer = tokenizer;
         options.pipeline.actQuant = actQuant;
+        options.pipeline.kvCache = kvCache;
         // Compilation lowers in place: work on a copy.
         auto copy = std::make_shared<PyModule>(module->clone());
         // A Python exception from the schedule is kept and re-raised after
@@ -676,7 +691,7 @@ PYBIND11_MODULE(_llmc, m) {
       },
       py::arg("module"), py::arg("output"), py::arg("target") = "cpu",
       py::arg("tokenizer") = "", py::arg("schedule") = py::none(),
-      py::arg("act_quant") = "exact",
+      py::arg("act_quant") = "exact", py::arg("kv_cache") = "f32",
       "Compiles a graph module into an artifact directory; returns its path.");
 
   py::class_<PyRuntime>(m, "Runtime")

@@ -39,6 +39,8 @@ struct PipelineOptions {
   TargetDescription target;
   /// "exact" or "llama.cpp" (graph-act-quant, docs/numerics.md).
   std::string actQuant = "exact";
+  /// The KV cache's element type: "f32" or "f16" (graph-kv-cache-type).
+  std::string kvCache = "f32";
   /// The schedule of the tl phase: given, it runs at the schedule slot in
   /// place of the target's default schedule.
   ScheduleCallback schedule;

@@ -312,16 +312,22 @@ static std::string formatBytes(int64_t bytes) {
   return llvm::formatv("{0:f2} GiB", bytes / double(1 << 30)).str();
 }
 
+/// metadata's kv_cache.dtype (llmc/abi.h).
+static llvm::StringRef kvCacheDtype(graph::KVCacheType cache) {
+  return cache.getElementType().isF16() ? "f16" : "f32";
+}
+
 /// What `llmc compile` prints about memory: the KV cache, and the arena of a
 /// decode step at the full context and of prompts.
 static std::string describeMemory(llvm::ArrayRef<ArenaPlan> plans,
                                   graph::KVCacheType cache) {
   int64_t maxSeq = cache.getMaxSeq();
   int64_t kvBytes = cache.getLayers() * 2 * cache.getKvHeads() * maxSeq *
-                    cache.getHeadDim() * int64_t(sizeof(float));
+                    cache.getHeadDim() *
+                    cache.getElementType().getIntOrFloatBitWidth() / 8;
   int64_t prompt = std::min<int64_t>(512, maxSeq);
   std::string s = "KV cache " + formatBytes(kvBytes) + " (" +
-                  LLMC_KV_CACHE_DTYPE + "); activations " +
+                  kvCacheDtype(cache).str() + "); activations " +
                   formatBytes(arenaBytes(plans, 1, maxSeq - 1, 1)) +
                   " per decode step at " + std::to_string(maxSeq) +
                   " positions, " + formatBytes(arenaBytes(plans, prompt, 0, 1)) +
@@ -382,7 +388,7 @@ static llvm::Error writeMetadata(llvm::StringRef path, ModuleOp module,
       }
     });
     j.attributeObject("kv_cache", [&] {
-      j.attribute("dtype", LLMC_KV_CACHE_DTYPE);
+      j.attribute("dtype", kvCacheDtype(cache));
       j.attributeArray("shape", [&] {
         for (int64_t d : {cache.getLayers(), int64_t(2), cache.getKvHeads(),
                           cache.getMaxSeq() * cache.getHeadDim()})
@@ -509,7 +515,6 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
       !llvm::isa<graph::KVCacheType>(forward.getArgumentTypes()[3]))
     return llvm::createStringError(
         "the module has no @forward(tokens, pos0, weights, kv_cache) function");
-  auto cache = llvm::cast<graph::KVCacheType>(forward.getArgumentTypes()[3]);
 
   // Each phase's wall time, for the caller to print.
   auto phaseStart = std::chrono::steady_clock::now();
@@ -527,6 +532,8 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
   if (failed(graphPM.run(module)))
     return llvm::createStringError("the graph phase failed");
   phaseDone("graph");
+  // The graph phase chooses the cache's element type (--kv-cache).
+  auto cache = llvm::cast<graph::KVCacheType>(forward.getArgumentTypes()[3]);
   auto params = collectParams(module);
   if (!params)
     return params.takeError();

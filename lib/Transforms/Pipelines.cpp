@@ -59,6 +59,11 @@ static std::unique_ptr<Pass> createErrorPass(std::string message) {
 void llmc::buildGraphPhase(OpPassManager &pm, const PipelineOptions &options) {
   // The entry returns the rows its caller reads (llmc/abi.h's n_out).
   pm.addPass(graph::createGraphOutputRows());
+  if (options.kvCache != "f32") {
+    graph::GraphKVCacheTypeOptions kv;
+    kv.elementType = options.kvCache;
+    pm.addPass(graph::createGraphKVCacheType(kv));
+  }
   if (options.actQuant != "exact") {
     graph::GraphActQuantOptions act;
     act.mode = options.actQuant;
@@ -198,6 +203,10 @@ struct TopOptions : public PassPipelineOptions<Derived> {
   mlir::detail::PassOptions::Option<std::string> actQuant{
       *this, "act-quant", llvm::cl::desc("numeric mode: exact or llama.cpp"),
       llvm::cl::init("exact")};
+  mlir::detail::PassOptions::Option<std::string> kvCache{
+      *this, "kv-cache",
+      llvm::cl::desc("the KV cache's element type: f32 or f16"),
+      llvm::cl::init("f32")};
   mlir::detail::PassOptions::Option<std::string> schedule{
       *this, "schedule",
       llvm::cl::desc("default (the target's) or none (canonical nests)"),
@@ -217,12 +226,17 @@ struct CompileOptions : TopOptions<CompileOptions> {
 /// become a pass that reports them.
 void buildRegistered(OpPassManager &pm, llvm::StringRef name,
                      const std::string &target, const std::string &actQuant,
-                     const std::string &schedule, Phase first, Phase last) {
+                     const std::string &kvCache, const std::string &schedule,
+                     Phase first, Phase last) {
   if (actQuant != "exact" && actQuant != "llama.cpp")
     return pm.addPass(createErrorPass(name.str() +
                                       ": act-quant: expected exact or "
                                       "llama.cpp, got '" +
                                       actQuant + "'"));
+  if (kvCache != "f32" && kvCache != "f16")
+    return pm.addPass(createErrorPass(name.str() +
+                                      ": kv-cache: expected f32 or f16, got '" +
+                                      kvCache + "'"));
   if (schedule != "default" && schedule != "none")
     return pm.addPass(createErrorPass(name.str() +
                                       ": schedule: expected default or none, "
@@ -235,6 +249,7 @@ void buildRegistered(OpPassManager &pm, llvm::StringRef name,
   PipelineOptions po;
   po.target = std::move(*resolved);
   po.actQuant = actQuant;
+  po.kvCache = kvCache;
   po.defaultSchedule = schedule == "default";
   buildCompilePipeline(pm, po, last, first);
 }
@@ -257,7 +272,8 @@ void llmc::registerLLMCPasses() {
                                             options.to +
                                             "' (expected graph, tl or llvm)"));
         buildRegistered(pm, "llmc-compile", options.target, options.actQuant,
-                        options.schedule, Phase::Graph, *last);
+                        options.kvCache, options.schedule, Phase::Graph,
+                        *last);
       });
   for (auto [name, phase, what] :
        {std::tuple{"llmc-graph", Phase::Graph, "the graph phase"},
@@ -269,7 +285,7 @@ void llmc::registerLLMCPasses() {
     PassPipelineRegistration<PhaseOptions>(
         name, what, [p, n](OpPassManager &pm, const PhaseOptions &options) {
           buildRegistered(pm, n, options.target, options.actQuant,
-                          options.schedule, p, p);
+                          options.kvCache, options.schedule, p, p);
         });
   }
 }

@@ -17,7 +17,8 @@ __all__ = ["Error", "Module", "PassManager", "Runtime", "Schedule", "Trace",
            "compile", "import_model", "parse"]
 
 
-def compile(module, output, target="cpu", tokenizer=None, schedule=None, act_quant="exact"):
+def compile(module, output, target="cpu", tokenizer=None, schedule=None, act_quant="exact",
+            kv_cache="f32"):
     """Compiles a graph `module` (left unchanged) into the artifact directory
     `output` for `target` ("cpu" is this host; "cpu:znver4",
     "cpu:x86-64-v3,+avxvnni,cores=8", ...); bundles `tokenizer` if given: a llama2.c
@@ -25,6 +26,7 @@ def compile(module, output, target="cpu", tokenizer=None, schedule=None, act_qua
     file or Hugging Face directory (converted into an llmc tokenizer file).
     `act_quant="llama.cpp"` rounds matmul activations to each weight's kind
     as llama.cpp's CPU backend does (docs/numerics.md); "exact" keeps f32.
+    `kv_cache="f16"` stores the keys and values in f16 (llama.cpp's default).
 
     `schedule`, if given, is called with a Schedule of the module at the
     pipeline's schedule slot (the end of the tl phase: loop nests over
@@ -35,4 +37,4 @@ def compile(module, output, target="cpu", tokenizer=None, schedule=None, act_qua
         def hook(tl_module):
             schedule(Schedule(tl_module))
     return _compile(module, str(output), target, str(tokenizer) if tokenizer else "", hook,
-                    act_quant)
+                    act_quant, kv_cache)

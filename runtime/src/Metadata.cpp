@@ -189,8 +189,10 @@ ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
 
   const JsonValue &kv = c.getObject(root, "", "kv_cache");
   std::string dtype = c.getString(kv, "kv_cache", "dtype");
-  if (dtype != "f32")
-    c.fail("kv_cache.dtype", "is \"" + dtype + "\", only \"f32\" is supported");
+  if (dtype != "f32" && dtype != "f16")
+    c.fail("kv_cache.dtype",
+           "is \"" + dtype + "\", expected \"f32\" or \"f16\"");
+  md.kvCacheElementBytes = dtype == "f16" ? 2 : 4;
   const JsonValue &shape = c.get(kv, "kv_cache", "shape");
   if (!shape.isArray() || shape.asArray().size() != LLMC_KV_CACHE_RANK)
     c.fail("kv_cache.shape", "must be an array of " +

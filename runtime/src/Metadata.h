@@ -40,6 +40,7 @@ struct ArtifactMetadata {
   int32_t bosId = -1;
   std::vector<int32_t> eosIds;
   std::vector<int64_t> kvCacheShape; ///< LLMC_KV_CACHE_RANK positive extents
+  int64_t kvCacheElementBytes = 4;   ///< kv_cache.dtype: f32 4, f16 2
   std::string forwardSymbol;         ///< entry.forward
   /// `arena`: each plan a sum of `bytes` times a product of the call's
   /// sizes (indices into LLMC_ARENA_SIZE_NAMES: tokens, pos0, n_out).

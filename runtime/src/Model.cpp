@@ -88,11 +88,11 @@ std::unique_ptr<Model> Model::open(const std::string &dir) {
   size_t elements = 1;
   for (int64_t e : md.kvCacheShape)
     elements *= static_cast<size_t>(e);
-  size_t bytes = elements * sizeof(float);
+  size_t bytes = elements * static_cast<size_t>(md.kvCacheElementBytes);
   // 64-byte alignment so that the compiled code may use aligned vector
   // accesses; aligned_alloc wants a multiple of the alignment.
   size_t rounded = (bytes + 63) / 64 * 64;
-  m->kvCache = static_cast<float *>(std::aligned_alloc(64, rounded));
+  m->kvCache = std::aligned_alloc(64, rounded);
   if (!m->kvCache)
     throw Error(md.metadataPath + ": cannot allocate the KV cache (" +
                 std::to_string(bytes) + " bytes)");

@@ -78,7 +78,7 @@ private:
   int32_t numThreads = 1;
   void *weightsMap = nullptr; ///< the mmap'ed weights.bin (or nullptr)
   size_t weightsMapBytes = 0;
-  float *kvCache = nullptr;
+  void *kvCache = nullptr; ///< f32 or f16 elements (kv_cache.dtype)
   /// The forward calls' scratch (metadata `arena`), grown to the largest
   /// call so far.
   void *arena = nullptr;

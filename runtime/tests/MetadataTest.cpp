@@ -103,6 +103,13 @@ TEST(MetadataTest, ValidMetadata) {
   EXPECT_EQ(md.arenaPlans[1][1].sizes, (std::vector<int>{0, 1}));
 }
 
+TEST(MetadataTest, KVCacheElementBytes) {
+  EXPECT_EQ(readMetadata(Artifact(kValidMetadata).dir.path()).kvCacheElementBytes,
+            4);
+  Artifact a(patched("\"dtype\": \"f32\"", "\"dtype\": \"f16\""));
+  EXPECT_EQ(readMetadata(a.dir.path()).kvCacheElementBytes, 2);
+}
+
 TEST(MetadataTest, ArenaIsTheLargestPlan) {
   Artifact a(kValidMetadata);
   ArtifactMetadata md = readMetadata(a.dir.path());
@@ -228,9 +235,9 @@ INSTANTIATE_TEST_SUITE_P(
         FieldCase{"\"eos_ids\": [2]", "\"eos_ids\": [600]",
                   "field 'model.eos_ids[0]' is 600, expected a value in [0, "
                   "511]"},
-        FieldCase{"\"dtype\": \"f32\"", "\"dtype\": \"f16\"",
-                  "field 'kv_cache.dtype' is \"f16\", only \"f32\" is "
-                  "supported"},
+        FieldCase{"\"dtype\": \"f32\"", "\"dtype\": \"bf16\"",
+                  "field 'kv_cache.dtype' is \"bf16\", expected \"f32\" or "
+                  "\"f16\""},
         FieldCase{"\"shape\": [5, 2, 4, 128]", "\"shape\": [5, 2, 16, 4, 8]",
                   "field 'kv_cache.shape' must be an array of 4 integers"},
         FieldCase{"\"shape\": [5, 2, 4, 128]", "\"shape\": [5, 2, 0, 128]",

@@ -87,13 +87,13 @@ def check_threads(llmc, art, prompt, steps, got, exact_mode=True):
         np.testing.assert_array_equal(S1, S)
 
 
-def compile_and_run(llmc, model, tmp_path, prompt, steps):
-    """`llmc compile MODEL` into tmp_path/ART, then greedy `llmc run` from the
-    prompt ids for `steps` tokens on two threads, checked against one
-    (check_threads). -> (CompletedProcess, prompt logits, step logits,
-    generated ids)."""
+def compile_and_run(llmc, model, tmp_path, prompt, steps, compile_args=()):
+    """`llmc compile MODEL [compile_args]` into tmp_path/ART, then greedy
+    `llmc run` from the prompt ids for `steps` tokens on two threads, checked
+    against one (check_threads). -> (CompletedProcess, prompt logits, step
+    logits, generated ids)."""
     art = tmp_path / "ART"
-    p = run([llmc, "compile", model, "--target", "cpu", "-o", art])
+    p = run([llmc, "compile", model, "--target", "cpu", *compile_args, "-o", art])
     assert p.returncode == 0, describe(p, "llmc compile failed")
     got = run_logits(llmc, art, prompt, steps)
     check_threads(llmc, art, prompt, steps, got)

@@ -87,6 +87,19 @@ def test_bad_max_seq_len(llmc, tmp_path, tiny_model):
     _fails(p, "--max-seq-len", "-3")
 
 
+def test_bad_kv_cache_type(llmc, tmp_path, tiny_model):
+    p = e2e_util.run([llmc, "compile", tiny_model, "--kv-cache", "bf16", "-o", tmp_path / "ART"])
+    _fails(p, "--kv-cache: expected f32 or f16, got 'bf16'")
+    assert e2e_util.no_artifact_left(tmp_path) == []
+    # `llmc run MODEL` passes it to the compilation into the cache.
+    cache = tmp_path / "cache"
+    env = dict(os.environ, LLMC_CACHE_DIR=str(cache))
+    p = subprocess.run([llmc, "run", str(tiny_model), "--prompt-ids", "1", "--kv-cache=q8"],
+                       capture_output=True, text=True, env=env)
+    _fails(p, "--kv-cache: expected f32 or f16, got 'q8'")
+    assert not cache.exists() or os.listdir(cache) == []
+
+
 def test_unknown_option_and_command(llmc, tmp_path, tiny_model):
     _fails(e2e_util.run([llmc, "compile", tiny_model, "--frobnicate", "-o", tmp_path / "ART"]),
            "--frobnicate")

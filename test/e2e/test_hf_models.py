@@ -78,6 +78,33 @@ def test_hf_model(llmc, tmp_path, case):
     assert meta["model"]["head_dim"] == (16 if arch == "qwen3" else 8)
 
 
+@pytest.mark.parametrize("arch", ["llama", "qwen2", "qwen3"])
+def test_hf_model_f16_kv_cache(llmc, tmp_path, arch):
+    """`--kv-cache f16` in exact mode: keys and values rounded to f16 where they
+    are stored, everything else f32, against the reference with the same
+    rounding. A key computed an f32 ulp apart may round to the neighbouring
+    f16 value (one f16 ulp, ~5e-4 relative), so single positions may differ
+    by up to ~3e-4 (measured); typical ones agree within 1e-4, at least 5x
+    closer than to the f32-cache reference."""
+    model_dir = tmp_path / "model"
+    cfg = make_hf_model.make_model(str(model_dir), arch=arch, tied=False, dtype="f32", shards=1,
+                                   seed=0)
+    prompt = e2e_util.deterministic_prompt_ids(32, cfg["vocab_size"])
+    want_pl, want_sl, want_ids = hf_torch_ref.reference(str(model_dir), prompt, STEPS,
+                                                        kv_dtype="f16")
+    f32_pl, f32_sl, _ = hf_torch_ref.reference(str(model_dir), prompt, STEPS)
+    p, pl, sl, ids = e2e_util.compile_and_run(llmc, model_dir, tmp_path, prompt, STEPS,
+                                              compile_args=["--kv-cache", "f16"])
+    assert ids == want_ids, e2e_util.describe(p, "ids differ: %s vs %s" % (ids, want_ids))
+    got = np.concatenate([pl, sl])
+    err = np.abs(got - np.concatenate([want_pl, want_sl])).max(axis=1)
+    err_f32 = np.abs(got - np.concatenate([f32_pl, f32_sl])).max(axis=1)
+    assert err.max() <= 1e-3 and np.median(err) <= TOL, err
+    assert np.median(err) * 5 <= np.median(err_f32), (np.median(err), np.median(err_f32))
+    meta = json.loads((tmp_path / "ART" / "metadata.json").read_text())
+    assert meta["kv_cache"]["dtype"] == "f16"
+
+
 def test_stories260k_as_hf_llama(llmc, tmp_path, stories_paths, stories_ref):
     """stories260K converted to an HF Llama dir (q/k permuted to rotate-half) must give
     llama2.c's greedy ids: a trained model through the HF path."""

@@ -41,9 +41,10 @@ def _host_avx512():
     return need <= flags and "amx_tile" not in flags
 
 
-def _llmc(llmc, model, tmp_path, mode, prompt=PROMPT):
-    art = tmp_path / ("art-" + mode)
-    p = e2e_util.run([llmc, "compile", model, "--act-quant", mode, "-o", art])
+def _llmc(llmc, model, tmp_path, mode, prompt=PROMPT, kv_cache="f32"):
+    art = tmp_path / ("art-%s-%s" % (mode, kv_cache))
+    p = e2e_util.run([llmc, "compile", model, "--act-quant", mode, "--kv-cache", kv_cache,
+                      "-o", art])
     assert p.returncode == 0, e2e_util.describe(p, "llmc compile failed")
     got = e2e_util.run_logits(llmc, art, prompt, STEPS)
     e2e_util.check_threads(llmc, art, prompt, STEPS, got, exact_mode=mode == "exact")
@@ -164,6 +165,22 @@ def test_llama_cpp_mode_is_what_brings_llmc_to_llama_cpp(llmc, llama_cpp, models
     e_compat = np.median(np.abs(compat[0] - rP).max(axis=1)) / scale
     assert e_compat * 10 <= e_exact, (e_compat, e_exact)
     _compare(compat, ref)
+
+
+@pytest.mark.parametrize("arch,mtype", [("llama", "f32"), ("qwen3", "q8_0"), ("qwen2", "q4_k_m")])
+def test_f16_kv_cache_matches_llama_cpp(llmc, llama_cpp, models, tmp_path, arch, mtype):
+    """`--kv-cache f16`, llama.cpp's default cache: keys and values stored in
+    f16, q and the probabilities rounded to f16 for their products as ggml's
+    mul_mat converts them, against llama.cpp with an F16 cache. The f16
+    cache is what brings llmc there: with an f32 one it is farther."""
+    model = models(arch, mtype)
+    ref = llama_cpp.logits(str(model), PROMPT, STEPS, kv_type="F16")
+    err = _compare(_llmc(llmc, model, tmp_path, "llama.cpp", kv_cache="f16"), ref)
+    assert err.max() <= (1e-3 if _host_avx512() else 3e-2), err
+    f32 = _llmc(llmc, model, tmp_path, "llama.cpp")
+    scale = np.abs(ref[0]).max()
+    e_f32 = np.median(np.abs(f32[0] - ref[0]).max(axis=1)) / scale
+    assert np.median(err) * 10 <= e_f32, (np.median(err), e_f32)
 
 
 def test_act_quant_bad_mode(llmc, models, tmp_path):

@@ -4,6 +4,7 @@
 //
 //   node llama_cpp.mjs logits --model M.gguf --ids 1,2,3 --steps N \
 //       [--out-prompt P.npy] [--out-steps S.npy] [--out-ids I.txt] [--threads 1]
+//       [--kv-type F32|F16]   (the KV cache's type; F32 by default)
 //     P.npy: float32 [len(ids), vocab], logits at every prompt position (one batch).
 //     S.npy: float32 [N, vocab]; row 0 = logits at the last prompt position, row k =
 //            logits after feeding generated token k-1 (one token per decode call).
@@ -82,6 +83,8 @@ async function cmdLogits(llama, o) {
     if (!Number.isInteger(steps) || steps < 0) fail(`--steps: bad value ${o.steps}`);
     const threads = Number(o.threads ?? "1");
     if (!Number.isInteger(threads) || threads < 1) fail(`--threads: bad value ${o.threads}`);
+    const kvType = o["kv-type"] ?? "F32";
+    if (kvType !== "F32" && kvType !== "F16") fail(`--kv-type: expected F32 or F16, got ${kvType}`);
 
     const model = await loadModel(llama, o.model, false);
     const nVocab = model.fileInfo.metadata?.tokenizer?.ggml?.tokens?.length;
@@ -95,8 +98,8 @@ async function cmdLogits(llama, o) {
         batchSize: ids.length,                 // whole prompt in one llama_decode (n_ubatch = n_batch)
         flashAttention: false,
         threads: { ideal: threads, min: threads },
-        experimentalKvCacheKeyType: "F32",
-        experimentalKvCacheValueType: "F32",
+        experimentalKvCacheKeyType: kvType,
+        experimentalKvCacheValueType: kvType,
         swaFullCache: true,
         failedCreationRemedy: false,
         ignoreMemorySafetyChecks: true,
@@ -105,7 +108,7 @@ async function cmdLogits(llama, o) {
     // a context shift (dropping early tokens when full) must never happen.
     const got = { flash: context.flashAttention, k: context.kvCacheKeyType, v: context.kvCacheValueType,
         batch: context.batchSize, ctx: context.contextSize, threads: context.currentThreads };
-    if (got.flash !== false || got.k !== GgmlType.F32 || got.v !== GgmlType.F32 || got.batch < ids.length ||
+    if (got.flash !== false || got.k !== GgmlType[kvType] || got.v !== GgmlType[kvType] || got.batch < ids.length ||
         got.ctx < ids.length + steps + 1 || got.threads !== threads)
         fail(`llama.cpp context settings differ from the requested ones: ${JSON.stringify(got)}`);
     if (["info", "log", "debug"].includes(llama.logLevel))
@@ -230,7 +233,7 @@ async function main() {
         allowPositionals: true,
         options: {
             model: { type: "string" }, ids: { type: "string" }, steps: { type: "string" },
-            threads: { type: "string" }, "out-prompt": { type: "string" }, "out-steps": { type: "string" },
+            threads: { type: "string" }, "kv-type": { type: "string" }, "out-prompt": { type: "string" }, "out-steps": { type: "string" },
             "out-ids": { type: "string" }, in: { type: "string" }, out: { type: "string" },
             specials: { type: "boolean" }, "log-level": { type: "string" },
             prompt: { type: "string" }, gen: { type: "string" },

@@ -70,6 +70,17 @@ def test_runtime_errors(llmc, stories_artifact, tmp_path, tiny_model):
     assert "unknown target 'tpu'" in str(e.value)
 
 
+def _cli_prompt_logits(llmc_bin, model, compile_args, ids, tmp_path):
+    """The prompt logits of `llmc compile MODEL compile_args` run on `ids`."""
+    subprocess.run([llmc_bin, "compile", str(model), *compile_args, "-o",
+                    str(tmp_path / "cli")], check=True)
+    dump = tmp_path / "p.npy"
+    subprocess.run([llmc_bin, "run", str(tmp_path / "cli"), "--prompt-ids",
+                    ",".join(map(str, ids)), "--max-tokens", "1", "--print-ids",
+                    "--dump-prompt-logits", str(dump)], check=True, stdout=subprocess.PIPE)
+    return np.load(dump)
+
+
 def test_act_quant_equals_cli(llmc, llmc_bin, tmp_path):
     """compile(act_quant="llama.cpp") is `llmc compile --act-quant llama.cpp`:
     the same logits to the bit, and not those of exact math."""
@@ -82,13 +93,30 @@ def test_act_quant_equals_cli(llmc, llmc_bin, tmp_path):
     compat = llmc.Runtime(llmc.compile(llmc.import_model(str(gguf)), tmp_path / "py",
                                        act_quant="llama.cpp")).logits(ids)
     exact = llmc.Runtime(llmc.compile(llmc.import_model(str(gguf)), tmp_path / "ex")).logits(ids)
-    subprocess.run([llmc_bin, "compile", str(gguf), "--act-quant", "llama.cpp", "-o",
-                    str(tmp_path / "cli")], check=True)
-    dump = tmp_path / "p.npy"
-    subprocess.run([llmc_bin, "run", str(tmp_path / "cli"), "--prompt-ids",
-                    ",".join(map(str, ids)), "--max-tokens", "1", "--print-ids",
-                    "--dump-prompt-logits", str(dump)], check=True, stdout=subprocess.PIPE)
-    np.testing.assert_array_equal(compat, np.load(dump))
+    np.testing.assert_array_equal(
+        compat, _cli_prompt_logits(llmc_bin, gguf, ["--act-quant", "llama.cpp"], ids, tmp_path))
     assert np.abs(compat - exact).max() > 1e-4
     with pytest.raises(ValueError, match="act_quant"):
         llmc.compile(llmc.import_model(str(gguf)), tmp_path / "bad", act_quant="int4")
+
+
+def test_kv_cache_equals_cli(llmc, llmc_bin, tmp_path):
+    """compile(kv_cache="f16") is `llmc compile --kv-cache f16`: the same
+    logits to the bit, an f16 cache in the metadata; PassManager takes it too."""
+    import json
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e", "tools"))
+    import make_gguf_model
+    gguf = tmp_path / "f32.gguf"
+    make_gguf_model.make_model(str(gguf), arch="llama", mtype="f32", seed=2)
+    ids = [1, 40, 300, 7, 129, 64]
+    art = llmc.compile(llmc.import_model(str(gguf)), tmp_path / "py", kv_cache="f16")
+    half = llmc.Runtime(art).logits(ids)
+    assert json.loads((tmp_path / "py" / "metadata.json").read_text())["kv_cache"]["dtype"] == "f16"
+    np.testing.assert_array_equal(
+        half, _cli_prompt_logits(llmc_bin, gguf, ["--kv-cache", "f16"], ids, tmp_path))
+    m = llmc.import_model(str(gguf))
+    llmc.PassManager("graph", kv_cache="f16").run(m)
+    assert "element_type = f16" in str(m)
+    with pytest.raises(ValueError, match="kv_cache"):
+        llmc.compile(llmc.import_model(str(gguf)), tmp_path / "bad", kv_cache="bf16")

@@ -4,9 +4,9 @@
 // `--compile-to=<phase>`, which runs every phase up to and including one of
 // the pipeline `llmc compile` runs:
 //   llm-opt model.mlir --compile-to=tl [--llmc-target=T] [--llmc-act-quant=M]
-//                                      [--llmc-schedule=default|none]
+//                      [--llmc-kv-cache=f32|f16] [--llmc-schedule=default|none]
 // is `llm-opt model.mlir --pass-pipeline='builtin.module(llmc-compile{to=tl
-// target=T act-quant=M schedule=S})'` with T resolved here, once (`cpu`, the
+// target=T act-quant=M kv-cache=K schedule=S})'` with T resolved here, once (`cpu`, the
 // default, describes this host).
 //
 //===----------------------------------------------------------------------===//
@@ -32,13 +32,14 @@ int main(int argc, char **argv) {
   // the equivalent --pass-pipeline.
   std::vector<std::string> storage;
   std::vector<char *> args;
-  std::optional<std::string> phase, target, actQuant, schedule;
+  std::optional<std::string> phase, target, actQuant, kvCache, schedule;
   for (int i = 0; i < argc; ++i) {
     llvm::StringRef arg(argv[i]);
     std::optional<std::string> *slot = nullptr;
     for (auto [flag, dest] : {std::pair{"compile-to", &phase},
                               std::pair{"llmc-target", &target},
                               std::pair{"llmc-act-quant", &actQuant},
+                              std::pair{"llmc-kv-cache", &kvCache},
                               std::pair{"llmc-schedule", &schedule}}) {
       llvm::StringRef a = arg;
       if (!a.consume_front("--") && !a.consume_front("-"))
@@ -71,16 +72,19 @@ int main(int argc, char **argv) {
     if (mode != "exact" && mode != "llama.cpp")
       return error("--llmc-act-quant: expected exact or llama.cpp, got '" +
                    mode + "'");
+    std::string kv = kvCache.value_or("f32");
+    if (kv != "f32" && kv != "f16")
+      return error("--llmc-kv-cache: expected f32 or f16, got '" + kv + "'");
     std::string sched = schedule.value_or("default");
     if (sched != "default" && sched != "none")
       return error("--llmc-schedule: expected default or none, got '" + sched +
                    "'");
     storage.push_back("--pass-pipeline=builtin.module(llmc-compile{to=" +
                       *phase + " target=\"" + desc->str() + "\" act-quant=" +
-                      mode + " schedule=" + sched + "})");
-  } else if (target || actQuant || schedule) {
-    return error("--llmc-target, --llmc-act-quant and --llmc-schedule go with "
-                 "--compile-to");
+                      mode + " kv-cache=" + kv + " schedule=" + sched + "})");
+  } else if (target || actQuant || kvCache || schedule) {
+    return error("--llmc-target, --llmc-act-quant, --llmc-kv-cache and "
+                 "--llmc-schedule go with --compile-to");
   }
   for (std::string &s : storage)
     args.push_back(s.data());

@@ -46,7 +46,8 @@ static int fail(const Twine &message) {
 static void usage(raw_ostream &os) {
   os << "usage:\n"
         "  llmc compile MODEL [--tokenizer FILE] [--target T] "
-        "[--max-seq-len N] [--act-quant exact|llama.cpp] [--keep-ir] -o DIR\n"
+        "[--max-seq-len N] [--act-quant exact|llama.cpp] [--kv-cache f32|f16] "
+        "[--keep-ir] -o DIR\n"
         "      MODEL: a llama2.c checkpoint, a Hugging Face directory "
         "(config.json + safetensors) or a graph-dialect .mlir file\n"
         "      --tokenizer: a llama2.c tokenizer.bin, tokenizer.json, "
@@ -59,12 +60,14 @@ static void usage(raw_ostream &os) {
         "      --act-quant llama.cpp: round matmul activations to the weight's\n"
         "      kind as llama.cpp's CPU backend does (int8 dot products for\n"
         "      quantized weights); exact (default): f32 math\n"
-        "  llmc run DIR|MODEL [--act-quant M] --prompt TEXT --max-tokens N "
+        "      --kv-cache f16: keys and values stored in f16 (half the memory,\n"
+        "      llama.cpp's default); f32 (default)\n"
+        "  llmc run DIR|MODEL [--act-quant M] [--kv-cache K] --prompt TEXT --max-tokens N "
         "[--temperature T] "
         "[--top-k K] [--top-p P] [--seed S] [--threads N] "
         "[--dump-logits FILE.npy]\n"
         "  llmc bench DIR|MODEL [-p N] [-n N] [-t T[,T...]] [-r R] "
-        "[--vs PATH|npm|none]... [--act-quant M] [--target T]\n"
+        "[--vs PATH|npm|none]... [--act-quant M] [--kv-cache K] [--target T]\n"
         "  llmc inspect FILE   (GGUF, safetensors, Hugging Face dir, "
         "llama2.c)\n"
         "  llmc tokenize FILE|DIR [--text T | --input STRINGS.json | --ids "
@@ -77,10 +80,15 @@ static int compileMain(int argc, char **argv) {
   llmc::ImportOptions importOptions;
   std::string maxSeq, targetSpec = "cpu";
   std::string *actQuant = &options.pipeline.actQuant;
+  std::string *kvCache = &options.pipeline.kvCache;
   for (int i = 1; i < argc; ++i) {
     StringRef arg(argv[i]);
     if (arg.consume_front("--act-quant=")) {
       *actQuant = arg.str();
+      continue;
+    }
+    if (arg.consume_front("--kv-cache=")) {
+      *kvCache = arg.str();
       continue;
     }
     if (arg.consume_front("--target=")) {
@@ -94,6 +102,7 @@ static int compileMain(int argc, char **argv) {
                               .Case("--target", &targetSpec)
                               .Case("--max-seq-len", &maxSeq)
                               .Case("--act-quant", actQuant)
+                              .Case("--kv-cache", kvCache)
                               .Default(nullptr);
     if (target) {
       if (i + 1 >= argc)
@@ -124,6 +133,8 @@ static int compileMain(int argc, char **argv) {
   if (*actQuant != "exact" && *actQuant != "llama.cpp")
     return fail("--act-quant: expected exact or llama.cpp, got '" + *actQuant +
                 "'");
+  if (*kvCache != "f32" && *kvCache != "f16")
+    return fail("--kv-cache: expected f32 or f16, got '" + *kvCache + "'");
   // The top of the pipeline: the target is described once, here.
   auto resolved = llmc::resolveTarget(targetSpec);
   if (!resolved)
@@ -404,9 +415,11 @@ int main(int argc, char **argv) {
         std::vector<char *> args = {argv[1], argv[2]};
         for (int i = 3; i < argc; ++i) {
           StringRef arg(argv[i]);
-          if (arg.starts_with("--act-quant=") || arg.starts_with("--target=")) {
+          if (arg.starts_with("--act-quant=") || arg.starts_with("--target=") ||
+              arg.starts_with("--kv-cache=")) {
             compileArgs.push_back(arg.str());
-          } else if (arg == "--act-quant" || arg == "--target") {
+          } else if (arg == "--act-quant" || arg == "--target" ||
+                     arg == "--kv-cache") {
             if (i + 1 >= argc)
               return fail("option " + arg + " needs a value");
             compileArgs.push_back((arg + "=" + StringRef(argv[++i])).str());

@@ -47,6 +47,21 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     int64_t group = nh / nkv;
     float scale = op.getScale().convertToFloat();
     Type f32 = b.getF32Type();
+    // The cache's element type: values are rounded to it when stored and
+    // widened when read; with round_to_cache, the f32 operand of each
+    // product (q, a probability) is rounded to it too.
+    Type cacheElement = cast<MemRefType>(cache.getType()).getElementType();
+    auto toCache = [&](ImplicitLocOpBuilder &b, Value x) -> Value {
+      return cacheElement == f32 ? x
+                                 : arith::TruncFOp::create(b, cacheElement, x);
+    };
+    auto fromCache = [&](ImplicitLocOpBuilder &b, Value x) -> Value {
+      return x.getType() == f32 ? x : arith::ExtFOp::create(b, f32, x);
+    };
+    bool roundOperands = op.getRoundToCache() && cacheElement != f32;
+    auto rounded = [&](ImplicitLocOpBuilder &b, Value x) -> Value {
+      return roundOperands ? fromCache(b, toCache(b, x)) : x;
+    };
 
     Value seq = nb.sizes(q)[0];
     Value ctx = arith::AddIOp::create(b, pos0, seq);
@@ -104,8 +119,9 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
                      {IterKind::spatial, IterKind::spatial, IterKind::spatial,
                       IterKind::spatial},
                      {{x, src}}, {{cache, dst}},
-                     [&](ImplicitLocOpBuilder &, ValueRange it) {
-                       nb.store(nb.load(x, src, it), cache, dst, it);
+                     [&](ImplicitLocOpBuilder &b, ValueRange it) {
+                       nb.store(toCache(b, nb.load(x, src, it)), cache, dst,
+                                it);
                      });
           });
         });
@@ -128,7 +144,20 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     AffineMap sc3 = nb.map(3, {s, h, t}), row3 = nb.map(3, {s, h});
     SmallVector<IterKind> allSpatial3(3, IterKind::spatial);
 
-    // 2. scores[s, h, t] = q[s, h] . K[t, h / group]
+    // 2. scores[s, h, t] = q[s, h] . K[t, h / group] (q rounded to the
+    //    cache's type once, first, with round_to_cache)
+    if (roundOperands) {
+      Value qr = nb.alloc(cast<MemRefType>(q.getType()), nb.dynamicSizes(q));
+      AffineMap m = nb.map(2, {nb.d(0), nb.d(1)});
+      nb.nest({seq, nb.index(nh * hd)}, [&](ValueRange ivs) {
+        nb.block("attention_q_round", ivs,
+                 {IterKind::spatial, IterKind::spatial}, {{q, m}}, {{qr, m}},
+                 [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                   nb.store(rounded(b, nb.load(q, m, iv)), qr, m, iv);
+                 });
+      });
+      q = qr;
+    }
     {
       AffineMap qMap = nb.map(4, {s, h * hd + d});
       AffineMap kMap = nb.map(4, kAt(h.floorDiv(group), t, d));
@@ -141,8 +170,9 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
                IterKind::reduce},
               {{q, qMap}, {cache, kMap}}, {{scores, scMap}},
               [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                Value p = arith::MulFOp::create(b, nb.load(q, qMap, iv),
-                                                nb.load(cache, kMap, iv));
+                Value p = arith::MulFOp::create(
+                    b, nb.load(q, qMap, iv),
+                    fromCache(b, nb.load(cache, kMap, iv)));
                 Value acc = nb.load(scores, scMap, iv);
                 nb.store(arith::AddFOp::create(b, acc, p), scores, scMap, iv);
               },
@@ -250,7 +280,8 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
             sumInit);
       });
     }
-    // 7. rowInv[s, h] = f32(1 / rowSum[s, h]); scores *= rowInv
+    // 7. rowInv[s, h] = f32(1 / rowSum[s, h]); scores *= rowInv (rounded
+    //    to the cache's type with round_to_cache, for p.V)
     Value rowInv = nb.alloc(rowType, {seq});
     nb.nest({seq, nb.index(nh)}, [&](ValueRange ivs) {
       nb.block("softmax_inv", ivs, {IterKind::spatial, IterKind::spatial},
@@ -267,8 +298,9 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
       nb.block("softmax_scale", {is, ih, it}, allSpatial3,
                {{scores, sc3}, {rowInv, row3}}, {{scores, sc3}},
                [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                 nb.store(arith::MulFOp::create(b, nb.load(scores, sc3, iv),
-                                                nb.load(rowInv, row3, iv)),
+                 nb.store(rounded(b, arith::MulFOp::create(
+                                         b, nb.load(scores, sc3, iv),
+                                         nb.load(rowInv, row3, iv))),
                           scores, sc3, iv);
                });
     });
@@ -302,7 +334,7 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
                         [&](ImplicitLocOpBuilder &b, ValueRange iv) {
                           Value pv = arith::MulFOp::create(
                               b, nb.load(scores, scMap, iv),
-                              nb.load(cache, vMap, iv));
+                              fromCache(b, nb.load(cache, vMap, iv)));
                           Value acc = nb.load(out, outMap, iv);
                           nb.store(arith::AddFOp::create(b, acc, pv), out,
                                    outMap, iv);

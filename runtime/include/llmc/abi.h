@@ -49,7 +49,8 @@ extern "C" {
 
 typedef LLMC_MEMREF(int32_t, 1) llmc_tokens_desc;
 typedef LLMC_MEMREF(int8_t, 1) llmc_weights_desc;
-typedef LLMC_MEMREF(float, 4) llmc_kv_cache_desc;
+/* The KV cache's elements are f32 or f16 (metadata kv_cache.dtype). */
+typedef LLMC_MEMREF(void, 4) llmc_kv_cache_desc;
 typedef LLMC_MEMREF(float, 2) llmc_logits_desc;
 typedef LLMC_MEMREF(int8_t, 1) llmc_arena_desc;
 
@@ -80,13 +81,15 @@ typedef void (*llmc_set_num_threads_fn)(int32_t threads);
 
 /*===--- KV cache ----------------------------------------------------------===*/
 
-/** f32, dense row-major, [layers][2][kv_heads][max_seq_len * head_dim]:
+/** f32 or f16 (IEEE half; `llmc compile --kv-cache f16`), as metadata's
+ *  kv_cache.dtype says, dense row-major,
+ *  [layers][2][kv_heads][max_seq_len * head_dim]:
  *  per layer and KV head, the keys as [position][head_dim] (index 0 of the
  *  second axis) and the values transposed, [head_dim][position] (index 1),
  *  so that both q.k and p.V read contiguous rows (llama.cpp keeps V
  *  transposed for the same reason). The runtime allocates it (aligned to 64
  *  bytes, zeroed) and owns it across calls. */
-#define LLMC_KV_CACHE_DTYPE "f32"
+#define LLMC_KV_CACHE_DTYPES "f32", "f16"
 #define LLMC_KV_CACHE_RANK 4
 #define LLMC_KV_CACHE_LAYOUT \
   "layer, k|v, kv_head, k: position x head_dim | v: head_dim x position"

@@ -145,6 +145,50 @@ func.func @attention_padded(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cach
 
 // -----
 
+// An f16 cache: keys and values rounded to f16 where they are stored, widened
+// where the products read them. With round_to_cache (llama.cpp mode) q is
+// rounded to f16 once, first, and the probabilities where they are scaled.
+!cache16 = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f16>
+// CHECK-LABEL: func.func @attention_f16_cache
+// CHECK-SAME: memref<2x2x2x64xf16>
+// CHECK-NOT: attention_q_round
+// CHECK: tl.block "kv_store"
+// CHECK: %[[K:.+]] = affine.load
+// CHECK: %[[K16:.+]] = arith.truncf %[[K]] : f32 to f16
+// CHECK: affine.store %[[K16]]
+// CHECK: tl.block "attention_scores"
+// CHECK: %[[Q:.+]] = affine.load %{{.+}} : memref<?x16xf32>
+// CHECK: %[[KC:.+]] = affine.load %{{.+}} : memref<2x2x64xf16, {{.+}}>
+// CHECK: %[[KW:.+]] = arith.extf %[[KC]] : f16 to f32
+// CHECK: arith.mulf %[[Q]], %[[KW]] : f32
+// CHECK: tl.block "softmax_scale"
+// CHECK-NOT: truncf
+// CHECK: tl.block "attention_values"
+// CHECK: arith.extf %{{.+}} : f16 to f32
+func.func @attention_f16_cache(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache16, %p: index) -> tensor<?x16xf32> {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache16
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
+!cache16 = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f16>
+// CHECK-LABEL: func.func @attention_f16_cache_rounded
+// CHECK: tl.block "attention_q_round"
+// CHECK: %[[QR:.+]] = arith.truncf %{{.+}} : f32 to f16
+// CHECK: arith.extf %[[QR]] : f16 to f32
+// CHECK: tl.block "attention_scores"
+// CHECK: tl.block "softmax_scale"
+// CHECK: %[[PR:.+]] = arith.truncf %{{.+}} : f32 to f16
+// CHECK: arith.extf %[[PR]] : f16 to f32
+// CHECK: tl.block "attention_values"
+func.func @attention_f16_cache_rounded(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache16, %p: index) -> tensor<?x16xf32> {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, round_to_cache = true} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache16
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
 // Reshapes are views, not copies.
 // CHECK-LABEL: func.func @reshape
 // CHECK-NOT: memref.alloc

@@ -12,6 +12,8 @@ S.npy: float32 [steps, vocab]; row 0 = logits at the last prompt position, row k
 I.txt: the `steps` greedily generated ids (argmax, first maximum), space separated.
 No stopping at EOS: exactly `steps` tokens are generated.
 f16/bf16 checkpoints are upcast to float32 on load; all math is float32.
+--kv-dtype f16 rounds the keys (after RoPE) and values to float16 before
+attention reads them, as a KV cache of f16 holds them.
 """
 import argparse
 import json
@@ -51,7 +53,10 @@ def repeat_kv(x, n_rep):
 
 
 class HFCausalLM:
-    def __init__(self, model_dir):
+    def __init__(self, model_dir, kv_dtype="f32"):
+        if kv_dtype not in ("f32", "f16"):
+            raise ValueError("kv_dtype must be f32 or f16, got %r" % kv_dtype)
+        self.kv_dtype = kv_dtype
         with open(os.path.join(model_dir, "config.json")) as f:
             cfg = json.load(f)
         self.cfg = cfg
@@ -150,6 +155,8 @@ class HFCausalLM:
             q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)  # [1,heads,T,hd]
             q = q * cos + rotate_half(q) * sin
             k = k * cos + rotate_half(k) * sin
+            if self.kv_dtype == "f16":
+                k, v = k.half().float(), v.half().float()
             k = repeat_kv(k, nh // nkv)
             v = repeat_kv(v, nh // nkv)
             att = torch.matmul(q, k.transpose(2, 3)) * scaling + mask
@@ -165,9 +172,9 @@ class HFCausalLM:
         return (x @ self.lm_head.T)[0].float()
 
 
-def reference(model_dir, prompt_ids, steps):
+def reference(model_dir, prompt_ids, steps, kv_dtype="f32"):
     """-> (prompt_logits [n, V], step_logits [steps, V], generated ids list)."""
-    m = HFCausalLM(model_dir)
+    m = HFCausalLM(model_dir, kv_dtype)
     with torch.no_grad():
         seq = list(prompt_ids)
         logits = m.forward(seq)
@@ -210,11 +217,12 @@ def main(argv=None):
     ap.add_argument("--out-prompt-logits")
     ap.add_argument("--out-step-logits")
     ap.add_argument("--out-ids")
+    ap.add_argument("--kv-dtype", choices=["f32", "f16"], default="f32")
     args = ap.parse_args(argv)
     prompt = [int(s) for s in args.prompt_ids.replace(" ", "").split(",") if s]
     if not prompt:
         ap.error("empty --prompt-ids")
-    pl, sl, ids = reference(args.model, prompt, args.steps)
+    pl, sl, ids = reference(args.model, prompt, args.steps, args.kv_dtype)
     return write_outputs(args, pl, sl, ids)
 
 

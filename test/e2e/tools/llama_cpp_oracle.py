@@ -51,14 +51,15 @@ def _run(args):
     return p
 
 
-def logits(model, ids, steps, threads=1):
-    """-> (prompt_logits [len(ids), V], step_logits [steps, V], generated ids list)."""
+def logits(model, ids, steps, threads=1, kv_type="F32"):
+    """-> (prompt_logits [len(ids), V], step_logits [steps, V], generated ids list);
+    `kv_type` is the KV cache's type (F32 or F16)."""
     if not ids:
         raise ValueError("empty prompt")
     with tempfile.TemporaryDirectory(prefix="llama_cpp_oracle_") as d:
         p, s, i = (os.path.join(d, n) for n in ("prompt.npy", "steps.npy", "ids.txt"))
         _run(["logits", "--model", os.path.abspath(model), "--ids", ",".join(str(int(t)) for t in ids),
-              "--steps", int(steps), "--threads", int(threads),
+              "--steps", int(steps), "--threads", int(threads), "--kv-type", kv_type,
               "--out-prompt", p, "--out-steps", s, "--out-ids", i])
         with open(i) as f:
             gen = [int(t) for t in f.read().split()]

@@ -197,6 +197,13 @@ def Graph_AttentionOp : Graph_Op<"attention", [AllTypesMatch<["q", "result"]>]> 
       of `softmax_block` consecutive positions (past the end, zeros), the
       runs' sums in f64: ggml's soft_max sums each 16-wide vector
       horizontally. 0 sums every exponential in f64.
+    - `round_to_cache` (default false): with a cache of another element
+      type than f32 (f16), q and the probabilities are rounded to it before
+      their products with the keys and values, as ggml's mul_mat converts
+      its f32 operand to the cache's type. Without it they stay f32.
+
+    A cache of f16 holds the keys and values rounded to f16 (to nearest
+    even); the products read them back widened to f32.
 
     ```mlir
     %o = graph.attention %q, %k, %v, %cache, %pos0
@@ -211,7 +218,8 @@ def Graph_AttentionOp : Graph_Op<"attention", [AllTypesMatch<["q", "result"]>]> 
                        Index:$pos0, I64Attr:$layer, I64Attr:$num_heads,
                        I64Attr:$num_kv_heads, I64Attr:$head_dim, F32Attr:$scale,
                        DefaultValuedAttr<I64Attr, "1">:$kv_pad,
-                       DefaultValuedAttr<I64Attr, "0">:$softmax_block);
+                       DefaultValuedAttr<I64Attr, "0">:$softmax_block,
+                       DefaultValuedAttr<BoolAttr, "false">:$round_to_cache);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = [{
     $q `,` $k `,` $v `,` $cache `,` $pos0 attr-dict `:` type($q) `,` type($k) `,`

@@ -87,6 +87,27 @@ def GraphActQuant : Pass<"graph-act-quant", "mlir::ModuleOp"> {
   ];
 }
 
+def GraphKVCacheType : Pass<"graph-kv-cache-type", "mlir::ModuleOp"> {
+  let summary = "Store the KV cache in another element type (f16)";
+  let description = [{
+    Gives every `!graph.kv_cache` argument of the module's functions the
+    element type `element-type` (`f16` or `f32`): an f16 cache holds half the
+    bytes (llama.cpp's default) and decode's attention reads half as much.
+    The attention stores keys and values rounded to it (round to nearest
+    even) and computes in f32 on what it reads back; with `round_to_cache`
+    (llama.cpp mode) its f32 operands, q and the probabilities, are rounded
+    to it too before their products, as ggml's mul_mat converts its f32
+    operand to the f16 cache's type.
+
+    Input: functions with `!graph.kv_cache` arguments (the entry).
+    Output: the same, the caches of the element type.
+  }];
+  let options = [
+    Option<"elementType", "element-type", "std::string", /*default=*/"\"f16\"",
+           "the cache's element type: f16 or f32">
+  ];
+}
+
 def GraphOutputRows : Pass<"graph-output-rows", "mlir::ModuleOp"> {
   let summary = "Compute only the rows of the entry's result the caller reads";
   let description = [{

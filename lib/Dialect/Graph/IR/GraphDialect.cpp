@@ -41,8 +41,8 @@ KVCacheType::verify(llvm::function_ref<InFlightDiagnostic()> emitError,
                        << layers << ", max_seq = " << maxSeq
                        << ", kv_heads = " << kvHeads
                        << ", head_dim = " << headDim;
-  if (!elementType.isF32())
-    return emitError() << "kv_cache element type must be f32, got "
+  if (!elementType.isF32() && !elementType.isF16())
+    return emitError() << "kv_cache element type must be f32 or f16, got "
                        << elementType;
   return success();
 }

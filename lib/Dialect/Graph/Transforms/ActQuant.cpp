@@ -58,11 +58,17 @@ struct GraphActQuantPass
     // ggml's soft_max over llama.cpp's padded KV view: runs of 16 (one
     // AVX-512 vector, the kernels this mode follows) summed in f32, the
     // positions padded to 64 (a multiple of every lane count a schedule
-    // uses, so p.V's lanes hold the terms ggml's do; llama.cpp pads to 256).
+    // uses, so p.V's lanes hold the terms ggml's do; llama.cpp pads to 256);
+    // with an f16 cache, q and the probabilities rounded to f16 as ggml's
+    // mul_mat converts them.
     getOperation().walk([&](AttentionOp op) {
       Builder b(op);
       op.setKvPadAttr(b.getI64IntegerAttr(llamaCpp ? 64 : 1));
       op.setSoftmaxBlockAttr(b.getI64IntegerAttr(llamaCpp ? 16 : 0));
+      if (llamaCpp)
+        op.setRoundToCacheAttr(b.getBoolAttr(true));
+      else
+        op->removeAttr(op.getRoundToCacheAttrName());
     });
     getOperation().walk([&](MatmulOp op) {
       Type act = llamaCpp ? llamaCppActType(storedElementType(op.getWeight()))
