@@ -75,6 +75,8 @@ void llmc::buildGraphPhase(OpPassManager &pm, const PipelineOptions &options) {
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // After graph-output-rows, which moves row slices through single ops.
+  pm.addPass(graph::createGraphFuseElementwise());
   pm.addPass(graph::createGraphLayoutWeights());
 }
 

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -228,37 +229,87 @@ static Value lowerElementwise(
   return out;
 }
 
-template <typename OpTy, typename ArithOp>
-struct BinaryLowering : GraphLowering<OpTy> {
+/// One element of an elementwise graph op (graph.add, graph.mul,
+/// graph.silu) from its operands' elements.
+static Value scalarElementwise(ImplicitLocOpBuilder &b, Operation *op,
+                               ValueRange args) {
+  if (isa<AddOp>(op))
+    return arith::AddFOp::create(b, args[0], args[1]);
+  if (isa<MulOp>(op))
+    return arith::MulFOp::create(b, args[0], args[1]);
+  assert(isa<SiluOp>(op) && "not an elementwise graph op");
+  // x * sigmoid(x) = x / (1 + exp(-x))
+  Value x = args[0];
+  Value one = arith::ConstantOp::create(b, b.getF32FloatAttr(1.0f));
+  Value e = math::ExpOp::create(b, arith::NegFOp::create(b, x));
+  return arith::DivFOp::create(b, x, arith::AddFOp::create(b, one, e));
+}
+
+template <typename OpTy>
+struct ElementwiseOpLowering : GraphLowering<OpTy> {
   using GraphLowering<OpTy>::GraphLowering;
   LogicalResult
   matchAndRewrite(OpTy op, typename GraphLowering<OpTy>::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    ValueRange operands = adaptor.getOperands();
     Value out = lowerElementwise(
-        b, op->getName().stripDialect(), this->resultType(op), adaptor.getLhs(),
-        adaptor.getRhs(), [](ImplicitLocOpBuilder &b, Value x, Value y) {
-          return ArithOp::create(b, x, y).getResult();
+        b, op->getName().stripDialect(), this->resultType(op), operands[0],
+        operands.size() > 1 ? operands[1] : Value(),
+        [&](ImplicitLocOpBuilder &b, Value x, Value y) {
+          return y ? scalarElementwise(b, op, {x, y})
+                   : scalarElementwise(b, op, {x});
         });
     rewriter.replaceOp(op, out);
     return success();
   }
 };
 
-struct SiluLowering : GraphLowering<SiluOp> {
+/// graph.elementwise: one nest whose block computes the body's ops on
+/// scalars, in order (the same operations as the unfused ops'), loading
+/// each input once (broadcast ones along the trailing dimensions).
+struct FusedElementwiseLowering : GraphLowering<ElementwiseOp> {
   using GraphLowering::GraphLowering;
   LogicalResult
-  matchAndRewrite(SiluOp op, OpAdaptor adaptor,
+  matchAndRewrite(ElementwiseOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    Value out = lowerElementwise(
-        b, "silu", resultType(op), adaptor.getInput(), Value(),
-        [&](ImplicitLocOpBuilder &b, Value x, Value) -> Value {
-          // x * sigmoid(x) = x / (1 + exp(-x))
-          Value one = arith::ConstantOp::create(b, b.getF32FloatAttr(1.0f));
-          Value e = math::ExpOp::create(b, arith::NegFOp::create(b, x));
-          return arith::DivFOp::create(b, x, arith::AddFOp::create(b, one, e));
-        });
+    NestBuilder nb(b);
+    MemRefType type = resultType(op);
+    unsigned rank = type.getRank();
+    ValueRange inputs = adaptor.getInputs();
+    // The verifier guarantees an input of the result's shape.
+    Value shaped = *llvm::find_if(inputs, [&](Value v) {
+      return cast<MemRefType>(v.getType()).getRank() == rank;
+    });
+    Value out = nb.alloc(type, nb.dynamicSizes(shaped));
+    Block &body = op.getBody().front();
+    std::string name;
+    for (Operation &inner : body.without_terminator())
+      name += (name.empty() ? "" : "_") + inner.getName().stripDialect().str();
+    AffineMap full = dimsMap(nb, rank, 0, rank);
+    SmallVector<Access> reads;
+    for (Value input : inputs) {
+      unsigned r = cast<MemRefType>(input.getType()).getRank();
+      reads.push_back({input, dimsMap(nb, rank, rank - r, r)});
+    }
+    nb.nest(nb.sizes(shaped), [&](ValueRange ivs) {
+      nb.block(name, ivs, SmallVector<IterKind>(rank, IterKind::spatial), reads,
+               {{out, full}}, [&](ImplicitLocOpBuilder &b, ValueRange it) {
+                 IRMapping scalars;
+                 for (auto [arg, read] : llvm::zip(body.getArguments(), reads))
+                   scalars.map(arg, nb.load(read.buffer, read.map, it));
+                 for (Operation &inner : body.without_terminator()) {
+                   SmallVector<Value> args;
+                   for (Value v : inner.getOperands())
+                     args.push_back(scalars.lookup(v));
+                   scalars.map(inner.getResult(0),
+                               scalarElementwise(b, &inner, args));
+                 }
+                 Value result = cast<YieldOp>(body.back()).getValue();
+                 nb.store(scalars.lookup(result), out, full, it);
+               });
+    });
     rewriter.replaceOp(op, out);
     return success();
   }
@@ -564,8 +615,8 @@ void llmc::populateGraphToTLPatterns(const TypeConverter &converter,
   populateMatmulLoweringPatterns(converter, patterns);
   populateAttentionLoweringPatterns(converter, patterns);
   patterns.add<ParamLowering, EmbeddingLowering, RMSNormLowering,
-               BinaryLowering<AddOp, arith::AddFOp>,
-               BinaryLowering<MulOp, arith::MulFOp>, SiluLowering,
+               ElementwiseOpLowering<AddOp>, ElementwiseOpLowering<MulOp>,
+               ElementwiseOpLowering<SiluOp>, FusedElementwiseLowering,
                RopeLowering, ReshapeLowering, LastRowsLowering>(
       converter, patterns.getContext());
 }

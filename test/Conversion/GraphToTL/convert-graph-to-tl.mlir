@@ -189,6 +189,35 @@ func.func @attention_f16_cache_rounded(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>
 
 // -----
 
+// graph.elementwise: one nest, named after its ops, whose block loads each
+// input once (the bias along the trailing dimension) and computes the body's
+// ops on scalars in order: add, then silu (x / (1 + exp(-x))), then mul.
+// CHECK-LABEL: func.func @fused_elementwise
+// CHECK-COUNT-1: tl.block
+// CHECK-SAME: "add_silu_mul" (%[[I:.+]] = spatial %{{.+}}, %[[J:.+]] = spatial %{{.+}}) reads(%arg0[%[[I]], %[[J]]] : memref<?x8xf32>, %arg1[%[[J]]] : memref<8xf32>)
+// CHECK: %[[X:.+]] = affine.load %arg0
+// CHECK: %[[B:.+]] = affine.load %arg1
+// CHECK: %[[A:.+]] = arith.addf %[[X]], %[[B]]
+// CHECK: %[[NEG:.+]] = arith.negf %[[X]]
+// CHECK: %[[E:.+]] = math.exp %[[NEG]]
+// CHECK: %[[DEN:.+]] = arith.addf %{{.+}}, %[[E]]
+// CHECK: %[[S:.+]] = arith.divf %[[X]], %[[DEN]]
+// CHECK: %[[M:.+]] = arith.mulf %[[A]], %[[S]]
+// CHECK: affine.store %[[M]]
+// CHECK-NOT: tl.block
+func.func @fused_elementwise(%x: tensor<?x8xf32>, %bias: tensor<8xf32>) -> tensor<?x8xf32> {
+  %0 = graph.elementwise(%x, %bias) : (tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32> {
+  ^bb0(%a: tensor<?x8xf32>, %b: tensor<8xf32>):
+    %s = graph.add %a, %b : tensor<?x8xf32>, tensor<8xf32>
+    %t = graph.silu %a : tensor<?x8xf32>
+    %m = graph.mul %s, %t : tensor<?x8xf32>, tensor<?x8xf32>
+    graph.yield %m : tensor<?x8xf32>
+  }
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
 // Reshapes are views, not copies.
 // CHECK-LABEL: func.func @reshape
 // CHECK-NOT: memref.alloc

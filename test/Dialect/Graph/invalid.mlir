@@ -207,3 +207,39 @@ func.func @unknown_layout(%w: !graph.weights) {
   %0 = graph.param %w["p"] : tensor<8x64x!graph.q4_0, "rows">
   return
 }
+
+// -----
+
+func.func @elementwise_not_fusable(%x: tensor<?x8xf32>, %w: tensor<8xf32>) -> tensor<?x8xf32> {
+  %0 = graph.elementwise(%x, %w) : (tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32> {
+  ^bb0(%a: tensor<?x8xf32>, %b: tensor<8xf32>):
+    // expected-error @+1 {{cannot be fused into graph.elementwise (only graph.silu, graph.add and graph.mul)}}
+    %n = graph.rms_norm %a, %b {eps = 1.0e-5 : f32} : tensor<?x8xf32>, tensor<8xf32>
+    graph.yield %n : tensor<?x8xf32>
+  }
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @elementwise_no_shaped_input(%w: tensor<8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{needs an input of the result's type 'tensor<?x8xf32>'}}
+  %0 = graph.elementwise(%w) : (tensor<8xf32>) -> tensor<?x8xf32> {
+  ^bb0(%b: tensor<8xf32>):
+    %s = graph.silu %b : tensor<8xf32>
+    graph.yield %s : tensor<8xf32>
+  }
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @elementwise_not_trailing(%x: tensor<?x8xf32>, %w: tensor<4xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{input 'tensor<4xf32>' is not of the result's trailing shape 'tensor<?x8xf32>'}}
+  %0 = graph.elementwise(%x, %w) : (tensor<?x8xf32>, tensor<4xf32>) -> tensor<?x8xf32> {
+  ^bb0(%a: tensor<?x8xf32>, %b: tensor<4xf32>):
+    %s = graph.silu %a : tensor<?x8xf32>
+    graph.yield %s : tensor<?x8xf32>
+  }
+  return %0 : tensor<?x8xf32>
+}

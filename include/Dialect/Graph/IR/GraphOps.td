@@ -144,6 +144,44 @@ def Graph_SiluOp : Graph_Op<"silu", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
+def Graph_ElementwiseOp : Graph_Op<"elementwise", [Pure, IsolatedFromAbove,
+    SingleBlock]> {
+  let summary = "a fused chain of elementwise ops, computed in one pass";
+  let description = [{
+    The ops of the body (`graph.silu`, `graph.add`, `graph.mul`), applied
+    element by element to `inputs`, in one loop nest: the intermediates are
+    values in registers, never tensors in memory. The body's arguments are
+    the inputs (of the result's shape, or of its trailing dimensions:
+    broadcast); every body op computes a tensor of the result's type; the
+    yielded value is the result. Each element is computed with the same
+    operations, in the same order and precision, as the unfused ops would:
+    fusion changes no bit. `graph-fuse-elementwise` builds it.
+
+    ```mlir
+    %h = graph.elementwise (%gate, %up) : (tensor<?x172xf32>, tensor<?x172xf32>) -> tensor<?x172xf32> {
+    ^bb0(%g: tensor<?x172xf32>, %u: tensor<?x172xf32>):
+      %s = graph.silu %g : tensor<?x172xf32>
+      %m = graph.mul %s, %u : tensor<?x172xf32>, tensor<?x172xf32>
+      graph.yield %m : tensor<?x172xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Graph_F32Tensor>:$inputs);
+  let results = (outs Graph_F32Tensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `(` $inputs `)` attr-dict `:` functional-type($inputs, $result) $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_YieldOp : Graph_Op<"yield", [Pure, Terminator,
+    HasParent<"ElementwiseOp">]> {
+  let summary = "the result of a graph.elementwise body";
+  let arguments = (ins Graph_F32Tensor:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
 def Graph_RopeOp : Graph_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "rotary position embedding";
   let description = [{

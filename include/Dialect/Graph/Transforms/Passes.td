@@ -87,6 +87,24 @@ def GraphActQuant : Pass<"graph-act-quant", "mlir::ModuleOp"> {
   ];
 }
 
+def GraphFuseElementwise : Pass<"graph-fuse-elementwise", "mlir::ModuleOp"> {
+  let summary = "Fuse chains of elementwise ops into one graph.elementwise";
+  let description = [{
+    An elementwise op (`graph.silu`, `graph.add`, `graph.mul`) whose result
+    is used once, by an elementwise op of the same result type in the same
+    block, is computed inside that op's loop instead of into a tensor of its
+    own: each such chain (a tree: the MLP's `silu(gate) * up`, an add of a
+    product, ...) becomes one `graph.elementwise` whose body holds the ops.
+    The intermediate is never written to memory and read back, and a loop
+    nest (with its pass over the rows and, on several threads, its fork and
+    join) goes per chain. The body computes each element as the ops did:
+    the logits do not change by a bit.
+
+    Input: graph functions. Output: chains of two or more elementwise ops
+    replaced by `graph.elementwise`; single ops stay.
+  }];
+}
+
 def GraphKVCacheType : Pass<"graph-kv-cache-type", "mlir::ModuleOp"> {
   let summary = "Store the KV cache in another element type (f16)";
   let description = [{

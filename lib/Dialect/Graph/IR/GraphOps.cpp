@@ -247,6 +247,51 @@ LogicalResult MulOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// ElementwiseOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ElementwiseOp::verify() {
+  Block &body = getBody().front();
+  RankedTensorType result = getResult().getType();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError("body has ")
+           << body.getNumArguments() << " arguments for "
+           << getInputs().size() << " inputs";
+  for (auto [arg, input] : llvm::zip(body.getArguments(), getInputs())) {
+    if (arg.getType() != input.getType())
+      return emitOpError("body argument type ")
+             << arg.getType() << " differs from its input's " << input.getType();
+    auto type = llvm::cast<RankedTensorType>(input.getType());
+    int64_t off = result.getRank() - type.getRank();
+    bool trailing = off >= 0;
+    for (int64_t i = 0; trailing && i < type.getRank(); ++i)
+      trailing = compatibleDim(type.getDimSize(i), result.getDimSize(off + i));
+    if (!trailing)
+      return emitOpError("input ")
+             << type << " is not of the result's trailing shape " << result;
+  }
+  if (llvm::none_of(getInputs(),
+                    [&](Value v) { return v.getType() == result; }))
+    return emitOpError("needs an input of the result's type ") << result;
+  auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
+  if (!yield)
+    return emitOpError("body must end in graph.yield");
+  for (Operation &op : body.without_terminator()) {
+    if (!isa<SiluOp, AddOp, MulOp>(op))
+      return op.emitOpError("cannot be fused into graph.elementwise (only "
+                            "graph.silu, graph.add and graph.mul)");
+    if (op.getResult(0).getType() != result)
+      return op.emitOpError("computes ")
+             << op.getResult(0).getType()
+             << " in a graph.elementwise of result type " << result;
+  }
+  if (yield.getValue().getType() != result)
+    return emitOpError("yields ")
+           << yield.getValue().getType() << " for a result of type " << result;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // RopeOp
 //===----------------------------------------------------------------------===//
 
