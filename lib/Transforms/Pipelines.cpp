@@ -100,6 +100,9 @@ void llmc::buildTLPhase(OpPassManager &pm, const PipelineOptions &options) {
   // token loops fold away, its buffers become static.
   pm.addPass(tl::createTLSpecializeDecode());
   pm.addPass(createCanonicalizerPass());
+  // Elementwise blocks computed where their input is produced (the residual
+  // adds and silu·mul after the quantized products' output blocks).
+  pm.addNestedPass<func::FuncOp>(tl::createTLInlineEpilogues());
   // The schedule: the target's default, or the one given (Python, C++) at
   // the schedule slot, which starts from the canonical nests.
   if (options.schedule) {

@@ -235,6 +235,15 @@ class Schedule:
         self._record("compute_at", [block, loop], [rv])
         return rv
 
+    def reverse_compute_inline(self, block):
+        """Computes elementwise `block` where its producer stores each element
+        of the buffer it reads (TVM's reverse_compute_inline); `block`, its
+        loop nest and the intermediate buffer are gone afterwards."""
+        if not isinstance(block, _RV) or block.kind != "block":
+            raise TypeError("reverse_compute_inline: expected a block, got %r" % (block,))
+        self._native.reverse_compute_inline(block.handle)
+        self._record("reverse_compute_inline", [block], [])
+
     def _cache(self, method, block, index):
         if not isinstance(block, _RV) or block.kind != "block":
             raise TypeError("%s: expected a block, got %r" % (method, block))

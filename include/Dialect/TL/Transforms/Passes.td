@@ -20,6 +20,27 @@ def TLReleaseBuffers : Pass<"tl-release-buffers", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def TLInlineEpilogues : Pass<"tl-inline-epilogues", "mlir::func::FuncOp"> {
+  let summary = "Compute elementwise consumers in the nest that produces their input";
+  let description = [{
+    Applies `reverse_compute_inline` (include/Dialect/TL/Transforms/Schedule.h)
+    to every block that allows it, in program order: an elementwise block
+    that reads, once and element for element, a buffer one spatial block
+    writes is computed where that block stores each element, and its own
+    loop nest and the intermediate buffer go. In decode, the quantized
+    products end in such a block (the lanes' sums into the output): the
+    residual add after the attention's output projection and after the
+    MLP's down projection, and the MLP's silu·mul after the up projection,
+    become part of it (three loop nests, and on several threads three
+    fork/joins, fewer per layer). Each element is computed as before:
+    no bit changes. Blocks that do not qualify are left as they are.
+
+    Input: canonical nests (before the schedule, which then sees the fused
+    blocks). Output: the same computation in fewer nests.
+  }];
+  let dependentDialects = ["mlir::affine::AffineDialect"];
+}
+
 def TLPlanArena : Pass<"tl-plan-arena", "mlir::ModuleOp"> {
   let summary = "Place function-level buffers in one arena, by liveness";
   let description = [{
@@ -179,6 +200,7 @@ def TLSchedule : Pass<"tl-schedule"> {
     rfactor(matmul, 3)              # lanes: loop 3 (or several: 3, 4)
     tree_reduce(matmul)             # or tree_reduce(matmul, 16): per 16 lanes
     contract(matmul_rf)             # acc + a * b as one fma
+    reverse_compute_inline(add)     # add computed in its producer
     reverse(matmul_rf, 4)           # loop 4 of the block runs backwards
     parallel(matmul, 0); vectorize(matmul_rf, 3); unroll(matmul, 1)
     decompose_reduction(matmul, 1); bind(matmul, 0, threadIdx.x)

@@ -176,6 +176,22 @@ mlir::FailureOr<BlockOp> cacheWrite(mlir::RewriterBase &rewriter,
 mlir::FailureOr<BlockOp> computeAt(mlir::RewriterBase &rewriter,
                                    BlockOp block, ForOp loop);
 
+/// Inlines elementwise consumer `block` into the block that produces the
+/// buffer it reads (TVM's reverse_compute_inline): where the producer stores
+/// an element of that buffer, it computes the consumer's element from it
+/// and stores that into the consumer's output; the consumer's loop nest and
+/// the intermediate buffer go. Requirements: `block` has no reduction
+/// variable, writes one buffer, reads the producer's buffer once with one
+/// variable per dimension in order, and is alone in its loop nest; the
+/// producer is the buffer's only writer, has no reduction variable, stores
+/// it once in its body and does not read it; nothing else uses the buffer;
+/// no op between the two nests writes what `block` reads or accesses its
+/// output. The computation of each element, and so every bit, is unchanged.
+/// Every precondition is checked before anything changes; `quiet` fails
+/// without a diagnostic (a pass trying every block).
+mlir::LogicalResult reverseComputeInline(mlir::RewriterBase &rewriter,
+                                         BlockOp block, bool quiet = false);
+
 } // namespace llmc::tl
 
 #endif // LLMC_DIALECT_TL_TRANSFORMS_SCHEDULE_H

@@ -5,11 +5,13 @@
 #include "Dialect/TL/Analysis/Reduction.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -1088,4 +1090,282 @@ FailureOr<BlockOp> llmc::tl::computeAt(RewriterBase &rw, BlockOp block,
   auto moved = cast<BlockOp>(rw.clone(*block, mapping));
   rw.eraseOp(root);
   return moved;
+}
+
+//===----------------------------------------------------------------------===//
+// reverse_compute_inline
+//===----------------------------------------------------------------------===//
+
+/// The access of `op` (an affine load/store of a `block` body whose map
+/// operands are the block's arguments) as a map over the block's variables.
+static FailureOr<AffineMap> accessOverVars(AffineMap map, ValueRange operands,
+                                           Block *block) {
+  SmallVector<AffineExpr> exprs;
+  for (Value v : operands) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner() != block)
+      return failure();
+    exprs.push_back(getAffineDimExpr(arg.getArgNumber(), map.getContext()));
+  }
+  ArrayRef<AffineExpr> all(exprs);
+  return simplifyAffineMap(map.replaceDimsAndSymbols(
+      all.take_front(map.getNumDims()), all.drop_front(map.getNumDims()),
+      block->getNumArguments(), 0));
+}
+
+/// `map` (over a block's variables) as the map of an access whose operands
+/// are all the block's arguments, as symbols.
+static AffineMap overArgsAsSymbols(AffineMap map) {
+  SmallVector<AffineExpr> syms;
+  for (unsigned i = 0; i < map.getNumDims(); ++i)
+    syms.push_back(getAffineSymbolExpr(i, map.getContext()));
+  return map.replaceDimsAndSymbols(syms, {}, 0, map.getNumDims());
+}
+
+LogicalResult llmc::tl::reverseComputeInline(RewriterBase &rw, BlockOp consumer,
+                                             bool quiet) {
+  auto error = [&](const Twine &msg) -> LogicalResult {
+    if (!quiet)
+      consumer.emitError("reverse_compute_inline: ") << msg;
+    return failure();
+  };
+  // --- The consumer: elementwise over one buffer its producer writes.
+  if (consumer.hasReduction() || consumer.getInitBlock())
+    return error("tl.block '" + consumer.getName() +
+                 "' has reduction variables");
+  if (consumer.getWrites().size() != 1)
+    return error("tl.block '" + consumer.getName() + "' writes " +
+                 Twine(consumer.getWrites().size()) + " buffers, not one");
+  Value out = consumer.getWrites()[0];
+  Block *cBody = consumer.getBodyBlock();
+  unsigned n = consumer.getNumIters();
+  // The read of a buffer that one other block writes, one variable per
+  // dimension in order.
+  std::optional<unsigned> readIndex;
+  BlockOp producer;
+  Operation *scope = consumer->getParentOfType<func::FuncOp>().getOperation();
+  if (!scope)
+    return error("tl.block '" + consumer.getName() + "' is not in a function");
+  for (auto [i, read] : llvm::enumerate(consumer.getReads())) {
+    Value candidate = read;
+    AffineMap map = cast<AffineMapAttr>(consumer.getReadMaps()[i]).getValue();
+    if (!map.isIdentity() || map.getNumDims() != n)
+      continue;
+    // Its writers among its users (one writing through a view makes the
+    // view a user, which the checks below refuse).
+    SmallVector<BlockOp> writers;
+    for (Operation *user : candidate.getUsers())
+      if (auto b = dyn_cast<BlockOp>(user);
+          b && b != consumer && llvm::is_contained(b.getWrites(), candidate) &&
+          !llvm::is_contained(writers, b))
+        writers.push_back(b);
+    // A buffer of the function's own (an argument or a view is seen by
+    // others), written by one block and read once here.
+    if (!candidate.getDefiningOp<memref::AllocOp>() || writers.size() != 1 ||
+        llvm::count(consumer.getReads(), candidate) != 1)
+      continue;
+    // Of several, the buffer produced last (the one just computed, not a
+    // residual stream written long before).
+    if (producer && !rootOf(producer)->isBeforeInBlock(rootOf(writers.front())))
+      continue;
+    readIndex = i;
+    producer = writers.front();
+  }
+  if (!readIndex)
+    return error("tl.block '" + consumer.getName() +
+                 "' reads no buffer of the function's own that a single "
+                 "other block writes, one variable per dimension");
+  Value buffer = consumer.getReads()[*readIndex];
+  // --- The producer: spatial, writes the buffer with one store.
+  if (producer.hasReduction() || producer.getInitBlock())
+    return error("its producer tl.block '" + producer.getName() +
+                 "' has reduction variables");
+  if (llvm::count(producer.getWrites(), buffer) != 1 ||
+      llvm::is_contained(producer.getReads(), buffer))
+    return error("its producer tl.block '" + producer.getName() +
+                 "' must write the buffer once and not read it");
+  Block *pBody = producer.getBodyBlock();
+  SmallVector<affine::AffineStoreOp> stores;
+  pBody->walk([&](affine::AffineStoreOp s) {
+    if (s.getMemRef() == buffer)
+      stores.push_back(s);
+  });
+  if (stores.size() != 1 || stores.front()->getBlock() != pBody)
+    return error("its producer tl.block '" + producer.getName() +
+                 "' must store the buffer once, in its body");
+  affine::AffineStoreOp store = stores.front();
+  // --- No one else uses the buffer; nothing in between interferes.
+  for (Operation *user : buffer.getUsers())
+    if (!producer->isAncestor(user) && !consumer->isAncestor(user) &&
+        !isa<memref::DeallocOp>(user))
+      return error("the buffer it reads is used by " +
+                   user->getName().getStringRef() + " as well");
+  Operation *pRoot = rootOf(producer), *cRoot = rootOf(consumer);
+  unsigned blocksInNest = 0;
+  cRoot->walk([&](BlockOp) { ++blocksInNest; });
+  if (blocksInNest != 1)
+    return error("tl.block '" + consumer.getName() +
+                 "' must be the only block of its loop nest");
+  if (pRoot->getBlock() != cRoot->getBlock() || !pRoot->isBeforeInBlock(cRoot))
+    return error("its producer's loop nest must precede its own, in one block");
+  SmallVector<Value> otherReads;
+  for (auto [i, b] : llvm::enumerate(consumer.getReads()))
+    if (i != *readIndex)
+      otherReads.push_back(b);
+  for (Operation *op = pRoot->getNextNode(); op != cRoot;
+       op = op->getNextNode()) {
+    if (op->getNumRegions() == 0 && isMemoryEffectFree(op))
+      continue;
+    if (isa<memref::AllocOp, memref::DeallocOp, memref::ViewOp>(op))
+      continue;
+    bool interferes = !isa<ForOp, BlockOp>(op);
+    op->walk([&](BlockOp b) {
+      for (Value w : b.getWrites())
+        interferes |= llvm::is_contained(otherReads, w) || w == out;
+      interferes |= llvm::is_contained(b.getReads(), out);
+    });
+    if (interferes)
+      return error("an op between the producer's loop nest and its own "
+                   "accesses what it reads or writes");
+  }
+  // The consumer's nest runs over the whole buffer: per dimension a loop
+  // from 0 to its size, step 1, bound to the variable of that dimension (a
+  // dimension of one: the constant 0).
+  auto bufferType = cast<MemRefType>(buffer.getType());
+  SmallVector<ForOp> cLoops = getLoops(consumer);
+  unsigned loopsSeen = 0;
+  for (unsigned d = 0; d < n; ++d) {
+    Value iv = consumer.getIterValues()[d];
+    if (bufferType.getDimSize(d) == 1 && getConstantIntValue(iv) == 0)
+      continue;
+    auto it = llvm::find_if(cLoops,
+                            [&](ForOp l) { return l.getInductionVar() == iv; });
+    bool whole = it != cLoops.end() &&
+                 getConstantIntValue(it->getLowerBound()) == 0 &&
+                 getConstantIntValue(it->getStep()) == 1;
+    if (whole) {
+      Value ub = it->getUpperBound();
+      if (!bufferType.isDynamicDim(d)) {
+        whole = getConstantIntValue(ub) == bufferType.getDimSize(d);
+      } else {
+        auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+        whole = alloc &&
+                alloc.getDynamicSizes()[bufferType.getDynamicDimIndex(d)] == ub;
+      }
+    }
+    if (!whole)
+      return error("its loops do not run over the whole buffer it reads");
+    ++loopsSeen;
+  }
+  if (loopsSeen != cLoops.size())
+    return error("its loop nest has loops of no dimension of the buffer");
+  // Its body: loads and stores over its variables, no regions.
+  for (Operation &op : cBody->without_terminator()) {
+    if (op.getNumRegions() != 0)
+      return error("its body has an op with regions");
+    if (auto load = dyn_cast<affine::AffineLoadOp>(op);
+        load && failed(accessOverVars(load.getAffineMap(),
+                                      load.getMapOperands(), cBody)))
+      return error("an access of its body is not over its variables");
+    if (auto st = dyn_cast<affine::AffineStoreOp>(op);
+        st &&
+        (st.getMemRef() != out ||
+         failed(accessOverVars(st.getAffineMap(), st.getMapOperands(), cBody))))
+      return error("a store of its body is not to its write");
+  }
+  // Everything the consumer uses from outside must exist at the producer;
+  // an allocation made between the two nests moves up, if its sizes are
+  // known there.
+  DominanceInfo dom(scope);
+  SmallVector<Value> outside(otherReads);
+  outside.push_back(out);
+  cBody->walk([&](Operation *op) {
+    for (Value v : op->getOperands())
+      if (!consumer->isAncestor(v.getParentBlock()->getParentOp()))
+        outside.push_back(v);
+  });
+  SmallVector<Operation *> toMove;
+  for (Value v : outside) {
+    if (dom.properlyDominates(v, producer))
+      continue;
+    auto alloc = v.getDefiningOp<memref::AllocOp>();
+    if (alloc && alloc->getBlock() == pRoot->getBlock() &&
+        llvm::all_of(alloc->getOperands(), [&](Value s) {
+          return dom.properlyDominates(s, pRoot);
+        })) {
+      if (!llvm::is_contained(toMove, alloc.getOperation()))
+        toMove.push_back(alloc);
+      continue;
+    }
+    return error("a value it uses is not defined before its producer");
+  }
+  for (Operation *alloc : toMove)
+    rw.moveOpBefore(alloc, pRoot);
+
+  // --- Rewrite: the consumer's variables are the producer's write indices.
+  AffineMap e =
+      cast<AffineMapAttr>(
+          producer.getWriteMaps()[llvm::find(producer.getWrites(), buffer) -
+                                  producer.getWrites().begin()])
+          .getValue();
+  SmallVector<Value> pArgs(pBody->getArguments());
+  rw.setInsertionPoint(store);
+  IRMapping map;
+  for (Operation &op : cBody->without_terminator()) {
+    if (auto load = dyn_cast<affine::AffineLoadOp>(op)) {
+      if (load.getMemRef() == buffer) {
+        map.map(load.getResult(), store.getValueToStore());
+        continue;
+      }
+      auto access =
+          accessOverVars(load.getAffineMap(), load.getMapOperands(), cBody);
+      auto moved = affine::AffineLoadOp::create(
+          rw, load.getLoc(), load.getMemRef(),
+          overArgsAsSymbols(access->compose(e)), pArgs);
+      map.map(load.getResult(), moved.getResult());
+      continue;
+    }
+    if (auto st = dyn_cast<affine::AffineStoreOp>(op)) {
+      auto access =
+          accessOverVars(st.getAffineMap(), st.getMapOperands(), cBody);
+      affine::AffineStoreOp::create(
+          rw, st.getLoc(), map.lookupOrDefault(st.getValueToStore()), out,
+          overArgsAsSymbols(access->compose(e)), pArgs);
+      continue;
+    }
+    rw.clone(op, map);
+  }
+  rw.eraseOp(store);
+  // The regions: the consumer's other reads and its write, over the
+  // producer's variables, in place of the buffer.
+  SmallVector<Attribute> readMaps(producer.getReadMaps().getValue());
+  SmallVector<Value> reads(producer.getReads());
+  for (auto [i, b] : llvm::enumerate(consumer.getReads())) {
+    if (i == *readIndex)
+      continue;
+    reads.push_back(b);
+    readMaps.push_back(AffineMapAttr::get(
+        cast<AffineMapAttr>(consumer.getReadMaps()[i]).getValue().compose(e)));
+  }
+  SmallVector<Attribute> writeMaps(producer.getWriteMaps().getValue());
+  SmallVector<Value> writes(producer.getWrites());
+  unsigned w = llvm::find(writes, buffer) - writes.begin();
+  writes[w] = out;
+  writeMaps[w] = AffineMapAttr::get(
+      cast<AffineMapAttr>(consumer.getWriteMaps()[0]).getValue().compose(e));
+  rw.modifyOpInPlace(producer, [&] {
+    producer.getReadsMutable().assign(reads);
+    producer.getWritesMutable().assign(writes);
+    producer.setReadMapsAttr(rw.getArrayAttr(readMaps));
+    producer.setWriteMapsAttr(rw.getArrayAttr(writeMaps));
+  });
+  rw.eraseOp(cRoot);
+  // The buffer is dead: so are its allocation and its free.
+  for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
+    if (isa<memref::DeallocOp>(user))
+      rw.eraseOp(user);
+  if (Operation *def = buffer.getDefiningOp();
+      def && isa<memref::AllocOp>(def) && def->use_empty())
+    rw.eraseOp(def);
+  return success();
 }

@@ -112,6 +112,8 @@ struct TLSchedulePass : llmc::tl::impl::TLScheduleBase<TLSchedulePass> {
       return treeReduce(rw, *block, ints.empty() ? 0 : ints[0]);
     if (c.name == "contract")
       return contract(rw, *block);
+    if (c.name == "reverse_compute_inline")
+      return reverseComputeInline(rw, *block);
     if (c.name == "reverse") {
       if (failed(needs(1)))
         return failure();
