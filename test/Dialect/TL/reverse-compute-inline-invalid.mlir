@@ -83,3 +83,32 @@ func.func @partial(%x: memref<8xf32>, %out: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// The producer writes both buffers "add" reads: inside the producer the
+// other one would not be complete yet.
+func.func @two_outputs(%x: memref<8xf32>, %out: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %b = memref.alloc() : memref<8xf32>
+  %c = memref.alloc() : memref<8xf32>
+  tl.for %i = %c0 to %c8 step %c1 {
+    tl.block "two" (%v = spatial %i) reads(%x[%v] : memref<8xf32>) writes(%b[%v] : memref<8xf32>, %c[%v] : memref<8xf32>) {
+      %a = affine.load %x[symbol(%v)] : memref<8xf32>
+      affine.store %a, %b[symbol(%v)] : memref<8xf32>
+      affine.store %a, %c[symbol(%v)] : memref<8xf32>
+    }
+  }
+  tl.for %i = %c0 to %c8 step %c1 {
+    // expected-error @+1 {{reverse_compute_inline: its producer tl.block 'two' writes another buffer it reads}}
+    tl.block "add" (%v = spatial %i) reads(%b[%v] : memref<8xf32>, %c[%v] : memref<8xf32>) writes(%out[%v] : memref<8xf32>) {
+      %p = affine.load %b[symbol(%v)] : memref<8xf32>
+      %q = affine.load %c[symbol(%v)] : memref<8xf32>
+      %s = arith.addf %p, %q : f32
+      affine.store %s, %out[symbol(%v)] : memref<8xf32>
+    }
+  }
+  return
+}

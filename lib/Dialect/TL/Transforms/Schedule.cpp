@@ -1184,6 +1184,17 @@ LogicalResult llmc::tl::reverseComputeInline(RewriterBase &rw, BlockOp consumer,
       llvm::is_contained(producer.getReads(), buffer))
     return error("its producer tl.block '" + producer.getName() +
                  "' must write the buffer once and not read it");
+  // After the move the producer computes the consumer's elements as it goes:
+  // it must not itself touch the consumer's output or write what the
+  // consumer reads.
+  for (Value r : consumer.getReads())
+    if (r != buffer && llvm::is_contained(producer.getWrites(), r))
+      return error("its producer tl.block '" + producer.getName() +
+                   "' writes another buffer it reads");
+  if (llvm::is_contained(producer.getReads(), out) ||
+      llvm::is_contained(producer.getWrites(), out))
+    return error("its producer tl.block '" + producer.getName() +
+                 "' accesses its output");
   Block *pBody = producer.getBodyBlock();
   SmallVector<affine::AffineStoreOp> stores;
   pBody->walk([&](affine::AffineStoreOp s) {
