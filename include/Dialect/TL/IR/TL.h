@@ -20,4 +20,13 @@
 #define GET_OP_CLASSES
 #include "Dialect/TL/IR/TLOps.h.inc"
 
+namespace llmc::tl {
+/// An access of a tl.block body (an affine load/store map and its operands,
+/// which must be arguments of the body `block`) as a map over all of the
+/// block's iteration variables; failure when an operand is something else.
+mlir::FailureOr<mlir::AffineMap> accessOverIters(mlir::AffineMap map,
+                                                 mlir::ValueRange operands,
+                                                 mlir::Block *block);
+} // namespace llmc::tl
+
 #endif // LLMC_DIALECT_TL_IR_TL_H

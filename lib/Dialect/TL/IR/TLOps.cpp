@@ -307,12 +307,10 @@ ParseResult BlockOp::parse(OpAsmParser &parser, OperationState &result) {
   return success();
 }
 
-/// Expresses the access map of `op` (whose operands must be arguments of
-/// `block`) over all of the block's arguments.
-static FailureOr<AffineMap> accessOverIters(Operation *op, AffineMap map,
-                                            ValueRange operands, Block *block) {
-  SmallVector<AffineExpr> dims, syms;
-  MLIRContext *ctx = op->getContext();
+FailureOr<AffineMap>
+llmc::tl::accessOverIters(AffineMap map, ValueRange operands, Block *block) {
+  SmallVector<AffineExpr> dims;
+  MLIRContext *ctx = map.getContext();
   for (Value v : operands) {
     auto arg = llvm::dyn_cast<BlockArgument>(v);
     if (!arg || arg.getOwner() != block)
@@ -323,8 +321,8 @@ static FailureOr<AffineMap> accessOverIters(Operation *op, AffineMap map,
   SmallVector<AffineExpr> dimRepl(dims.begin(),
                                   dims.begin() + map.getNumDims());
   SmallVector<AffineExpr> symRepl(dims.begin() + map.getNumDims(), dims.end());
-  AffineMap result = map.replaceDimsAndSymbols(dimRepl, symRepl,
-                                               block->getNumArguments(), 0);
+  AffineMap result =
+      map.replaceDimsAndSymbols(dimRepl, symRepl, block->getNumArguments(), 0);
   return simplifyAffineMap(result);
 }
 
@@ -336,7 +334,7 @@ static LogicalResult verifyAccesses(BlockOp op, Block *block) {
     OperandRange buffers = isWrite ? op.getWrites() : op.getReads();
     ArrayAttr maps = isWrite ? op.getWriteMaps() : op.getReadMaps();
     FailureOr<AffineMap> actual =
-        accessOverIters(access, map, operands, block);
+        accessOverIters(map, operands, block);
     if (failed(actual))
       return access->emitOpError("indices must be iteration variables of the "
                                  "enclosing tl.block");

@@ -1096,23 +1096,6 @@ FailureOr<BlockOp> llmc::tl::computeAt(RewriterBase &rw, BlockOp block,
 // reverse_compute_inline
 //===----------------------------------------------------------------------===//
 
-/// The access of `op` (an affine load/store of a `block` body whose map
-/// operands are the block's arguments) as a map over the block's variables.
-static FailureOr<AffineMap> accessOverVars(AffineMap map, ValueRange operands,
-                                           Block *block) {
-  SmallVector<AffineExpr> exprs;
-  for (Value v : operands) {
-    auto arg = dyn_cast<BlockArgument>(v);
-    if (!arg || arg.getOwner() != block)
-      return failure();
-    exprs.push_back(getAffineDimExpr(arg.getArgNumber(), map.getContext()));
-  }
-  ArrayRef<AffineExpr> all(exprs);
-  return simplifyAffineMap(map.replaceDimsAndSymbols(
-      all.take_front(map.getNumDims()), all.drop_front(map.getNumDims()),
-      block->getNumArguments(), 0));
-}
-
 /// `map` (over a block's variables) as the map of an access whose operands
 /// are all the block's arguments, as symbols.
 static AffineMap overArgsAsSymbols(AffineMap map) {
@@ -1275,13 +1258,13 @@ LogicalResult llmc::tl::reverseComputeInline(RewriterBase &rw, BlockOp consumer,
     if (op.getNumRegions() != 0)
       return error("its body has an op with regions");
     if (auto load = dyn_cast<affine::AffineLoadOp>(op);
-        load && failed(accessOverVars(load.getAffineMap(),
-                                      load.getMapOperands(), cBody)))
+        load && failed(accessOverIters(load.getAffineMap(),
+                                       load.getMapOperands(), cBody)))
       return error("an access of its body is not over its variables");
     if (auto st = dyn_cast<affine::AffineStoreOp>(op);
-        st &&
-        (st.getMemRef() != out ||
-         failed(accessOverVars(st.getAffineMap(), st.getMapOperands(), cBody))))
+        st && (st.getMemRef() != out ||
+               failed(accessOverIters(st.getAffineMap(), st.getMapOperands(),
+                                      cBody))))
       return error("a store of its body is not to its write");
   }
   // Everything the consumer uses from outside must exist at the producer;
@@ -1329,7 +1312,7 @@ LogicalResult llmc::tl::reverseComputeInline(RewriterBase &rw, BlockOp consumer,
         continue;
       }
       auto access =
-          accessOverVars(load.getAffineMap(), load.getMapOperands(), cBody);
+          accessOverIters(load.getAffineMap(), load.getMapOperands(), cBody);
       auto moved = affine::AffineLoadOp::create(
           rw, load.getLoc(), load.getMemRef(),
           overArgsAsSymbols(access->compose(e)), pArgs);
@@ -1338,7 +1321,7 @@ LogicalResult llmc::tl::reverseComputeInline(RewriterBase &rw, BlockOp consumer,
     }
     if (auto st = dyn_cast<affine::AffineStoreOp>(op)) {
       auto access =
-          accessOverVars(st.getAffineMap(), st.getMapOperands(), cBody);
+          accessOverIters(st.getAffineMap(), st.getMapOperands(), cBody);
       affine::AffineStoreOp::create(
           rw, st.getLoc(), map.lookupOrDefault(st.getValueToStore()), out,
           overArgsAsSymbols(access->compose(e)), pArgs);
