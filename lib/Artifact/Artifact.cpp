@@ -24,6 +24,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <iterator>
 
 using namespace mlir;
 using namespace llmc;
@@ -240,11 +241,17 @@ static ComputeCount countCompute(ModuleOp module) {
   return c;
 }
 
+/// llmc/abi.h's names of the call's sizes, and the entry's arguments that
+/// are those sizes (tl-plan-arena's "argN" / "argN.D"), in the same order.
+static const char *const kArenaSizeNames[] = {LLMC_ARENA_SIZE_NAMES};
+static const llvm::StringRef kArenaSizeArgs[] = {"arg0.0", "arg1", "arg4"};
+static_assert(std::size(kArenaSizeNames) == std::size(kArenaSizeArgs));
+
 /// One term of an arena plan: `bytes` times the product of the sizes in
-/// `of` (llmc/abi.h's names).
+/// `of` (indices into kArenaSizeNames).
 struct ArenaTerm {
   int64_t bytes;
-  llvm::SmallVector<llvm::StringRef, 2> of;
+  llvm::SmallVector<unsigned, 2> of;
 };
 using ArenaPlan = llvm::SmallVector<ArenaTerm>;
 
@@ -260,9 +267,6 @@ entryArena(ModuleOp lowered) {
     return llvm::createStringError(
         "the lowered module's @" LLMC_FORWARD_FUNCTION
         " has no arena plan (llmc.arena, from tl-plan-arena)");
-  // The forward ABI's arguments that are sizes (llmc/abi.h).
-  static const std::pair<llvm::StringRef, llvm::StringRef> sizes[] = {
-      {"arg0.0", "tokens"}, {"arg1", "pos0"}, {"arg4", "n_out"}};
   llvm::SmallVector<ArenaPlan> result;
   for (Attribute plan : plans) {
     ArenaPlan &out = result.emplace_back();
@@ -272,13 +276,12 @@ entryArena(ModuleOp lowered) {
       parsed.bytes = term.getAs<IntegerAttr>("bytes").getInt();
       for (Attribute a : term.getAs<ArrayAttr>("of")) {
         llvm::StringRef arg = llvm::cast<StringAttr>(a).getValue();
-        const auto *it = llvm::find_if(
-            sizes, [&](auto &s) { return s.first == arg; });
-        if (it == std::end(sizes))
+        const auto *it = llvm::find(kArenaSizeArgs, arg);
+        if (it == std::end(kArenaSizeArgs))
           return llvm::createStringError(
               "@" LLMC_FORWARD_FUNCTION "'s arena depends on " + arg.str() +
               ", which is not one of its sizes (tokens, pos0, n_out)");
-        parsed.of.push_back(it->second);
+        parsed.of.push_back(it - std::begin(kArenaSizeArgs));
       }
     }
   }
@@ -288,13 +291,14 @@ entryArena(ModuleOp lowered) {
 /// The arena bytes of a call (the largest plan).
 static int64_t arenaBytes(llvm::ArrayRef<ArenaPlan> plans, int64_t tokens,
                           int64_t pos0, int64_t nOut) {
+  const int64_t sizes[] = {tokens, pos0, nOut};
   int64_t largest = 0;
   for (const ArenaPlan &plan : plans) {
     int64_t total = 0;
     for (const ArenaTerm &term : plan) {
       int64_t v = term.bytes;
-      for (llvm::StringRef s : term.of)
-        v *= s == "tokens" ? tokens : s == "pos0" ? pos0 : nOut;
+      for (unsigned s : term.of)
+        v *= sizes[s];
       total += v;
     }
     largest = std::max(largest, total);
@@ -407,8 +411,8 @@ static llvm::Error writeMetadata(llvm::StringRef path, ModuleOp module,
               j.object([&] {
                 j.attribute("bytes", term.bytes);
                 j.attributeArray("of", [&] {
-                  for (llvm::StringRef size : term.of)
-                    j.value(size);
+                  for (unsigned size : term.of)
+                    j.value(kArenaSizeNames[size]);
                 });
               });
           });
