@@ -94,12 +94,20 @@ func.func @rope(%x: tensor<?x8xf32>, %p: index) -> (tensor<?x8xf32>, tensor<?x8x
 // CHECK-LABEL: func.func @attention
 // CHECK-SAME: %[[ALL:[a-z0-9]+]]: memref<2x2x2x64xf32>
 // CHECK: %[[CACHE:.+]] = memref.subview %[[ALL]][1, 0, 0, 0] [1, 2, 2, 64] [1, 1, 1, 1] : memref<2x2x2x64xf32> to memref<2x2x64xf32, strided<[128, 64, 1], offset: 256>>
+// CHECK: %[[SC:.+]] = memref.alloc(%{{.+}}) {{.*}} : memref<4x?xf32>
 // CHECK: tl.block "kv_store" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[P:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[KH:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[D:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
 // CHECK-SAME: writes(%[[CACHE]][0, %[[KH]], %[[P]] * 4 + %[[D]]] : memref<2x2x64xf32, strided<[128, 64, 1], offset: 256>>)
 // CHECK: tl.block "kv_store_v" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[VP:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[VKH:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[VD:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
 // CHECK-SAME: writes(%[[CACHE]][1, %[[VKH]], %[[VD]] * 16 + %[[VP]]] : memref<2x2x64xf32, strided<[128, 64, 1], offset: 256>>)
-// CHECK: tl.block "attention_scores" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[H:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[T:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[D2:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}})
+// Then one nest over the rows (token, head): each row's blocks in its
+// iteration, through a scores row per head (%SC; no [tokens, heads,
+// context] buffer).
+// CHECK: tl.for %[[S:[a-z0-9_]+]] = %{{.+}} to %{{.+}} step
+// CHECK: tl.for %[[HL:[a-z0-9_]+]] = %{{.+}} to %c4
+// CHECK-NOT: tl.for %{{.+}} = %{{.+}} to %dim
+// CHECK: tl.block "attention_scores" (%{{[a-z0-9_]+}} = spatial %[[S]], %[[H:[a-z0-9_]+]] = spatial %[[HL]], %[[T:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[D2:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}})
 // CHECK-SAME: %[[CACHE]][0, %[[H]] floordiv 2, %[[T]] * 4 + %[[D2]]]
+// CHECK-SAME: writes(%[[SC]][%[[H]], %[[T]]] : memref<4x?xf32>)
 // CHECK: tl.block "softmax_max"
 // CHECK: arith.maxnumf
 // CHECK: tl.block "softmax_exp"
@@ -107,11 +115,13 @@ func.func @rope(%x: tensor<?x8xf32>, %p: index) -> (tensor<?x8xf32>, tensor<?x8x
 // CHECK-NOT: softmax_pad
 // CHECK: tl.block "softmax_sum"
 // CHECK: arith.extf %{{[a-z0-9_]+}} : f32 to f64
-// CHECK: tl.block "softmax_inv"
+// CHECK: tl.block "softmax_inv" (%{{.+}} = spatial %[[S]], %{{.+}} = spatial %[[HL]])
 // CHECK: arith.truncf %{{[a-z0-9_]+}} : f64 to f32
 // CHECK: tl.block "softmax_scale"
-// CHECK: tl.block "attention_values" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[H3:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[T3:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}}, %[[D3:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
-// CHECK-SAME: %[[CACHE]][1, %[[H3]] floordiv 2, %[[D3]] * 16 + %[[T3]]]
+// CHECK: tl.block "attention_values" (%{{[a-z0-9_]+}} = spatial %[[S]], %[[H3:[a-z0-9_]+]] = spatial %[[HL]], %[[T3:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}}, %[[D3:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// CHECK-SAME: reads(%[[SC]][%[[H3]], %[[T3]]] : memref<4x?xf32>, %[[CACHE]][1, %[[H3]] floordiv 2, %[[D3]] * 16 + %[[T3]]]
+// CHECK-NOT: tl.block
+// CHECK: return
 func.func @attention(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) -> tensor<?x16xf32> {
   %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
   return %0 : tensor<?x16xf32>
@@ -128,14 +138,14 @@ func.func @attention(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: 
 // CHECK-LABEL: func.func @attention_padded
 // CHECK: %[[UP:.+]] = arith.muli %{{.+}}, %c8
 // CHECK: %[[CTXP:.+]] = arith.minui %[[UP]], %c16
-// CHECK: tl.block "softmax_exp"
-// CHECK: tl.block "softmax_pad"
-// CHECK: tl.block "softmax_sum_run" ({{.*}} = reduce %{{.+}}) reads(%{{.+}}[%{{.+}}, %{{.+}}, %{{.+}} * 4 + %{{.+}}] : memref<?x4x?xf32>
-// CHECK: tl.block "softmax_sum" ({{.*}}) reads(%{{.+}} : memref<?x4x?xf32>, {{.*}} : memref<?x4xf64>)
 // CHECK: tl.for %[[S:.+]] = %{{.+}} to %{{.+}} step
 // CHECK: %[[END:.+]] = arith.addi %{{.+}}, %c1
 // CHECK: %[[RUP:.+]] = arith.muli %{{.+}}, %c8
 // CHECK: %[[ROW:.+]] = arith.minui %[[RUP]], %[[CTXP]]
+// CHECK: tl.block "softmax_exp"
+// CHECK: tl.block "softmax_pad"
+// CHECK: tl.block "softmax_sum_run" ({{.*}} = reduce %{{.+}}) reads(%{{.+}}[%{{.+}}, %{{.+}} * 4 + %{{.+}}] : memref<4x?xf32>
+// CHECK: tl.block "softmax_sum" ({{.*}}) reads(%{{.+}} : memref<4x?xf32>, {{.*}} : memref<?x4xf64>)
 // CHECK: tl.for %{{.+}} = %{{.+}} to %[[ROW]]
 // CHECK-NEXT: tl.block "attention_values"
 func.func @attention_padded(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) -> tensor<?x16xf32> {

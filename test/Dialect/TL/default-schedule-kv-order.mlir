@@ -2,22 +2,23 @@
 
 !cache = !graph.kv_cache<layers = 2, max_seq = 256, kv_heads = 2, head_dim = 16, element_type = f32>
 
-// Prefill attention: the nests whose blocks run over the context (a
-// dynamic number of positions) and read the KV cache per head, alike for
-// every token (q.k and p.V), put the heads outermost, on the threads, and
-// the tokens inside: one head's keys or values stay in the cache while
-// every token reads them. Nests that read nothing per head alone (the
-// softmax, per token and head) keep the tokens outermost.
+// Prefill attention: the rows' nest over (tokens, heads), whose blocks run
+// over the context (a dynamic number of positions) and read the KV cache
+// per head, alike for every token, puts the heads outermost, on the
+// threads, and the tokens inside: one head's keys and values stay in the
+// cache while every token reads them. The blocks' own rules do not move the
+// loops around the whole row (softmax_inv, directly in them, would
+// otherwise put the heads innermost).
 // CHECK-LABEL: func.func @prefill_attention
 // CHECK: tl.for %{{.+}} = %{{.+}} to %c4 step %{{[a-z0-9_]+}} kind(parallel)
 // CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %dim{{.*}} step
-// CHECK: tl.block "attention_scores
-// CHECK: tl.for %{{.+}} = %{{.+}} to %dim{{.*}} step %{{[a-z0-9_]+}} kind(parallel)
 // CHECK-NOT: kind(parallel)
-// CHECK: tl.for %{{.+}} = %{{.+}} to %c4 step
+// CHECK: tl.block "attention_scores
+// CHECK-NOT: kind(parallel)
 // CHECK: tl.block "softmax_max
-// CHECK: tl.for %{{.+}} = %{{.+}} to %c4 step %{{[a-z0-9_]+}} kind(parallel)
-// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %dim{{.*}} step
+// CHECK-NOT: kind(parallel)
+// CHECK: tl.block "softmax_inv"
+// CHECK-NOT: kind(parallel)
 // CHECK: tl.block "attention_values_rf_init"
 func.func @prefill_attention(%q: tensor<?x64xf32>, %k: tensor<?x32xf32>, %c: !cache, %p: index) -> tensor<?x64xf32> attributes {llmc.phase = "prefill"} {
   %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>, !cache

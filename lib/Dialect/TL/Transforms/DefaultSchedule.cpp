@@ -180,6 +180,21 @@ bool contiguousOver(BlockOp block, ArrayRef<ForOp> band) {
   return false;
 }
 
+/// The loops around `block` that hold no other block (innermost last): the
+/// ones a rule for this block alone may reorder or split. A loop around
+/// other blocks too (an attention row's, around its softmax) is the nest's.
+SmallVector<ForOp> ownLoops(BlockOp block) {
+  SmallVector<ForOp> loops = getLoops(block);
+  auto owned = [&](ForOp l) {
+    WalkResult r = l->walk([&](BlockOp b) {
+      return b == block ? WalkResult::advance() : WalkResult::interrupt();
+    });
+    return !r.wasInterrupted();
+  };
+  auto first = llvm::find_if(loops, owned);
+  return SmallVector<ForOp>(first, loops.end());
+}
+
 /// The kinds of variables of `block` that `loop` binds.
 std::pair<bool, bool> bindsKinds(BlockOp block, ForOp loop) {
   bool spatial = false, reduce = false;
@@ -710,7 +725,7 @@ private:
   /// and its reads gathered lane by lane (each a cache line and a page
   /// apart in the other order: lines and page walks per element).
   void scheduleSpatial(BlockOp block) {
-    SmallVector<ForOp> loops = getLoops(block);
+    SmallVector<ForOp> loops = ownLoops(block);
     if (loops.empty() || !vectorFriendly(block))
       return;
     ForOp inner = loops.back();
