@@ -1,9 +1,10 @@
 //===- AttentionLowering.cpp - graph.attention to tl loop nests -----------===//
 //
-// The KV-cache stores, then one nest over the attention's rows (token, head)
-// whose body computes the row: q.k over the causal context into a scores row
-// of its head, the softmax, p.V. No [tokens, heads, context] buffer: the
-// row's scores stay in the cache between its steps. The order of the rows
+// The KV-cache stores, then one nest over (token, KV head) whose body
+// computes the rows of the query heads that share the KV head (its GQA
+// group): q.k over the causal context into a scores row of each head, the
+// softmax, p.V. No [tokens, heads, context] buffer: a row's scores stay in
+// the cache between its steps. The order of the rows
 // and of every sum is the schedules' choice. The softmax sums its
 // exponentials in f64 and scales by the f32 rounding of 1 / sum, as ggml's
 // soft_max does: the numerics of llama.cpp without flash attention.
@@ -145,17 +146,26 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
       q = qr;
     }
 
-    // One nest over the rows (s, h): each row's scores, softmax and p.V run
-    // in its iteration, through a scores row per head ([heads, width]) that
-    // stays in the cache; no [tokens, heads, context] buffer. The order of
-    // the rows (heads outermost, one KV head's keys and values shared by
-    // the rows that read them) and their threads are the schedules' choice.
-    // The numerics are those of the unfused softmax, in the same order.
-    AffineExpr s = nb.d(0), h = nb.d(1), t = nb.d(2), d = nb.d(3);
-    AffineMap sc3 = nb.map(3, {h, t}), row3 = nb.map(3, {s, h});
-    SmallVector<IterKind> allSpatial3(3, IterKind::spatial);
-    SmallVector<IterKind> rowReduce = {IterKind::spatial, IterKind::spatial,
-                                       IterKind::reduce};
+    // One nest over the rows (token s, KV head kv), each iteration the rows
+    // of the query heads h = kv * group + g that read that KV head: their
+    // scores, softmax and p.V, through a scores row per head ([heads,
+    // width]) that stays in the cache; no [tokens, heads, context] buffer.
+    // Each block loops over the group itself (g, then its own loops), so a
+    // schedule may share one read of the keys and values among the group's
+    // heads. The order of the rows and their threads are the schedules'
+    // choice. The numerics are those of the unfused softmax, in its order.
+    AffineExpr s = nb.d(0), kv = nb.d(1), g = nb.d(2), x = nb.d(3), y = nb.d(4);
+    AffineExpr hq = kv * group + g;
+    SmallVector<IterKind> rowSpatial(3, IterKind::spatial);
+    auto kinds = [&](std::initializer_list<IterKind> rest) {
+      SmallVector<IterKind> k = rowSpatial;
+      k.append(rest.begin(), rest.end());
+      return k;
+    };
+    IterKind sp = IterKind::spatial, red = IterKind::reduce;
+    // Maps of the blocks over (s, kv, g, position x): the scores row and the
+    // row's statistics.
+    AffineMap sc4 = nb.map(4, {hq, x}), row4 = nb.map(4, {s, hq});
     // Like ggml's soft_max, the exponentials are summed in f64 and scaled by
     // the f32 rounding of 1 / sum.
     Type f64 = b.getF64Type();
@@ -165,6 +175,25 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
         runs > 0 ? nb.alloc(MemRefType::get({nh, ShapedType::kDynamic}, f32),
                             {numRuns})
                  : Value();
+    Value groupSize = nb.index(group);
+    // acc[accMap] += x[xMap] * cache[cacheMap] (widened), from 0: q.k and
+    // p.V.
+    auto product = [&](StringRef name, ValueRange iters,
+                       ArrayRef<IterKind> kinds, Value x, AffineMap xMap,
+                       AffineMap cacheMap, Value acc, AffineMap accMap) {
+      nb.block(
+          name, iters, kinds, {{x, xMap}, {cache, cacheMap}}, {{acc, accMap}},
+          [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+            Value p = arith::MulFOp::create(
+                b, nb.load(x, xMap, iv),
+                fromCache(b, nb.load(cache, cacheMap, iv)));
+            Value sum = arith::AddFOp::create(b, nb.load(acc, accMap, iv), p);
+            nb.store(sum, acc, accMap, iv);
+          },
+          [&](ImplicitLocOpBuilder &, ValueRange iv) {
+            nb.store(nb.f32(0.0), acc, accMap, iv);
+          });
+    };
     nb.loop(seq, [&](Value is) {
       Value causalEnd = arith::AddIOp::create(
           b, arith::AddIOp::create(b, pos0, is), nb.index(1));
@@ -182,75 +211,67 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
       Value rest = padded
                        ? arith::SubIOp::create(b, width, causalEnd).getResult()
                        : Value();
-      nb.loop(nb.index(nh), [&](Value ih) {
-        auto overContext = [&](function_ref<void(Value)> fn) {
-          nb.loop(causalEnd, fn);
-        };
-        // 2. scores[h, t] = q[s, h] . K[t, h / group]
-        {
-          AffineMap qMap = nb.map(4, {s, h * hd + d});
-          AffineMap kMap = nb.map(4, kAt(h.floorDiv(group), t, d));
-          AffineMap scMap = nb.map(4, {h, t});
-          overContext([&](Value it) {
-            nb.loop(nb.index(hd), [&](Value id) {
-              nb.block(
-                  "attention_scores", {is, ih, it, id},
-                  {IterKind::spatial, IterKind::spatial, IterKind::spatial,
-                   IterKind::reduce},
-                  {{q, qMap}, {cache, kMap}}, {{scores, scMap}},
-                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                    Value p = arith::MulFOp::create(
-                        b, nb.load(q, qMap, iv),
-                        fromCache(b, nb.load(cache, kMap, iv)));
-                    Value acc = nb.load(scores, scMap, iv);
-                    nb.store(arith::AddFOp::create(b, acc, p), scores, scMap,
-                             iv);
-                  },
-                  [&](ImplicitLocOpBuilder &, ValueRange iv) {
-                    nb.store(nb.f32(0.0), scores, scMap, iv);
-                  });
+      nb.loop(nb.index(nkv), [&](Value ikv) {
+        // A nest over the group's heads and then `ubs`; `fn` gets the
+        // block's iteration values (s, kv, g, the nest's variables).
+        auto overGroup = [&](ArrayRef<Value> ubs,
+                             function_ref<void(SmallVector<Value>)> fn) {
+          nb.loop(groupSize, [&](Value ig) {
+            nb.nest(ubs, [&](ValueRange ivs) {
+              SmallVector<Value> iters = {is, ikv, ig};
+              iters.append(ivs.begin(), ivs.end());
+              fn(iters);
             });
+          });
+        };
+        // 2. scores[h, t] = q[s, h] . K[t, kv]
+        {
+          AffineMap qMap = nb.map(5, {s, hq * hd + y});
+          AffineMap kMap = nb.map(5, kAt(kv, x, y));
+          AffineMap scMap = nb.map(5, {hq, x});
+          overGroup({causalEnd, nb.index(hd)}, [&](SmallVector<Value> iters) {
+            product("attention_scores", iters, kinds({sp, red}), q, qMap, kMap,
+                    scores, scMap);
           });
         }
         // 3. rowMax[s, h] = max_t scale * scores[h, t]
-        overContext([&](Value it) {
+        overGroup({causalEnd}, [&](SmallVector<Value> iters) {
           nb.block(
-              "softmax_max", {is, ih, it}, rowReduce, {{scores, sc3}},
-              {{rowMax, row3}},
+              "softmax_max", iters, kinds({red}), {{scores, sc4}},
+              {{rowMax, row4}},
               [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                Value x = arith::MulFOp::create(b, nb.load(scores, sc3, iv),
+                Value v = arith::MulFOp::create(b, nb.load(scores, sc4, iv),
                                                 nb.f32(scale));
-                Value m = nb.load(rowMax, row3, iv);
-                nb.store(arith::MaxNumFOp::create(b, m, x), rowMax, row3, iv);
+                Value m = nb.load(rowMax, row4, iv);
+                nb.store(arith::MaxNumFOp::create(b, m, v), rowMax, row4, iv);
               },
               [&](ImplicitLocOpBuilder &b, ValueRange iv) {
                 Value negInf = arith::ConstantOp::create(
                     b, b.getFloatAttr(f32,
                                       -std::numeric_limits<float>::infinity()));
-                nb.store(negInf, rowMax, row3, iv);
+                nb.store(negInf, rowMax, row4, iv);
               });
         });
         // 4. scores = exp(scale * scores - rowMax)
-        overContext([&](Value it) {
+        overGroup({causalEnd}, [&](SmallVector<Value> iters) {
           nb.block(
-              "softmax_exp", {is, ih, it}, allSpatial3,
-              {{scores, sc3}, {rowMax, row3}}, {{scores, sc3}},
+              "softmax_exp", iters, kinds({sp}),
+              {{scores, sc4}, {rowMax, row4}}, {{scores, sc4}},
               [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                Value x = arith::MulFOp::create(b, nb.load(scores, sc3, iv),
+                Value v = arith::MulFOp::create(b, nb.load(scores, sc4, iv),
                                                 nb.f32(scale));
                 Value e = math::ExpOp::create(
-                    b, arith::SubFOp::create(b, x, nb.load(rowMax, row3, iv)));
-                nb.store(e, scores, sc3, iv);
+                    b, arith::SubFOp::create(b, v, nb.load(rowMax, row4, iv)));
+                nb.store(e, scores, sc4, iv);
               });
         });
         // 5. Past the row's causal end, zeros (padded rows only).
         if (padded) {
-          nb.loop(rest, [&](Value ir) {
-            Value it = arith::AddIOp::create(b, causalEnd, ir);
-            nb.block("softmax_pad", {is, ih, it}, allSpatial3, {},
-                     {{scores, sc3}},
+          overGroup({rest}, [&](SmallVector<Value> iters) {
+            iters[3] = arith::AddIOp::create(b, causalEnd, iters[3]);
+            nb.block("softmax_pad", iters, kinds({sp}), {}, {{scores, sc4}},
                      [&](ImplicitLocOpBuilder &, ValueRange iv) {
-                       nb.store(nb.f32(0.0), scores, sc3, iv);
+                       nb.store(nb.f32(0.0), scores, sc4, iv);
                      });
           });
         }
@@ -258,99 +279,74 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
         //    the sum in f64 of f32 sums of `runs` positions each.
         auto sumInit = [&](ImplicitLocOpBuilder &b, ValueRange iv) {
           nb.store(arith::ConstantOp::create(b, b.getF64FloatAttr(0.0)), rowSum,
-                   row3, iv);
+                   row4, iv);
+        };
+        auto addF64 = [&](Value buffer, AffineMap map) {
+          return [&, buffer, map](ImplicitLocOpBuilder &b, ValueRange iv) {
+            Value e = arith::ExtFOp::create(b, f64, nb.load(buffer, map, iv));
+            nb.store(arith::AddFOp::create(b, nb.load(rowSum, row4, iv), e),
+                     rowSum, row4, iv);
+          };
         };
         if (runs > 0) {
-          AffineExpr c = nb.d(2), i = nb.d(3);
-          AffineMap run4 = nb.map(4, {h, c}),
-                    elem4 = nb.map(4, {h, c * runs + i});
-          nb.nest({numRuns, nb.index(runs)}, [&](ValueRange ivs) {
+          AffineMap run5 = nb.map(5, {hq, x}),
+                    elem5 = nb.map(5, {hq, x * runs + y});
+          overGroup({numRuns, nb.index(runs)}, [&](SmallVector<Value> iters) {
             nb.block(
-                "softmax_sum_run", {is, ih, ivs[0], ivs[1]},
-                {IterKind::spatial, IterKind::spatial, IterKind::spatial,
-                 IterKind::reduce},
-                {{scores, elem4}}, {{runSum, run4}},
+                "softmax_sum_run", iters, kinds({sp, red}), {{scores, elem5}},
+                {{runSum, run5}},
                 [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                  nb.store(arith::AddFOp::create(b, nb.load(runSum, run4, iv),
-                                                 nb.load(scores, elem4, iv)),
-                           runSum, run4, iv);
+                  nb.store(arith::AddFOp::create(b, nb.load(runSum, run5, iv),
+                                                 nb.load(scores, elem5, iv)),
+                           runSum, run5, iv);
                 },
                 [&](ImplicitLocOpBuilder &, ValueRange iv) {
-                  nb.store(nb.f32(0.0), runSum, run4, iv);
+                  nb.store(nb.f32(0.0), runSum, run5, iv);
                 });
           });
-          AffineMap runs3 = nb.map(3, {h, t});
-          nb.loop(numRuns, [&](Value ic) {
-            nb.block(
-                "softmax_sum", {is, ih, ic}, rowReduce, {{runSum, runs3}},
-                {{rowSum, row3}},
-                [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                  Value e =
-                      arith::ExtFOp::create(b, f64, nb.load(runSum, runs3, iv));
-                  nb.store(
-                      arith::AddFOp::create(b, nb.load(rowSum, row3, iv), e),
-                      rowSum, row3, iv);
-                },
-                sumInit);
+          overGroup({numRuns}, [&](SmallVector<Value> iters) {
+            nb.block("softmax_sum", iters, kinds({red}), {{runSum, sc4}},
+                     {{rowSum, row4}}, addF64(runSum, sc4), sumInit);
           });
         } else {
-          overContext([&](Value it) {
-            nb.block(
-                "softmax_sum", {is, ih, it}, rowReduce, {{scores, sc3}},
-                {{rowSum, row3}},
-                [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                  Value acc = nb.load(rowSum, row3, iv);
-                  Value e =
-                      arith::ExtFOp::create(b, f64, nb.load(scores, sc3, iv));
-                  nb.store(arith::AddFOp::create(b, acc, e), rowSum, row3, iv);
-                },
-                sumInit);
+          overGroup({causalEnd}, [&](SmallVector<Value> iters) {
+            nb.block("softmax_sum", iters, kinds({red}), {{scores, sc4}},
+                     {{rowSum, row4}}, addF64(scores, sc4), sumInit);
           });
         }
         // 7. inv = f32(1 / rowSum[s, h]); scores *= inv (rounded to the
         //    cache's type with round_to_cache, for p.V)
-        AffineMap row2 = nb.map(2, {s, h});
-        nb.block("softmax_inv", {is, ih},
-                 {IterKind::spatial, IterKind::spatial}, {{rowSum, row2}},
-                 {{rowInv, row2}}, [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                   Value inv = arith::DivFOp::create(
-                       b, arith::ConstantOp::create(b, b.getF64FloatAttr(1.0)),
-                       nb.load(rowSum, row2, iv));
-                   nb.store(arith::TruncFOp::create(b, f32, inv), rowInv, row2,
-                            iv);
-                 });
-        overContext([&](Value it) {
-          nb.block("softmax_scale", {is, ih, it}, allSpatial3,
-                   {{scores, sc3}, {rowInv, row3}}, {{scores, sc3}},
+        AffineMap row3 = nb.map(3, {s, hq});
+        overGroup({}, [&](SmallVector<Value> iters) {
+          nb.block(
+              "softmax_inv", iters, rowSpatial, {{rowSum, row3}},
+              {{rowInv, row3}}, [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                Value inv = arith::DivFOp::create(
+                    b, arith::ConstantOp::create(b, b.getF64FloatAttr(1.0)),
+                    nb.load(rowSum, row3, iv));
+                nb.store(arith::TruncFOp::create(b, f32, inv), rowInv, row3,
+                         iv);
+              });
+        });
+        overGroup({causalEnd}, [&](SmallVector<Value> iters) {
+          nb.block("softmax_scale", iters, kinds({sp}),
+                   {{scores, sc4}, {rowInv, row4}}, {{scores, sc4}},
                    [&](ImplicitLocOpBuilder &b, ValueRange iv) {
                      nb.store(rounded(b, arith::MulFOp::create(
-                                             b, nb.load(scores, sc3, iv),
-                                             nb.load(rowInv, row3, iv))),
-                              scores, sc3, iv);
+                                             b, nb.load(scores, sc4, iv),
+                                             nb.load(rowInv, row4, iv))),
+                              scores, sc4, iv);
                    });
         });
-        // 8. out[s, h*hd + d] = sum_t scores[h, t] V[d, t] (V transposed)
-        AffineMap scMap = nb.map(4, {h, t});
-        AffineMap vMap = nb.map(4, vAt(h.floorDiv(group), t, d));
-        AffineMap outMap = nb.map(4, {s, h * hd + d});
-        nb.loop(nb.index(hd), [&](Value id) {
-          nb.loop(valuesEnd, [&](Value it) {
-            nb.block(
-                "attention_values", {is, ih, it, id},
-                {IterKind::spatial, IterKind::spatial, IterKind::reduce,
-                 IterKind::spatial},
-                {{scores, scMap}, {cache, vMap}}, {{out, outMap}},
-                [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                  Value pv = arith::MulFOp::create(
-                      b, nb.load(scores, scMap, iv),
-                      fromCache(b, nb.load(cache, vMap, iv)));
-                  Value acc = nb.load(out, outMap, iv);
-                  nb.store(arith::AddFOp::create(b, acc, pv), out, outMap, iv);
-                },
-                [&](ImplicitLocOpBuilder &, ValueRange iv) {
-                  nb.store(nb.f32(0.0), out, outMap, iv);
-                });
-          });
+        // 8. out[s, h*hd + d] = sum_t scores[h, t] V[d, t] (V transposed);
+        //    the block's variables (s, kv, g, t, d), its loops (g, d, t).
+        AffineMap scMap = nb.map(5, {hq, x});
+        AffineMap vMap = nb.map(5, vAt(kv, x, y));
+        AffineMap outMap = nb.map(5, {s, hq * hd + y});
+        overGroup({nb.index(hd), valuesEnd}, [&](SmallVector<Value> iters) {
+          std::swap(iters[3], iters[4]);
+          product("attention_values", iters, kinds({red, sp}), scores, scMap,
+                  vMap, out, outMap);
         });
       });
     });

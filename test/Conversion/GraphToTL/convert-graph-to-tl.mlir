@@ -99,15 +99,17 @@ func.func @rope(%x: tensor<?x8xf32>, %p: index) -> (tensor<?x8xf32>, tensor<?x8x
 // CHECK-SAME: writes(%[[CACHE]][0, %[[KH]], %[[P]] * 4 + %[[D]]] : memref<2x2x64xf32, strided<[128, 64, 1], offset: 256>>)
 // CHECK: tl.block "kv_store_v" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[VP:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[VKH:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[VD:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
 // CHECK-SAME: writes(%[[CACHE]][1, %[[VKH]], %[[VD]] * 16 + %[[VP]]] : memref<2x2x64xf32, strided<[128, 64, 1], offset: 256>>)
-// Then one nest over the rows (token, head): each row's blocks in its
-// iteration, through a scores row per head (%SC; no [tokens, heads,
-// context] buffer).
+// Then one nest over the rows (token, KV head): each iteration computes the
+// rows of the KV head's group of query heads (h = kv * 2 + g), each block
+// looping over the group itself, through a scores row per head (%SC; no
+// [tokens, heads, context] buffer).
 // CHECK: tl.for %[[S:[a-z0-9_]+]] = %{{.+}} to %{{.+}} step
-// CHECK: tl.for %[[HL:[a-z0-9_]+]] = %{{.+}} to %c4
+// CHECK: tl.for %[[KV:[a-z0-9_]+]] = %{{.+}} to %c2
+// CHECK: tl.for %[[G:[a-z0-9_]+]] = %{{.+}} to %c2
 // CHECK-NOT: tl.for %{{.+}} = %{{.+}} to %dim
-// CHECK: tl.block "attention_scores" (%{{[a-z0-9_]+}} = spatial %[[S]], %[[H:[a-z0-9_]+]] = spatial %[[HL]], %[[T:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[D2:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}})
-// CHECK-SAME: %[[CACHE]][0, %[[H]] floordiv 2, %[[T]] * 4 + %[[D2]]]
-// CHECK-SAME: writes(%[[SC]][%[[H]], %[[T]]] : memref<4x?xf32>)
+// CHECK: tl.block "attention_scores" (%{{[a-z0-9_]+}} = spatial %[[S]], %[[K1:[a-z0-9_]+]] = spatial %[[KV]], %[[G1:[a-z0-9_]+]] = spatial %[[G]], %[[T:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[D2:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}})
+// CHECK-SAME: %[[CACHE]][0, %[[K1]], %[[T]] * 4 + %[[D2]]]
+// CHECK-SAME: writes(%[[SC]][%[[K1]] * 2 + %[[G1]], %[[T]]] : memref<4x?xf32>)
 // CHECK: tl.block "softmax_max"
 // CHECK: arith.maxnumf
 // CHECK: tl.block "softmax_exp"
@@ -115,11 +117,11 @@ func.func @rope(%x: tensor<?x8xf32>, %p: index) -> (tensor<?x8xf32>, tensor<?x8x
 // CHECK-NOT: softmax_pad
 // CHECK: tl.block "softmax_sum"
 // CHECK: arith.extf %{{[a-z0-9_]+}} : f32 to f64
-// CHECK: tl.block "softmax_inv" (%{{.+}} = spatial %[[S]], %{{.+}} = spatial %[[HL]])
+// CHECK: tl.block "softmax_inv" (%{{.+}} = spatial %[[S]], %{{.+}} = spatial %[[KV]], %{{.+}} = spatial %{{.+}})
 // CHECK: arith.truncf %{{[a-z0-9_]+}} : f64 to f32
 // CHECK: tl.block "softmax_scale"
-// CHECK: tl.block "attention_values" (%{{[a-z0-9_]+}} = spatial %[[S]], %[[H3:[a-z0-9_]+]] = spatial %[[HL]], %[[T3:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}}, %[[D3:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
-// CHECK-SAME: reads(%[[SC]][%[[H3]], %[[T3]]] : memref<4x?xf32>, %[[CACHE]][1, %[[H3]] floordiv 2, %[[D3]] * 16 + %[[T3]]]
+// CHECK: tl.block "attention_values" (%{{[a-z0-9_]+}} = spatial %[[S]], %[[K3:[a-z0-9_]+]] = spatial %[[KV]], %[[G3:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[T3:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}}, %[[D3:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// CHECK-SAME: reads(%[[SC]][%[[K3]] * 2 + %[[G3]], %[[T3]]] : memref<4x?xf32>, %[[CACHE]][1, %[[K3]], %[[D3]] * 16 + %[[T3]]]
 // CHECK-NOT: tl.block
 // CHECK: return
 func.func @attention(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) -> tensor<?x16xf32> {
@@ -144,7 +146,7 @@ func.func @attention(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: 
 // CHECK: %[[ROW:.+]] = arith.minui %[[RUP]], %[[CTXP]]
 // CHECK: tl.block "softmax_exp"
 // CHECK: tl.block "softmax_pad"
-// CHECK: tl.block "softmax_sum_run" ({{.*}} = reduce %{{.+}}) reads(%{{.+}}[%{{.+}}, %{{.+}} * 4 + %{{.+}}] : memref<4x?xf32>
+// CHECK: tl.block "softmax_sum_run" ({{.*}} = reduce %{{.+}}) reads(%{{.+}}[%{{.+}} * 2 + %{{.+}}, %{{.+}} * 4 + %{{.+}}] : memref<4x?xf32>
 // CHECK: tl.block "softmax_sum" ({{.*}}) reads(%{{.+}} : memref<4x?xf32>, {{.*}} : memref<?x4xf64>)
 // CHECK: tl.for %{{.+}} = %{{.+}} to %[[ROW]]
 // CHECK-NEXT: tl.block "attention_values"

@@ -2,15 +2,15 @@
 
 !cache = !graph.kv_cache<layers = 2, max_seq = 256, kv_heads = 2, head_dim = 16, element_type = f32>
 
-// Prefill attention: the rows' nest over (tokens, heads), whose blocks run
-// over the context (a dynamic number of positions) and read the KV cache
-// per head, alike for every token, puts the heads outermost, on the
-// threads, and the tokens inside: one head's keys and values stay in the
-// cache while every token reads them. The blocks' own rules do not move the
+// Prefill attention: the rows' nest over (tokens, KV heads), whose blocks
+// run over the context (a dynamic number of positions) and read the KV
+// cache per KV head, alike for every token, puts the KV heads outermost, on
+// the threads, and the tokens inside: one KV head's keys and values stay in
+// the cache while every token reads them. The blocks' own rules do not move the
 // loops around the whole row (softmax_inv, directly in them, would
 // otherwise put the heads innermost).
 // CHECK-LABEL: func.func @prefill_attention
-// CHECK: tl.for %{{.+}} = %{{.+}} to %c4 step %{{[a-z0-9_]+}} kind(parallel)
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} kind(parallel)
 // CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %dim{{.*}} step
 // CHECK-NOT: kind(parallel)
 // CHECK: tl.block "attention_scores

@@ -3,22 +3,27 @@
 !cache = !graph.kv_cache<layers = 2, max_seq = 256, kv_heads = 2, head_dim = 16, element_type = f32>
 
 // Prefill's p.V (a dot product over the context, of dynamic length, per
-// output): register tiles of 4 outputs (the head dimension, split by 4 and
-// moved inside the context loop) share each step's load of the
-// probabilities, each output with its own 16 lanes of partials (rows of a
-// [4 x 16] buffer), its own tree, then the remaining positions in order:
-// per output the order of the untiled dot product.
+// output): register tiles of the GQA group's 2 heads x 4 outputs (the head
+// dimension, split by 4; the group and those moved inside the context loop)
+// share each step's load of the values (the group's) and of the
+// probabilities (the 4 outputs'), each output with its own 16 lanes of
+// partials (rows of a [2 x 4 x 16] buffer), its own tree, then the
+// remaining positions in order: per output the order of the untiled dot
+// product.
 // CHECK-LABEL: func.func @prefill_pv
 // CHECK: tl.block "attention_values_rf_init"
-// CHECK-SAME: memref<4x16xf32>
+// CHECK-SAME: memref<2x4x16xf32>
 // CHECK: tl.for %{{.+}} = %{{.+}} to %{{.+}} step %{{[a-z0-9_]+}} {
-// CHECK: tl.for {{.*}} to %c4{{.*}} kind(unrolled)
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: tl.for {{.*}} to %c2{{.*}} kind(unrolled)
+// CHECK-NEXT: tl.for {{.*}} to %c4{{.*}} kind(unrolled)
 // CHECK-NEXT: tl.for {{.*}} to %c16{{.*}} kind(vectorized)
 // CHECK: tl.block "attention_values_rf"
 // CHECK: tl.block "attention_values_tree0"
 // CHECK: tl.block "attention_values_tree3"
 // CHECK: tl.block "attention_values" (
 // CHECK: tl.for %{{.+}} = %{{.+}} to %{{.+}} step %{{[a-z0-9_]+}} {
+// CHECK: tl.for {{.*}} to %c2{{.*}} step %{{[a-z0-9_]+}} {
 // CHECK: tl.for {{.*}} to %c4{{.*}} step %{{[a-z0-9_]+}} {
 // CHECK: tl.block "attention_values_tail"
 func.func @prefill_pv(%q: tensor<?x64xf32>, %k: tensor<?x32xf32>, %c: !cache, %p: index) -> tensor<?x64xf32> attributes {llmc.phase = "prefill"} {

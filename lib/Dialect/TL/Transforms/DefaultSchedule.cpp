@@ -883,7 +883,13 @@ private:
       int64_t lanes = (!e && !decode) ? lanes32 : dotLanes();
       if (e && *e < lanes)
         return vecDotTail(r); // ggml adds short rows in order
-      if (!e && !decode && tileDynamicDot(block, spatialLoops, r, lanes))
+      // The heads of a GQA group (q.k, p.V) in a register tile that loads
+      // their shared keys or values once.
+      ForOp group = sharedOperandTile(block, spatialLoops);
+      if (!e && !decode &&
+          tileDynamicDot(block, spatialLoops, r, lanes, group))
+        return;
+      if (group && tileGroupDot(block, group, spatialLoops.back(), r, lanes))
         return;
       lanesFor(block, r, lanes, /*tiles=*/0, /*fma=*/true);
       return;
@@ -962,8 +968,12 @@ private:
   /// share each step's load of the other operand, each output keeping
   /// lanesFor's order (its own lanes, tree, then the remainder in order):
   /// (n, k) -> (n0, k0, n1, k1) and the remainder (n0, k', n1).
+  ///
+  /// With `group` (the loop directly around `n`, see sharedOperandTile) the
+  /// tile also spans the group: (g, n, k) -> (n0, k0, g, n1, k1), and the
+  /// remainder (n0, k', g, n1).
   bool tileDynamicDot(BlockOp block, ArrayRef<ForOp> spatialLoops, ForOp k,
-                      int64_t lanes) {
+                      int64_t lanes, ForOp group = {}) {
     if (spatialLoops.empty())
       return false;
     ForOp n = spatialLoops.back();
@@ -973,20 +983,89 @@ private:
     auto nSplit = quietly([&] { return split(rw, n, {-1, 4}); });
     if (failed(nSplit))
       return false;
-    ForOp n1 = (*nSplit)[1];
+    ForOp n0 = (*nSplit)[0], n1 = (*nSplit)[1];
     ForOp kk = getLoops(block).back();
-    if (failed(quietly([&] { return reorder(rw, {kk, n1}); })))
+    SmallVector<ForOp> order = {kk, n1};
+    if (group)
+      order = {n0, kk, group, n1};
+    if (failed(quietly([&] { return reorder(rw, order); })))
       return false;
+    unsigned tiles = group ? 2 : 1;
     SmallVector<ForOp> loops = getLoops(block);
-    kk = loops[loops.size() - 2];
+    kk = loops[loops.size() - 1 - tiles];
     FailureOr<PeeledSplit> kSplit =
         quietly([&] { return splitPeel(rw, kk, {lanes}); });
     if (failed(kSplit))
       return false;
     loops = getLoops(block);
-    ForOp k1 = loops[loops.size() - 2], tile = loops.back();
-    if (succeeded(quietly([&] { return reorder(rw, {tile, k1}); })))
-      laneReduction(block, getLoops(block).back(), /*tiles=*/1, /*fma=*/true);
+    SmallVector<ForOp> inner(loops.end() - tiles, loops.end());
+    inner.push_back(loops[loops.size() - 1 - tiles]);
+    if (succeeded(quietly([&] { return reorder(rw, inner); })))
+      laneReduction(block, getLoops(block).back(), tiles, /*fma=*/true);
+    return true;
+  }
+
+  /// A loop of a few outputs of `block` (a GQA group's heads, 2 to 4)
+  /// directly around its innermost spatial loop, whose writes move with it
+  /// while some read does not (the keys or values the heads share): a
+  /// register tile over it loads that read once for all of them. Null when
+  /// there is none.
+  ForOp sharedOperandTile(BlockOp block, ArrayRef<ForOp> spatialLoops) {
+    if (spatialLoops.size() < 2)
+      return {};
+    ForOp g = spatialLoops[spatialLoops.size() - 2];
+    std::optional<int64_t> e = extentOf(g);
+    if (!e || *e < 2 || *e > 4 || !perfectlyAround(g, spatialLoops.back()) ||
+        !llvm::is_contained(ownLoops(block), g))
+      return {};
+    AffineIndexBuilder ab(g, /*opaqueInside=*/true);
+    ab.dim(g.getInductionVar());
+    // Whether every access of `buffers` (or, with !all, some) moves with g.
+    auto moves = [&](OperandRange buffers, ArrayAttr maps, bool all) {
+      bool any = false, every = true;
+      for (auto [buf, attr] : llvm::zip(buffers, maps)) {
+        auto exprs = ab.compose(cast<AffineMapAttr>(attr).getValue(),
+                                block.getIterValues());
+        bool uses = !exprs || llvm::any_of(*exprs, [](AffineExpr x) {
+                      return x.isFunctionOfDim(0);
+                    });
+        any |= uses;
+        every &= uses;
+      }
+      return all ? every : any;
+    };
+    bool shared = !moves(block.getReads(), block.getReadMaps(), true);
+    return shared && moves(block.getWrites(), block.getWriteMaps(), true)
+               ? g
+               : ForOp();
+  }
+
+  /// The outputs of `group` x `n` (n innermost, around the reduction `k`)
+  /// with the group in a register tile: (g, n, k) -> (n, k0, g, k1), each
+  /// output's lanes (k1), tree and remainder (n, k', g) in lanesFor's order.
+  bool tileGroupDot(BlockOp block, ForOp group, ForOp n, ForOp k,
+                    int64_t lanes) {
+    if (!perfectlyAround(n, k))
+      return false;
+    auto order = quietly([&] { return reorder(rw, {n, k, group}); });
+    if (failed(order))
+      return false;
+    ForOp kk = (*order)[1];
+    std::optional<int64_t> e = extentOf(kk);
+    if (!e || *e != lanes) {
+      FailureOr<PeeledSplit> split =
+          quietly([&] { return splitPeel(rw, kk, {lanes}); });
+      if (failed(split))
+        return true;
+      if (split->tail)
+        vecDotTail(split->tail);
+    }
+    SmallVector<ForOp> loops = getLoops(block);
+    auto moved = quietly([&] {
+      return reorder(rw, {loops.back(), loops[loops.size() - 2]});
+    });
+    if (succeeded(moved))
+      laneReduction(block, (*moved)[1], /*tiles=*/1, /*fma=*/true);
     return true;
   }
 
