@@ -159,11 +159,15 @@ static QuantizedActivations quantizeActivations(NestBuilder &nb, Value x,
     });
   }
   {
-    unsigned n = lead + 1;
-    AffineMap xMap = dimsMap(nb, n, 0, n);
-    AffineMap aMap = leadMap(nb, n, lead, {nb.d(lead).floorDiv(block)});
-    nb.nest(withLead({nb.index(k)}), [&](ValueRange ivs) {
-      nb.block("act_quant", ivs, kinds({IterKind::spatial}),
+    // Over (block, element): each element's block by its own variable.
+    unsigned n = lead + 2;
+    AffineMap xMap =
+        leadMap(nb, n, lead, {nb.d(lead) * block + nb.d(lead + 1)});
+    AffineMap aMap = leadMap(nb, n, lead, {nb.d(lead)});
+    nb.nest(withLead({nb.index(k / block), nb.index(block)}),
+            [&](ValueRange ivs) {
+      nb.block("act_quant", ivs,
+               kinds({IterKind::spatial, IterKind::spatial}),
                {{x, xMap}, {amax, aMap}}, {{qa.values, xMap}},
                [&](ImplicitLocOpBuilder &b, ValueRange it) {
                  Value v = nb.load(x, xMap, it);

@@ -349,7 +349,10 @@ func.func @matmul_act_f16(%x: tensor<?x64xf32>, %w: tensor<4x64xf16>) -> tensor<
 // CHECK: arith.maximumf
 // CHECK: tl.block "act_scale"
 // CHECK: arith.truncf %{{[a-z0-9_]+}} : f32 to f16
-// CHECK: tl.block "act_quant"
+// The quantization runs over (block, element): the block's scale is read by
+// the block's variable (the same for every lane of a vector of elements).
+// CHECK: tl.block "act_quant" (%[[QS:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[QB:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[QE:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// CHECK-SAME: reads(%{{.+}}[%[[QS]], %[[QB]] * 32 + %[[QE]]] : memref<?x64xf32>, %{{.+}}[%[[QS]], %[[QB]]] : memref<?x2xf32>)
 // CHECK: math.roundeven
 // CHECK: arith.fptosi %{{[a-z0-9_]+}} : f32 to i8
 // CHECK: %[[SUMS:.+]] = memref.alloca() {{.*}} : memref<8xi32>

@@ -8,7 +8,13 @@
 // and tree, which index the tile, are unrolled too (their stack buffer
 // stays in registers). The remaining tokens (fewer than 4) follow, one at a
 // time.
+// The activations' quantization first: per block, its elements in vector
+// lanes (the block's scale the same in every lane).
 // CHECK-LABEL: func.func @prefill_q8
+// CHECK: tl.block "act_scale"
+// CHECK: tl.for {{.*}} to %c16{{.*}} kind(vectorized)
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: tl.block "act_quant"
 // CHECK: tl.for %{{.+}} = %{{.+}} to %c4{{.*}} kind(parallel)
 // CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %{{.+}} step %{{[a-z0-9_]+}} {
 // CHECK: tl.for {{.*}} to %c2{{.*}} kind(unrolled)
