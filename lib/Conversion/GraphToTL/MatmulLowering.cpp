@@ -95,12 +95,15 @@ static QuantizedActivations quantizeActivations(NestBuilder &nb, Value x,
   Value amax = allocLike(nb, x, k / block, f32);
   qa.scales = allocLike(nb, x, k / block, f32);
   qa.values = allocLike(nb, x, k, i8);
+  // Nests over (.., block, element): the element and its block's value.
+  AffineMap xMap =
+      leadMap(nb, lead + 2, lead, {nb.d(lead) * block + nb.d(lead + 1)});
+  AffineMap aMap = leadMap(nb, lead + 2, lead, {nb.d(lead)});
+  auto overBlocks = [&](function_ref<void(ValueRange)> fn) {
+    nb.nest(withLead({nb.index(k / block), nb.index(block)}), fn);
+  };
   {
-    unsigned n = lead + 2;
-    AffineMap xMap = leadMap(nb, n, lead, {nb.d(lead) * block + nb.d(lead + 1)});
-    AffineMap aMap = leadMap(nb, n, lead, {nb.d(lead)});
-    nb.nest(withLead({nb.index(k / block), nb.index(block)}),
-            [&](ValueRange ivs) {
+    overBlocks([&](ValueRange ivs) {
       nb.block(
           "act_absmax", ivs, kinds({IterKind::spatial, IterKind::reduce}),
           {{x, xMap}}, {{amax, aMap}},
@@ -132,13 +135,12 @@ static QuantizedActivations quantizeActivations(NestBuilder &nb, Value x,
     return arith::SelectOp::create(b, isZero, nb.f32(0.0), inv);
   };
   {
-    unsigned n = lead + 1;
-    AffineMap aMap = leadMap(nb, n, lead, {nb.d(lead)});
+    AffineMap bMap = leadMap(nb, lead + 1, lead, {nb.d(lead)});
     nb.nest(withLead({nb.index(k / block)}), [&](ValueRange ivs) {
-      nb.block("act_scale", ivs, kinds({IterKind::spatial}), {{amax, aMap}},
-               {{qa.scales, aMap}},
+      nb.block("act_scale", ivs, kinds({IterKind::spatial}), {{amax, bMap}},
+               {{qa.scales, bMap}},
                [&](ImplicitLocOpBuilder &b, ValueRange it) {
-                 Value m = nb.load(amax, aMap, it);
+                 Value m = nb.load(amax, bMap, it);
                  Value d;
                  if (q8k) {
                    // d = 1 / iscale, kept in f32.
@@ -154,18 +156,14 @@ static QuantizedActivations quantizeActivations(NestBuilder &nb, Value x,
                    d = arith::ExtFOp::create(
                        b, f32, arith::TruncFOp::create(b, b.getF16Type(), d).getResult());
                  }
-                 nb.store(d, qa.scales, aMap, it);
+                 nb.store(d, qa.scales, bMap, it);
                });
     });
   }
   {
-    // Over (block, element): each element's block by its own variable.
-    unsigned n = lead + 2;
-    AffineMap xMap =
-        leadMap(nb, n, lead, {nb.d(lead) * block + nb.d(lead + 1)});
-    AffineMap aMap = leadMap(nb, n, lead, {nb.d(lead)});
-    nb.nest(withLead({nb.index(k / block), nb.index(block)}),
-            [&](ValueRange ivs) {
+    // Each element's block by its own variable: the scale is the same in
+    // every lane of a vector of elements.
+    overBlocks([&](ValueRange ivs) {
       nb.block("act_quant", ivs,
                kinds({IterKind::spatial, IterKind::spatial}),
                {{x, xMap}, {amax, aMap}}, {{qa.values, xMap}},
