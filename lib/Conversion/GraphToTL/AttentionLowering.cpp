@@ -166,6 +166,8 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     // Maps of the blocks over (s, kv, g, position x): the scores row and the
     // row's statistics.
     AffineMap sc4 = nb.map(4, {hq, x}), row4 = nb.map(4, {s, hq});
+    // Blocks over (s, kv, g, x, y): the scores row (or the runs' sums) at x.
+    AffineMap sc5 = nb.map(5, {hq, x});
     // Like ggml's soft_max, the exponentials are summed in f64 and scaled by
     // the f32 rounding of 1 / sum.
     Type f64 = b.getF64Type();
@@ -176,16 +178,18 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
                             {numRuns})
                  : Value();
     Value groupSize = nb.index(group);
-    // acc[accMap] += x[xMap] * cache[cacheMap] (widened), from 0: q.k and
-    // p.V.
+    // acc[accMap] += lhs[lhsMap] * cache[cacheMap] (widened), from 0: q.k
+    // and p.V.
     auto product = [&](StringRef name, ValueRange iters,
-                       ArrayRef<IterKind> kinds, Value x, AffineMap xMap,
-                       AffineMap cacheMap, Value acc, AffineMap accMap) {
+                       ArrayRef<IterKind> iterKinds, Value lhs,
+                       AffineMap lhsMap, AffineMap cacheMap, Value acc,
+                       AffineMap accMap) {
       nb.block(
-          name, iters, kinds, {{x, xMap}, {cache, cacheMap}}, {{acc, accMap}},
+          name, iters, iterKinds, {{lhs, lhsMap}, {cache, cacheMap}},
+          {{acc, accMap}},
           [&](ImplicitLocOpBuilder &b, ValueRange iv) {
             Value p = arith::MulFOp::create(
-                b, nb.load(x, xMap, iv),
+                b, nb.load(lhs, lhsMap, iv),
                 fromCache(b, nb.load(cache, cacheMap, iv)));
             Value sum = arith::AddFOp::create(b, nb.load(acc, accMap, iv), p);
             nb.store(sum, acc, accMap, iv);
@@ -228,10 +232,9 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
         {
           AffineMap qMap = nb.map(5, {s, hq * hd + y});
           AffineMap kMap = nb.map(5, kAt(kv, x, y));
-          AffineMap scMap = nb.map(5, {hq, x});
           overGroup({causalEnd, nb.index(hd)}, [&](SmallVector<Value> iters) {
             product("attention_scores", iters, kinds({sp, red}), q, qMap, kMap,
-                    scores, scMap);
+                    scores, sc5);
           });
         }
         // 3. rowMax[s, h] = max_t scale * scores[h, t]
@@ -289,19 +292,18 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
           };
         };
         if (runs > 0) {
-          AffineMap run5 = nb.map(5, {hq, x}),
-                    elem5 = nb.map(5, {hq, x * runs + y});
+          AffineMap elem5 = nb.map(5, {hq, x * runs + y});
           overGroup({numRuns, nb.index(runs)}, [&](SmallVector<Value> iters) {
             nb.block(
                 "softmax_sum_run", iters, kinds({sp, red}), {{scores, elem5}},
-                {{runSum, run5}},
+                {{runSum, sc5}},
                 [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                  nb.store(arith::AddFOp::create(b, nb.load(runSum, run5, iv),
+                  nb.store(arith::AddFOp::create(b, nb.load(runSum, sc5, iv),
                                                  nb.load(scores, elem5, iv)),
-                           runSum, run5, iv);
+                           runSum, sc5, iv);
                 },
                 [&](ImplicitLocOpBuilder &, ValueRange iv) {
-                  nb.store(nb.f32(0.0), runSum, run5, iv);
+                  nb.store(nb.f32(0.0), runSum, sc5, iv);
                 });
           });
           overGroup({numRuns}, [&](SmallVector<Value> iters) {
@@ -340,12 +342,11 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
         });
         // 8. out[s, h*hd + d] = sum_t scores[h, t] V[d, t] (V transposed);
         //    the block's variables (s, kv, g, t, d), its loops (g, d, t).
-        AffineMap scMap = nb.map(5, {hq, x});
         AffineMap vMap = nb.map(5, vAt(kv, x, y));
         AffineMap outMap = nb.map(5, {s, hq * hd + y});
         overGroup({nb.index(hd), valuesEnd}, [&](SmallVector<Value> iters) {
           std::swap(iters[3], iters[4]);
-          product("attention_values", iters, kinds({red, sp}), scores, scMap,
+          product("attention_values", iters, kinds({red, sp}), scores, sc5,
                   vMap, out, outMap);
         });
       });

@@ -120,7 +120,11 @@ func.func @rope(%x: tensor<?x8xf32>, %p: index) -> (tensor<?x8xf32>, tensor<?x8x
 // CHECK: tl.block "softmax_inv" (%{{.+}} = spatial %[[S]], %{{.+}} = spatial %[[KV]], %{{.+}} = spatial %{{.+}})
 // CHECK: arith.truncf %{{[a-z0-9_]+}} : f64 to f32
 // CHECK: tl.block "softmax_scale"
-// CHECK: tl.block "attention_values" (%{{[a-z0-9_]+}} = spatial %[[S]], %[[K3:[a-z0-9_]+]] = spatial %[[KV]], %[[G3:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[T3:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}}, %[[D3:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// p.V's loops (g, d, t): t the reduction, d the output.
+// CHECK: tl.for %[[VG:[a-z0-9_]+]] = %{{.+}} to %c2
+// CHECK: tl.for %[[VD:[a-z0-9_]+]] = %{{.+}} to %c4
+// CHECK: tl.for %[[VT:[a-z0-9_]+]] = %{{.+}} to %{{.+}}
+// CHECK-NEXT: tl.block "attention_values" (%{{[a-z0-9_]+}} = spatial %[[S]], %[[K3:[a-z0-9_]+]] = spatial %[[KV]], %[[G3:[a-z0-9_]+]] = spatial %[[VG]], %[[T3:[a-z0-9_]+]] = reduce %[[VT]], %[[D3:[a-z0-9_]+]] = spatial %[[VD]])
 // CHECK-SAME: reads(%[[SC]][%[[K3]] * 2 + %[[G3]], %[[T3]]] : memref<4x?xf32>, %[[CACHE]][1, %[[K3]], %[[D3]] * 16 + %[[T3]]]
 // CHECK-NOT: tl.block
 // CHECK: return

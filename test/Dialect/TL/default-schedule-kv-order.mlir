@@ -6,9 +6,7 @@
 // run over the context (a dynamic number of positions) and read the KV
 // cache per KV head, alike for every token, puts the KV heads outermost, on
 // the threads, and the tokens inside: one KV head's keys and values stay in
-// the cache while every token reads them. The blocks' own rules do not move the
-// loops around the whole row (softmax_inv, directly in them, would
-// otherwise put the heads innermost).
+// the cache while every token reads them.
 // CHECK-LABEL: func.func @prefill_attention
 // CHECK: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} kind(parallel)
 // CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %dim{{.*}} step
@@ -22,6 +20,24 @@
 // CHECK: tl.block "attention_values_rf_init"
 func.func @prefill_attention(%q: tensor<?x64xf32>, %k: tensor<?x32xf32>, %c: !cache, %p: index) -> tensor<?x64xf32> attributes {llmc.phase = "prefill"} {
   %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>, !cache
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+// The same without GQA (a KV head per query head): the group loops are
+// gone, so softmax_inv sits directly in the row loops. The blocks' own rules
+// move only loops that hold no other block: softmax_inv, written along the
+// heads, does not put the heads innermost (which would take them off the
+// threads and stream every head's keys and values once per token).
+!cache4 = !graph.kv_cache<layers = 2, max_seq = 256, kv_heads = 4, head_dim = 16, element_type = f32>
+// CHECK-LABEL: func.func @prefill_attention_mha
+// CHECK: tl.for %[[H:.+]] = %{{.+}} to %c4 step %{{[a-z0-9_]+}} kind(parallel)
+// CHECK-NEXT: tl.for %[[S:.+]] = %{{.+}} to %dim{{.*}} step
+// CHECK-NOT: kind(parallel)
+// CHECK: tl.block "softmax_inv" (%{{.+}} = spatial %[[S]], %{{.+}} = spatial %[[H]],
+func.func @prefill_attention_mha(%q: tensor<?x64xf32>, %k: tensor<?x64xf32>, %c: !cache4, %p: index) -> tensor<?x64xf32> attributes {llmc.phase = "prefill"} {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 4 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>, !cache4
   return %0 : tensor<?x64xf32>
 }
 

@@ -339,12 +339,12 @@ private:
       scheduleNest(tail, /*tileTokens=*/false);
   }
 
-  /// Prefill attention: a nest over (tokens, heads, ...) whose blocks run
-  /// over a dynamic number of positions and read a buffer per head that
-  /// every token reads alike (the KV cache): heads outermost, so that one
-  /// head's keys or values stay in the cache while every token reads them,
-  /// rather than every head's streamed once per token (and the threads
-  /// split the heads). Returns the new root.
+  /// Prefill attention: the rows' nest over (tokens, KV heads, ...) whose
+  /// blocks run over a dynamic number of positions and read a buffer per KV
+  /// head that every token reads alike (the KV cache): KV heads outermost,
+  /// so that one KV head's keys and values stay in the cache while every
+  /// token reads them, rather than every head's streamed once per token
+  /// (and the threads split the KV heads). Returns the new root.
   ForOp cacheStationary(ForOp root, ArrayRef<BlockOp> blocks) {
     if (decode || extentOf(root))
       return root;
@@ -885,7 +885,12 @@ private:
         return vecDotTail(r); // ggml adds short rows in order
       // The heads of a GQA group (q.k, p.V) in a register tile that loads
       // their shared keys or values once.
-      ForOp group = sharedOperandTile(block, spatialLoops);
+      // Prefill's p.V tiles 4 outputs too: its accumulators, group x 4
+      // vectors, and q.k's, group x its lanes' vectors, must leave half the
+      // vector registers for the loads.
+      int64_t perHead = (!e && !decode) ? 4 : lanes / lanes32;
+      ForOp group = sharedOperandTile(block, spatialLoops,
+                                      target.vectorRegisters / 2 / perHead);
       if (!e && !decode &&
           tileDynamicDot(block, spatialLoops, r, lanes, group))
         return;
@@ -983,20 +988,22 @@ private:
     auto nSplit = quietly([&] { return split(rw, n, {-1, 4}); });
     if (failed(nSplit))
       return false;
+    // From here on the nest has changed: the caller's loops are stale, so
+    // a step that fails leaves the rest serial but still reports true.
     ForOp n0 = (*nSplit)[0], n1 = (*nSplit)[1];
     ForOp kk = getLoops(block).back();
     SmallVector<ForOp> order = {kk, n1};
     if (group)
       order = {n0, kk, group, n1};
     if (failed(quietly([&] { return reorder(rw, order); })))
-      return false;
+      return true;
     unsigned tiles = group ? 2 : 1;
     SmallVector<ForOp> loops = getLoops(block);
     kk = loops[loops.size() - 1 - tiles];
     FailureOr<PeeledSplit> kSplit =
         quietly([&] { return splitPeel(rw, kk, {lanes}); });
     if (failed(kSplit))
-      return false;
+      return true;
     loops = getLoops(block);
     SmallVector<ForOp> inner(loops.end() - tiles, loops.end());
     inner.push_back(loops[loops.size() - 1 - tiles]);
@@ -1005,39 +1012,37 @@ private:
     return true;
   }
 
-  /// A loop of a few outputs of `block` (a GQA group's heads, 2 to 4)
-  /// directly around its innermost spatial loop, whose writes move with it
-  /// while some read does not (the keys or values the heads share): a
-  /// register tile over it loads that read once for all of them. Null when
-  /// there is none.
-  ForOp sharedOperandTile(BlockOp block, ArrayRef<ForOp> spatialLoops) {
+  /// A loop of a few outputs of `block` (a GQA group's heads, 2 to
+  /// `maxExtent`) directly around its innermost spatial loop, whose writes
+  /// move with it while some read does not (the keys or values the heads
+  /// share): a register tile over it loads that read once for all of them.
+  /// Null when there is none.
+  ForOp sharedOperandTile(BlockOp block, ArrayRef<ForOp> spatialLoops,
+                          int64_t maxExtent) {
     if (spatialLoops.size() < 2)
       return {};
     ForOp g = spatialLoops[spatialLoops.size() - 2];
     std::optional<int64_t> e = extentOf(g);
-    if (!e || *e < 2 || *e > 4 || !perfectlyAround(g, spatialLoops.back()) ||
+    if (!e || *e < 2 || *e > maxExtent ||
+        !perfectlyAround(g, spatialLoops.back()) ||
         !llvm::is_contained(ownLoops(block), g))
       return {};
     AffineIndexBuilder ab(g, /*opaqueInside=*/true);
     ab.dim(g.getInductionVar());
-    // Whether every access of `buffers` (or, with !all, some) moves with g.
-    auto moves = [&](OperandRange buffers, ArrayAttr maps, bool all) {
-      bool any = false, every = true;
-      for (auto [buf, attr] : llvm::zip(buffers, maps)) {
-        auto exprs = ab.compose(cast<AffineMapAttr>(attr).getValue(),
-                                block.getIterValues());
-        bool uses = !exprs || llvm::any_of(*exprs, [](AffineExpr x) {
-                      return x.isFunctionOfDim(0);
-                    });
-        any |= uses;
-        every &= uses;
-      }
-      return all ? every : any;
+    // Whether every access of `buffers` moves with g.
+    auto allMove = [&](OperandRange buffers, ArrayAttr maps) {
+      return llvm::all_of(llvm::zip(buffers, maps), [&](auto access) {
+        auto exprs =
+            ab.compose(cast<AffineMapAttr>(std::get<1>(access)).getValue(),
+                       block.getIterValues());
+        return !exprs || llvm::any_of(*exprs, [](AffineExpr x) {
+          return x.isFunctionOfDim(0);
+        });
+      });
     };
-    bool shared = !moves(block.getReads(), block.getReadMaps(), true);
-    return shared && moves(block.getWrites(), block.getWriteMaps(), true)
-               ? g
-               : ForOp();
+    bool shared = !allMove(block.getReads(), block.getReadMaps());
+    return shared && allMove(block.getWrites(), block.getWriteMaps()) ? g
+                                                                      : ForOp();
   }
 
   /// The outputs of `group` x `n` (n innermost, around the reduction `k`)
@@ -1050,16 +1055,10 @@ private:
     auto order = quietly([&] { return reorder(rw, {n, k, group}); });
     if (failed(order))
       return false;
-    ForOp kk = (*order)[1];
-    std::optional<int64_t> e = extentOf(kk);
-    if (!e || *e != lanes) {
-      FailureOr<PeeledSplit> split =
-          quietly([&] { return splitPeel(rw, kk, {lanes}); });
-      if (failed(split))
-        return true;
-      if (split->tail)
-        vecDotTail(split->tail);
-    }
+    // The nest has changed: from here on a failed step leaves the sum
+    // serial (as lanesFor does) but reports true.
+    if (!splitLanes((*order)[1], lanes, /*fma=*/true))
+      return true;
     SmallVector<ForOp> loops = getLoops(block);
     auto moved = quietly([&] {
       return reorder(rw, {loops.back(), loops[loops.size() - 2]});
@@ -1083,18 +1082,24 @@ private:
   /// with `fma`, each lane accumulates with fused multiply-adds.
   void lanesFor(BlockOp block, ForOp r, int64_t lanes, unsigned tiles,
                 bool fma) {
+    if (ForOp laneLoop = splitLanes(r, lanes, fma))
+      laneReduction(block, laneLoop, tiles, fma);
+  }
+
+  /// `r` split into whole runs of `lanes` (the remainder peeled after them,
+  /// added in vec_dot's order with `fma`); returns the lane loop (r itself
+  /// when its extent is `lanes`), or null.
+  ForOp splitLanes(ForOp r, int64_t lanes, bool fma) {
     std::optional<int64_t> e = extentOf(r);
-    ForOp laneLoop = r;
-    if (!e || *e != lanes) {
-      FailureOr<PeeledSplit> split =
-          quietly([&] { return splitPeel(rw, r, {lanes}); });
-      if (failed(split))
-        return;
-      laneLoop = split->loops.back();
-      if (fma && split->tail)
-        vecDotTail(split->tail);
-    }
-    laneReduction(block, laneLoop, tiles, fma);
+    if (e && *e == lanes)
+      return r;
+    FailureOr<PeeledSplit> split =
+        quietly([&] { return splitPeel(rw, r, {lanes}); });
+    if (failed(split))
+      return {};
+    if (fma && split->tail)
+      vecDotTail(split->tail);
+    return split->loops.back();
   }
 
   /// The partials of `block` over its lane loop `laneLoop` (the innermost,
