@@ -173,7 +173,7 @@ llmc::TargetDescription resolveTargetOrThrow(const std::string &spec) {
 }
 
 static void checkKVCache(const std::string &kvCache) {
-  if (kvCache != "f32" && kvCache != "f16")
+  if (!llmc::isKVCacheType(kvCache))
     throw py::value_error("kv_cache: expected 'f32' or 'f16', got '" +
                           kvCache + "'");
 }

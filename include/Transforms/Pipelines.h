@@ -34,12 +34,17 @@ std::optional<Phase> parsePhase(llvm::StringRef name);
 /// reported; failure stops the compilation.
 using ScheduleCallback = std::function<mlir::LogicalResult(mlir::ModuleOp)>;
 
+/// Whether `name` is a KV cache element type the artifact may have
+/// (llmc/abi.h's LLMC_KV_CACHE_DTYPES: "f32", "f16").
+bool isKVCacheType(llvm::StringRef name);
+
 struct PipelineOptions {
   /// The target, already resolved (resolveTarget).
   TargetDescription target;
   /// "exact" or "llama.cpp" (graph-act-quant, docs/numerics.md).
   std::string actQuant = "exact";
-  /// The KV cache's element type: "f32" or "f16" (graph-kv-cache-type).
+  /// The KV cache's element type: "f32" or "f16" (graph-kv-cache-type;
+  /// isKVCacheType).
   std::string kvCache = "f32";
   /// The schedule of the tl phase: given, it runs at the schedule slot in
   /// place of the target's default schedule.

@@ -8,6 +8,7 @@
 #include "Dialect/TL/Transforms/Passes.h"
 #include "Target/CPU/Passes.h"
 #include "Target/TargetBackend.h"
+#include "llmc/abi.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -54,6 +55,10 @@ static std::unique_ptr<Pass> createErrorPass(std::string message) {
   return createScheduleSlotPass([message](ModuleOp m) {
     return m.emitError(message), failure();
   });
+}
+
+bool llmc::isKVCacheType(llvm::StringRef name) {
+  return llvm::is_contained({LLMC_KV_CACHE_DTYPES}, name);
 }
 
 void llmc::buildGraphPhase(OpPassManager &pm, const PipelineOptions &options) {
@@ -238,7 +243,7 @@ void buildRegistered(OpPassManager &pm, llvm::StringRef name,
                                       ": act-quant: expected exact or "
                                       "llama.cpp, got '" +
                                       actQuant + "'"));
-  if (kvCache != "f32" && kvCache != "f16")
+  if (!isKVCacheType(kvCache))
     return pm.addPass(createErrorPass(name.str() +
                                       ": kv-cache: expected f32 or f16, got '" +
                                       kvCache + "'"));

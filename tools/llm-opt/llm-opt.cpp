@@ -73,7 +73,7 @@ int main(int argc, char **argv) {
       return error("--llmc-act-quant: expected exact or llama.cpp, got '" +
                    mode + "'");
     std::string kv = kvCache.value_or("f32");
-    if (kv != "f32" && kv != "f16")
+    if (!llmc::isKVCacheType(kv))
       return error("--llmc-kv-cache: expected f32 or f16, got '" + kv + "'");
     std::string sched = schedule.value_or("default");
     if (sched != "default" && sched != "none")

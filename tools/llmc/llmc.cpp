@@ -133,7 +133,7 @@ static int compileMain(int argc, char **argv) {
   if (*actQuant != "exact" && *actQuant != "llama.cpp")
     return fail("--act-quant: expected exact or llama.cpp, got '" + *actQuant +
                 "'");
-  if (*kvCache != "f32" && *kvCache != "f16")
+  if (!llmc::isKVCacheType(*kvCache))
     return fail("--kv-cache: expected f32 or f16, got '" + *kvCache + "'");
   // The top of the pipeline: the target is described once, here.
   auto resolved = llmc::resolveTarget(targetSpec);

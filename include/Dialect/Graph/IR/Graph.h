@@ -38,6 +38,9 @@ int64_t quantHeaderBytes(mlir::Type elementType);
 /// Where the header starts in the block: 0 (before the quants), or after
 /// them (Q6_K: 192).
 int64_t quantHeaderStart(mlir::Type elementType);
+/// Whether `op` is an elementwise op graph.elementwise may hold (graph.silu,
+/// graph.add, graph.mul): the verifier's list and graph-fuse-elementwise's.
+bool isFusableElementwise(mlir::Operation *op);
 /// The interleaving of a weight type (#graph.interleaved), or null.
 InterleavedAttr getInterleaving(mlir::RankedTensorType type);
 /// Where byte `byte` of block `block` of row `row` of an interleaved matrix

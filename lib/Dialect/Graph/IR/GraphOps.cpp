@@ -250,6 +250,10 @@ LogicalResult MulOp::verify() {
 // ElementwiseOp
 //===----------------------------------------------------------------------===//
 
+bool llmc::graph::isFusableElementwise(Operation *op) {
+  return isa<SiluOp, AddOp, MulOp>(op);
+}
+
 LogicalResult ElementwiseOp::verify() {
   Block &body = getBody().front();
   RankedTensorType result = getResult().getType();
@@ -277,7 +281,7 @@ LogicalResult ElementwiseOp::verify() {
   if (!yield)
     return emitOpError("body must end in graph.yield");
   for (Operation &op : body.without_terminator()) {
-    if (!isa<SiluOp, AddOp, MulOp>(op))
+    if (!isFusableElementwise(&op))
       return op.emitOpError("cannot be fused into graph.elementwise (only "
                             "graph.silu, graph.add and graph.mul)");
     if (op.getResult(0).getType() != result)

@@ -23,8 +23,6 @@ using namespace llmc::graph;
 
 namespace {
 
-bool isElementwise(Operation *op) { return isa<SiluOp, AddOp, MulOp>(op); }
-
 /// The ops of the chain that ends at `root`, in program order.
 SmallVector<Operation *> clusterOf(Operation *root) {
   SmallVector<Operation *> cluster = {root}, worklist = {root};
@@ -33,7 +31,7 @@ SmallVector<Operation *> clusterOf(Operation *root) {
     Operation *op = worklist.pop_back_val();
     for (Value operand : op->getOperands()) {
       Operation *producer = operand.getDefiningOp();
-      if (!producer || !isElementwise(producer) ||
+      if (!producer || !isFusableElementwise(producer) ||
           producer->getBlock() != root->getBlock() ||
           producer->getResult(0).getType() != type ||
           !producer->getResult(0).hasOneUse() ||
@@ -80,7 +78,7 @@ struct GraphFuseElementwisePass
       // when it is built.
       SmallVector<Operation *> ops;
       func.walk([&](Operation *op) {
-        if (isElementwise(op) && !op->getParentOfType<ElementwiseOp>())
+        if (isFusableElementwise(op) && !op->getParentOfType<ElementwiseOp>())
           ops.push_back(op);
       });
       DenseSet<Operation *> fused;
