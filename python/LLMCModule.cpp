@@ -185,6 +185,7 @@ struct PyPassManager {
   std::string actQuant = "exact";
   std::string kvCache = "f32";
   bool defaultSchedule = true;
+  bool profile = false;
   bool timing = false;
   py::object printAfter = py::none();
   std::string timingReport;
@@ -200,6 +201,7 @@ struct PyPassManager {
       options.actQuant = actQuant;
       options.kvCache = kvCache;
       options.defaultSchedule = defaultSchedule;
+      options.profile = profile;
       llmc::buildCompilePipeline(pm, options, *phase);
     } else {
       std::string errors;
@@ -458,6 +460,28 @@ struct PyRuntime {
   }
   int64_t vocab() const { return model->vocabSize(); }
 
+  /// Each kernel's profile since the last reset (an artifact compiled with
+  /// profile=True; empty otherwise), as dictionaries.
+  py::list profile() const {
+    py::list out;
+    for (const llmc_kernel_profile &k : model->profile()) {
+      py::dict d;
+      d["name"] = k.name;
+      d["phase"] = k.phase;
+      d["calls"] = k.calls;
+      d["seconds"] = k.seconds;
+      d["flops"] = k.flops;
+      d["int_ops"] = k.int_ops;
+      d["instructions"] = k.instructions;
+      d["bytes"] = k.bytes;
+      d["parallel"] = k.parallel;
+      d["exact"] = k.exact != 0;
+      out.append(d);
+    }
+    return out;
+  }
+  void resetProfile() { model->resetProfile(); }
+
   /// [n, vocab] logits of `ids` processed from position 0 in one call,
   /// returned as a numpy array that owns the buffer the model wrote.
   py::array_t<float> logits(const std::vector<int32_t> &ids) {
@@ -572,10 +596,10 @@ PYBIND11_MODULE(_llmc, m) {
       "Imports a llama2.c checkpoint or Hugging Face directory as graph IR.");
 
   py::class_<PyPassManager>(m, "PassManager")
-      .def(py::init([](std::string pipeline, bool timing,
-                       py::object printAfter, std::string target,
-                       std::string actQuant, std::string schedule,
-                       std::string kvCache) {
+      .def(py::init([](std::string pipeline, bool timing, py::object printAfter,
+                       std::string target, std::string actQuant,
+                       std::string schedule, std::string kvCache,
+                       bool profile) {
              if (actQuant != "exact" && actQuant != "llama.cpp")
                throw py::value_error(
                    "act_quant: expected 'exact' or 'llama.cpp', got '" +
@@ -593,12 +617,13 @@ PYBIND11_MODULE(_llmc, m) {
              pm->actQuant = std::move(actQuant);
              pm->kvCache = std::move(kvCache);
              pm->defaultSchedule = schedule == "default";
+             pm->profile = profile;
              return pm;
            }),
            py::arg("pipeline"), py::arg("timing") = false,
            py::arg("print_ir_after") = py::none(), py::arg("target") = "cpu",
            py::arg("act_quant") = "exact", py::arg("schedule") = "default",
-           py::arg("kv_cache") = "f32")
+           py::arg("kv_cache") = "f32", py::arg("profile") = false)
       .def("run", &PyPassManager::run, py::arg("module"))
       .def_readonly("timing_report", &PyPassManager::timingReport);
 
@@ -661,7 +686,7 @@ PYBIND11_MODULE(_llmc, m) {
       [](std::shared_ptr<PyModule> module, const std::string &output,
          const std::string &target, const std::string &tokenizer,
          py::object schedule, const std::string &actQuant,
-         const std::string &kvCache) {
+         const std::string &kvCache, bool profile) {
         if (actQuant != "exact" && actQuant != "llama.cpp")
           throw py::value_error("act_quant: expected 'exact' or 'llama.cpp', got '" +
                                 actQuant + "'");
@@ -673,6 +698,7 @@ PYBIND11_MODULE(_llmc, m) {
         options.tokenizer = tokenizer;
         options.pipeline.actQuant = actQuant;
         options.pipeline.kvCache = kvCache;
+        options.pipeline.profile = profile;
         // Compilation lowers in place: work on a copy.
         auto copy = std::make_shared<PyModule>(module->clone());
         // A Python exception from the schedule is kept and re-raised after
@@ -702,6 +728,7 @@ PYBIND11_MODULE(_llmc, m) {
       py::arg("module"), py::arg("output"), py::arg("target") = "cpu",
       py::arg("tokenizer") = "", py::arg("schedule") = py::none(),
       py::arg("act_quant") = "exact", py::arg("kv_cache") = "f32",
+      py::arg("profile") = false,
       "Compiles a graph module into an artifact directory; returns its path.");
 
   py::class_<PyRuntime>(m, "Runtime")
@@ -712,8 +739,12 @@ PYBIND11_MODULE(_llmc, m) {
       .def_property("threads", &PyRuntime::threads, &PyRuntime::setThreads)
       .def_property_readonly("vocab_size", &PyRuntime::vocab)
       .def("logits", &PyRuntime::logits, py::arg("token_ids"))
+      .def("profile", &PyRuntime::profile,
+           "Each kernel's calls, seconds and the cost model's work "
+           "(flops, int_ops, instructions, bytes, parallel) since the last "
+           "reset_profile(); empty unless compiled with profile=True.")
+      .def("reset_profile", &PyRuntime::resetProfile)
       .def("generate", &PyRuntime::generate, py::arg("prompt"),
            py::arg("max_tokens") = 64, py::arg("temperature") = 0.0f,
-           py::arg("top_k") = 0, py::arg("top_p") = 1.0f,
-           py::arg("seed") = 42);
+           py::arg("top_k") = 0, py::arg("top_p") = 1.0f, py::arg("seed") = 42);
 }

@@ -21,6 +21,13 @@
 
 namespace llmc {
 
+/// Choices of the lowering that are not facts of the target.
+struct LoweringOptions {
+  /// Time every kernel call into counters the runtime reads (`llmc compile
+  /// --profile`, `llmc bench --profile`).
+  bool profile = false;
+};
+
 class TargetBackend {
 public:
   explicit TargetBackend(TargetDescription target)
@@ -32,7 +39,8 @@ public:
   const TargetDescription &target() const { return description; }
   /// Passes from the tl phase's output (scheduled loop nests over buffers)
   /// down to the target dialect (the `llvm` phase on the CPU).
-  virtual void buildLowering(mlir::OpPassManager &pm) const = 0;
+  virtual void buildLowering(mlir::OpPassManager &pm,
+                             const LoweringOptions &options = {}) const = 0;
   /// Writes the loadable code for `lowered` into `dir` and returns its file
   /// name (relative to `dir`).
   virtual llvm::Expected<std::string> emit(mlir::ModuleOp lowered,

@@ -52,6 +52,8 @@ struct PipelineOptions {
   /// Without a given schedule: the target's default (true) or none, leaving
   /// the canonical nests (`schedule=none`; tests and schedule authors).
   bool defaultSchedule = true;
+  /// Time every kernel call (cpu-profile-kernels; `llmc bench --profile`).
+  bool profile = false;
 };
 
 /// graph: numerics, tensor rewrites and the weight-blob layout (quantized

@@ -288,6 +288,60 @@ entryArena(ModuleOp lowered) {
   return result;
 }
 
+/// One term of a kernel's work: `c` times the product of the sizes in `of`
+/// (ABI names, "tokens", or a size's floor over a constant, "tokens/4").
+struct WorkTerm {
+  double c;
+  llvm::SmallVector<std::string, 2> of;
+};
+
+/// A kernel's work per forward call as tl-estimate-cost recorded it
+/// (`llmc.kernels`), in the ABI's size names.
+struct KernelWork {
+  std::string name, phase;
+  int64_t calls;
+  bool exact;
+  /// flops, int_ops, instructions, bytes, parallel, trips.
+  llvm::SmallVector<WorkTerm> terms[6];
+};
+static const char *const kWorkNames[] = {"flops", "int_ops",  "instructions",
+                                         "bytes", "parallel", "trips"};
+
+static llvm::Expected<std::vector<KernelWork>> kernelWork(ModuleOp lowered) {
+  std::vector<KernelWork> result;
+  auto kernels = lowered->getAttrOfType<ArrayAttr>("llmc.kernels");
+  if (!kernels)
+    return result;
+  for (Attribute k : kernels) {
+    auto dict = llvm::cast<DictionaryAttr>(k);
+    KernelWork &w = result.emplace_back();
+    w.name = dict.getAs<StringAttr>("name").str();
+    w.phase = dict.getAs<StringAttr>("phase").str();
+    w.calls = dict.getAs<IntegerAttr>("calls").getInt();
+    w.exact = dict.getAs<BoolAttr>("exact").getValue();
+    for (auto [i, field] : llvm::enumerate(kWorkNames))
+      for (Attribute t : dict.getAs<ArrayAttr>(field)) {
+        auto term = llvm::cast<DictionaryAttr>(t);
+        WorkTerm &parsed = w.terms[i].emplace_back();
+        parsed.c = term.getAs<FloatAttr>("c").getValueAsDouble();
+        for (Attribute a : term.getAs<ArrayAttr>("of")) {
+          auto [arg, divisor] = llvm::cast<StringAttr>(a).getValue().split('/');
+          const auto *it = llvm::find(kArenaSizeArgs, arg);
+          if (it == std::end(kArenaSizeArgs))
+            return llvm::createStringError(
+                "kernel " + w.name + "'s " + field + " depends on " +
+                arg.str() +
+                ", which is not one of the forward call's sizes "
+                "(tokens, pos0, n_out)");
+          std::string name = kArenaSizeNames[it - std::begin(kArenaSizeArgs)];
+          parsed.of.push_back(divisor.empty() ? name
+                                              : name + "/" + divisor.str());
+        }
+      }
+  }
+  return result;
+}
+
 /// The arena bytes of a call (the largest plan).
 static int64_t arenaBytes(llvm::ArrayRef<ArenaPlan> plans, int64_t tokens,
                           int64_t pos0, int64_t nOut) {
@@ -342,16 +396,14 @@ static std::string describeMemory(llvm::ArrayRef<ArenaPlan> plans,
   return s;
 }
 
-static llvm::Error writeMetadata(llvm::StringRef path, ModuleOp module,
-                                 graph::KVCacheType cache,
-                                 llvm::ArrayRef<PlacedParam> params,
-                                 int64_t weightBytes, int64_t decodeBytes,
-                                 const ComputeCount &compute,
-                                 llvm::ArrayRef<ArenaPlan> arena,
-                                 const TargetBackend &backend,
-                                 llvm::StringRef library,
-                                 llvm::StringRef tokenizerKind,
-                                 llvm::StringRef tokenizerFile) {
+static llvm::Error
+writeMetadata(llvm::StringRef path, ModuleOp module, graph::KVCacheType cache,
+              llvm::ArrayRef<PlacedParam> params, int64_t weightBytes,
+              int64_t decodeBytes, const ComputeCount &compute,
+              llvm::ArrayRef<ArenaPlan> arena,
+              llvm::ArrayRef<KernelWork> kernels, bool profiled,
+              const TargetBackend &backend, llvm::StringRef library,
+              llvm::StringRef tokenizerKind, llvm::StringRef tokenizerFile) {
   auto model = module->getAttrOfType<DictionaryAttr>("graph.model");
   if (!model)
     return llvm::createStringError("the module has no graph.model description");
@@ -417,6 +469,29 @@ static llvm::Error writeMetadata(llvm::StringRef path, ModuleOp module,
               });
           });
       });
+    });
+    // Each kernel's work per call (tl-estimate-cost), and whether the
+    // library times its calls (llmc/abi.h, Profile).
+    j.attribute("profiled", profiled);
+    j.attributeArray("kernels", [&] {
+      for (const KernelWork &k : kernels)
+        j.object([&] {
+          j.attribute("name", k.name);
+          j.attribute("phase", k.phase);
+          j.attribute("calls", k.calls);
+          j.attribute("exact", k.exact);
+          for (size_t i = 0; i < std::size(kWorkNames); ++i)
+            j.attributeArray(kWorkNames[i], [&] {
+              for (const WorkTerm &t : k.terms[i])
+                j.object([&] {
+                  j.attribute("c", t.c);
+                  j.attributeArray("of", [&] {
+                    for (const std::string &size : t.of)
+                      j.value(size);
+                  });
+                });
+            });
+        });
     });
     j.attributeArray("params", [&] {
       for (const PlacedParam &p : params)
@@ -585,7 +660,9 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
   phaseDone("tl");
   dumpIR("tl.mlir");
   PassManager lowerPM(ctx);
-  (*backend)->buildLowering(lowerPM);
+  LoweringOptions lowering;
+  lowering.profile = options.pipeline.profile;
+  (*backend)->buildLowering(lowerPM, lowering);
   if (failed(lowerPM.run(module)))
     return llvm::createStringError("lowering to " + (*backend)->name().str() +
                                    " failed");
@@ -596,6 +673,9 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
     return arena.takeError();
   if (options.onMemory)
     options.onMemory(describeMemory(*arena, cache));
+  auto kernels = kernelWork(module);
+  if (!kernels)
+    return kernels.takeError();
   auto library = (*backend)->emit(module, tmp);
   if (!library)
     return library.takeError();
@@ -615,9 +695,8 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
   }
   if (auto e = writeMetadata(file("metadata.json"), module, cache, *params,
                              weightBytes, decodeBytes, compute, *arena,
-                             **backend,
-                             *library,
-                             tokenizerKind, tokenizerFile))
+                             *kernels, options.pipeline.profile, **backend,
+                             *library, tokenizerKind, tokenizerFile))
     return e;
   if (auto e = moveIntoPlace(tmp, outDir))
     return e;

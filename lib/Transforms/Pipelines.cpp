@@ -130,7 +130,9 @@ void llmc::buildTargetPhase(OpPassManager &pm, const PipelineOptions &options) {
     pm.addPass(createErrorPass(llvm::toString(backend.takeError())));
     return;
   }
-  (*backend)->buildLowering(pm);
+  LoweringOptions lowering;
+  lowering.profile = options.profile;
+  (*backend)->buildLowering(pm, lowering);
 }
 
 void llmc::buildCompilePipeline(OpPassManager &pm,
@@ -221,6 +223,10 @@ struct TopOptions : public PassPipelineOptions<Derived> {
       *this, "schedule",
       llvm::cl::desc("default (the target's) or none (canonical nests)"),
       llvm::cl::init("default")};
+  mlir::detail::PassOptions::Option<bool> profile{
+      *this, "profile",
+      llvm::cl::desc("time every kernel call (cpu-profile-kernels)"),
+      llvm::cl::init(false)};
 };
 
 struct PhaseOptions : TopOptions<PhaseOptions> {};
@@ -237,7 +243,7 @@ struct CompileOptions : TopOptions<CompileOptions> {
 void buildRegistered(OpPassManager &pm, llvm::StringRef name,
                      const std::string &target, const std::string &actQuant,
                      const std::string &kvCache, const std::string &schedule,
-                     Phase first, Phase last) {
+                     bool profile, Phase first, Phase last) {
   if (actQuant != "exact" && actQuant != "llama.cpp")
     return pm.addPass(createErrorPass(name.str() +
                                       ": act-quant: expected exact or "
@@ -261,6 +267,7 @@ void buildRegistered(OpPassManager &pm, llvm::StringRef name,
   po.actQuant = actQuant;
   po.kvCache = kvCache;
   po.defaultSchedule = schedule == "default";
+  po.profile = profile;
   buildCompilePipeline(pm, po, last, first);
 }
 } // namespace
@@ -282,8 +289,8 @@ void llmc::registerLLMCPasses() {
                                             options.to +
                                             "' (expected graph, tl or llvm)"));
         buildRegistered(pm, "llmc-compile", options.target, options.actQuant,
-                        options.kvCache, options.schedule, Phase::Graph,
-                        *last);
+                        options.kvCache, options.schedule, options.profile,
+                        Phase::Graph, *last);
       });
   for (auto [name, phase, what] :
        {std::tuple{"llmc-graph", Phase::Graph, "the graph phase"},
@@ -295,7 +302,8 @@ void llmc::registerLLMCPasses() {
     PassPipelineRegistration<PhaseOptions>(
         name, what, [p, n](OpPassManager &pm, const PhaseOptions &options) {
           buildRegistered(pm, n, options.target, options.actQuant,
-                          options.kvCache, options.schedule, p, p);
+                          options.kvCache, options.schedule, options.profile, p,
+                          p);
         });
   }
 }

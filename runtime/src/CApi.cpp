@@ -162,6 +162,40 @@ int32_t llmc_model_threads(const llmc_model *model) {
   return model ? model->impl->threads() : 0;
 }
 
+int64_t llmc_model_profile_size(const llmc_model *model) {
+  return model && model->impl->profiled()
+             ? static_cast<int64_t>(model->impl->metadata().kernels.size())
+             : 0;
+}
+
+int64_t llmc_model_profile(const llmc_model *model, llmc_kernel_profile *out,
+                           int64_t count) {
+  if (!model || !out || count <= 0)
+    return 0;
+  std::vector<Model::KernelProfile> p = model->impl->profile();
+  const auto &kernels = model->impl->metadata().kernels;
+  int64_t n = std::min<int64_t>(count, static_cast<int64_t>(p.size()));
+  for (int64_t k = 0; k < n; ++k) {
+    const Model::KernelProfile &m = p[k];
+    out[k] = {kernels[k].name.c_str(),
+              kernels[k].phase.c_str(),
+              m.calls,
+              m.nanoseconds * 1e-9,
+              m.flops,
+              m.intOps,
+              m.instructions,
+              m.bytes,
+              m.parallel,
+              kernels[k].exact ? 1 : 0};
+  }
+  return n;
+}
+
+void llmc_model_profile_reset(llmc_model *model) {
+  if (model)
+    model->impl->resetProfile();
+}
+
 int llmc_tokenizer_open(const char *path, int64_t vocab_size,
                         llmc_tokenizer **out, char **error) {
   return guard(error, [&] {

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 namespace llmc::rt {
@@ -124,7 +125,54 @@ private:
   }
 };
 
+/// The indices into LLMC_ARENA_SIZE_NAMES of the names in `of`, an array
+/// of at most `most` of them; with `divisors`, a name may be a size's floor
+/// over a positive integer ("tokens/4"), whose divisor goes there (1 for a
+/// plain size).
+std::vector<int> sizeIndices(const FieldChecker &c, const JsonValue &of,
+                             const std::string &field, size_t most,
+                             std::vector<int64_t> *divisors = nullptr) {
+  static const char *const sizeNames[] = {LLMC_ARENA_SIZE_NAMES};
+  if (!of.isArray() || of.asArray().size() > most)
+    c.fail(field, "must be an array of at most " + std::to_string(most) +
+                      " size names (tokens, pos0, n_out)");
+  std::vector<int> sizes;
+  for (const JsonValue &name : of.asArray()) {
+    std::string size = name.isString() ? name.asString() : "";
+    int64_t divisor = 1;
+    if (size_t slash = size.find('/'); divisors && slash != std::string::npos) {
+      char *end = nullptr;
+      std::string digits = size.substr(slash + 1);
+      divisor = std::strtoll(digits.c_str(), &end, 10);
+      if (digits.empty() || *end || divisor < 1)
+        c.fail(field, "has a size over \"" + digits +
+                          "\", expected a positive integer");
+      size.resize(slash);
+    }
+    auto *found = std::find(std::begin(sizeNames), std::end(sizeNames), size);
+    if (found == std::end(sizeNames))
+      c.fail(field, "names an unknown size (expected tokens, pos0 or n_out)");
+    sizes.push_back(static_cast<int>(found - std::begin(sizeNames)));
+    if (divisors)
+      divisors->push_back(divisor);
+  }
+  return sizes;
+}
+
 } // namespace
+
+double ArtifactMetadata::evaluate(const Work &work, int64_t n, int64_t pos0,
+                                  int64_t nOut) {
+  const int64_t sizes[] = {n, pos0, nOut};
+  double total = 0;
+  for (const WorkTerm &term : work) {
+    double v = term.c;
+    for (size_t i = 0; i < term.sizes.size(); ++i)
+      v *= static_cast<double>(sizes[term.sizes[i]] / term.divisors[i]);
+    total += v;
+  }
+  return total;
+}
 
 ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
                                   const std::string &metadataPath) {
@@ -238,7 +286,6 @@ ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
   const JsonValue &plans = c.get(arena, "arena", "plans");
   if (!plans.isArray())
     c.fail("arena.plans", "must be an array of plans");
-  static const char *const sizeNames[] = {LLMC_ARENA_SIZE_NAMES};
   for (size_t p = 0; p < plans.asArray().size(); ++p) {
     std::string planField = "arena.plans[" + std::to_string(p) + "]";
     const JsonValue &plan = plans.asArray()[p];
@@ -254,24 +301,57 @@ ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
       // 2^40 bytes per unit; with at most two sizes below 2^31 each, a
       // term's value fits in 128 bits.
       parsed.bytes = c.getInteger(term, field, "bytes", 0, int64_t(1) << 40);
-      const JsonValue &of = c.get(term, field, "of");
-      if (!of.isArray() || of.asArray().size() > 2)
-        c.fail(field + ".of",
-               "must be an array of at most two size names (tokens, pos0, "
-               "n_out)");
-      for (const JsonValue &name : of.asArray()) {
-        auto *found = name.isString()
-                          ? std::find(std::begin(sizeNames),
-                                      std::end(sizeNames), name.asString())
-                          : std::end(sizeNames);
-        if (found == std::end(sizeNames))
-          c.fail(field + ".of", "names an unknown size (expected tokens, "
-                                "pos0 or n_out)");
-        parsed.sizes.push_back(static_cast<int>(found - std::begin(sizeNames)));
-      }
+      parsed.sizes = sizeIndices(c, c.get(term, field, "of"), field + ".of", 2);
       terms.push_back(std::move(parsed));
     }
     md.arenaPlans.push_back(std::move(terms));
+  }
+
+  if (const JsonValue *profiled = root.find("profiled")) {
+    if (!profiled->isBool())
+      c.fail("profiled", "must be true or false");
+    md.profiled = profiled->asBool();
+  }
+  if (const JsonValue *kernels = root.find("kernels")) {
+    if (!kernels->isArray())
+      c.fail("kernels", "must be an array of kernels");
+    for (size_t k = 0; k < kernels->asArray().size(); ++k) {
+      std::string field = "kernels[" + std::to_string(k) + "]";
+      const JsonValue &kernel = kernels->asArray()[k];
+      if (!kernel.isObject())
+        c.fail(field, "must be an object");
+      ArtifactMetadata::Kernel parsed;
+      parsed.name = c.getString(kernel, field, "name");
+      parsed.phase = c.getString(kernel, field, "phase");
+      parsed.calls = c.getInteger(kernel, field, "calls", 0, INT32_MAX);
+      const JsonValue *exact = kernel.find("exact");
+      parsed.exact = exact && exact->isBool() && exact->asBool();
+      auto work = [&](const char *name, ArtifactMetadata::Work &out) {
+        std::string workField = field + "." + name;
+        const JsonValue &terms = c.get(kernel, field, name);
+        if (!terms.isArray())
+          c.fail(workField, "must be an array of terms {c, of}");
+        for (size_t t = 0; t < terms.asArray().size(); ++t) {
+          std::string termField = workField + "[" + std::to_string(t) + "]";
+          const JsonValue &term = terms.asArray()[t];
+          const JsonValue *coefficient = term.find("c");
+          if (!coefficient || !coefficient->isNumber())
+            c.fail(termField, "must be an object {c: number, of: sizes}");
+          ArtifactMetadata::WorkTerm w;
+          w.c = coefficient->asDouble();
+          w.sizes = sizeIndices(c, c.get(term, termField, "of"),
+                                termField + ".of", 4, &w.divisors);
+          out.push_back(std::move(w));
+        }
+      };
+      work("flops", parsed.flops);
+      work("int_ops", parsed.intOps);
+      work("instructions", parsed.instructions);
+      work("bytes", parsed.bytes);
+      work("parallel", parsed.parallel);
+      work("trips", parsed.trips);
+      md.kernels.push_back(std::move(parsed));
+    }
   }
 
   const JsonValue &tokenizer = c.get(root, "", "tokenizer");

@@ -53,6 +53,32 @@ struct ArtifactMetadata {
   /// The arena bytes a call of n tokens at pos0 with n_out rows needs: the
   /// largest plan. Throws Error past what any machine holds.
   int64_t arenaBytes(int64_t n, int64_t pos0, int64_t nOut) const;
+  /// `kernels`: each kernel's work per forward call, as the compiler's cost
+  /// model estimates it (sums of `c` times a product of the call's sizes);
+  /// empty in artifacts without it.
+  struct WorkTerm {
+    double c = 0;
+    /// Indices into LLMC_ARENA_SIZE_NAMES, each size's floor over its
+    /// divisor ("tokens/4"; 1 for the size itself).
+    std::vector<int> sizes;
+    std::vector<int64_t> divisors;
+  };
+  using Work = std::vector<WorkTerm>;
+  struct Kernel {
+    std::string name, phase;
+    int64_t calls = 0;
+    bool exact = true;
+    /// flops, int_ops, instructions, bytes, parallel; a call whose
+    /// `trips` is below one runs none of its loops.
+    Work flops, intOps, instructions, bytes, parallel, trips;
+  };
+  std::vector<Kernel> kernels;
+  /// `profiled`: the library exports LLMC_PROFILE_*_SYMBOL, one slot per
+  /// kernel.
+  bool profiled = false;
+  /// The value of `work` for a call of n tokens at pos0 with n_out rows.
+  static double evaluate(const Work &work, int64_t n, int64_t pos0,
+                         int64_t nOut);
   /// dir + "/" + tokenizer.file; empty when `tokenizer` is null.
   std::string tokenizerPath;
   /// tokenizer.kind: "llmc" (an llmc tokenizer file) or "llama2c".

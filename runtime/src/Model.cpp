@@ -114,6 +114,17 @@ std::unique_ptr<Model> Model::open(const std::string &dir) {
   m->forwardFn = reinterpret_cast<llmc_forward_fn>(sym);
   m->setNumThreadsFn = reinterpret_cast<llmc_set_num_threads_fn>(
       ::dlsym(m->library, LLMC_SET_NUM_THREADS_SYMBOL));
+  if (md.profiled) {
+    m->profileNs =
+        static_cast<int64_t *>(::dlsym(m->library, LLMC_PROFILE_NS_SYMBOL));
+    m->profileCalls =
+        static_cast<int64_t *>(::dlsym(m->library, LLMC_PROFILE_CALLS_SYMBOL));
+    if (!m->profileNs || !m->profileCalls)
+      throw Error(md.libraryPath + ": the metadata says it is profiled, but "
+                                   "it does not export " LLMC_PROFILE_NS_SYMBOL
+                                   " and " LLMC_PROFILE_CALLS_SYMBOL);
+    m->resetProfile();
+  }
   m->setThreads(defaultThreads(md));
   return m;
 }
@@ -200,6 +211,48 @@ void Model::forward(const int32_t *tokens, int64_t n, int64_t pos0,
   forwardFn(&tokenDesc, pos0, &weightDesc, &kvDesc, rows, &logitsDesc,
             &arenaDesc);
   pos = pos0 + n;
+  // The kernels this call ran (their call counts moved) did the work the
+  // cost model gives for its sizes.
+  if (profileCalls)
+    for (size_t k = 0; k < md.kernels.size(); ++k) {
+      if (profileCalls[k] == callsBefore[k])
+        continue;
+      callsBefore[k] = profileCalls[k];
+      const ArtifactMetadata::Kernel &kernel = md.kernels[k];
+      KernelProfile &w = work[k];
+      auto at = [&](const ArtifactMetadata::Work &terms) {
+        return ArtifactMetadata::evaluate(terms, n, pos0, rows);
+      };
+      if (at(kernel.trips) < 1)
+        continue; // a remainder the sizes leave empty
+      w.flops += at(kernel.flops);
+      w.intOps += at(kernel.intOps);
+      w.instructions += at(kernel.instructions);
+      w.bytes += at(kernel.bytes);
+      w.parallel = at(kernel.parallel);
+    }
+}
+
+std::vector<Model::KernelProfile> Model::profile() const {
+  std::vector<KernelProfile> result;
+  if (!profileNs)
+    return result;
+  result = work;
+  for (size_t k = 0; k < result.size(); ++k) {
+    result[k].calls = profileCalls[k];
+    result[k].nanoseconds = profileNs[k];
+  }
+  return result;
+}
+
+void Model::resetProfile() {
+  if (!profileNs)
+    return;
+  size_t n = md.kernels.size();
+  std::fill(profileNs, profileNs + n, 0);
+  std::fill(profileCalls, profileCalls + n, 0);
+  callsBefore.assign(n, 0);
+  work.assign(n, KernelProfile());
 }
 
 } // namespace llmc::rt

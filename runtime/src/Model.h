@@ -67,6 +67,22 @@ public:
   void setThreads(int32_t n);
   int32_t threads() const { return numThreads; }
 
+  /// One kernel's profile since the last resetProfile().
+  struct KernelProfile {
+    int64_t calls = 0;
+    int64_t nanoseconds = 0;
+    /// The cost model's work summed over the forward calls that ran the
+    /// kernel (metadata `kernels`, at each call's sizes).
+    double flops = 0, intOps = 0, instructions = 0, bytes = 0;
+    /// The iterations its threads split, at the last such call.
+    double parallel = 1;
+  };
+  /// Whether the library times its kernels (`llmc compile --profile`).
+  bool profiled() const { return profileNs != nullptr; }
+  /// Per kernel of metadata().kernels; empty unless profiled().
+  std::vector<KernelProfile> profile() const;
+  void resetProfile();
+
 private:
   Model() = default;
 
@@ -85,6 +101,12 @@ private:
   int64_t arenaCapacity = 0;
   int64_t pos = 0;
   std::vector<int32_t> tokenScratch;
+  /// The library's counters (LLMC_PROFILE_*_SYMBOL), or nullptr.
+  int64_t *profileNs = nullptr, *profileCalls = nullptr;
+  /// The calls counted before the current forward call, and the work so
+  /// far, per kernel.
+  std::vector<int64_t> callsBefore;
+  std::vector<KernelProfile> work;
 };
 
 } // namespace llmc::rt

@@ -103,6 +103,66 @@ TEST(MetadataTest, ValidMetadata) {
   EXPECT_EQ(md.arenaPlans[1][1].sizes, (std::vector<int>{0, 1}));
 }
 
+/// kValidMetadata with one kernel whose work is `flops`.
+std::string withKernel(const std::string &flops) {
+  return patched("\"params\": []",
+                 R"("profiled": true, "kernels": [{"name": "forward.mm",
+                     "phase": "prefill", "calls": 2, "exact": true,
+                     "flops": )" +
+                     flops + R"(, "int_ops": [], "instructions": [],
+                     "bytes": [{"c": 512, "of": []}], "parallel": [],
+                     "trips": [{"c": 1, "of": ["tokens"]}]}], "params": [])");
+}
+
+TEST(MetadataTest, KernelWork) {
+  // 1.5 per token, 2 per full tile of 4 tokens times pos0.
+  Artifact a(withKernel(R"([{"c": 1.5, "of": ["tokens"]},
+                            {"c": 2, "of": ["tokens/4", "pos0"]}])"));
+  ArtifactMetadata md = readMetadata(a.dir.path());
+  EXPECT_TRUE(md.profiled);
+  ASSERT_EQ(md.kernels.size(), 1u);
+  const ArtifactMetadata::Kernel &k = md.kernels[0];
+  EXPECT_EQ(k.name, "forward.mm");
+  EXPECT_EQ(k.phase, "prefill");
+  EXPECT_EQ(k.calls, 2);
+  // 7 tokens at pos0 = 3: 1.5 * 7 + 2 * floor(7 / 4) * 3.
+  EXPECT_DOUBLE_EQ(ArtifactMetadata::evaluate(k.flops, 7, 3, 1), 16.5);
+  EXPECT_DOUBLE_EQ(ArtifactMetadata::evaluate(k.bytes, 7, 3, 1), 512);
+  EXPECT_DOUBLE_EQ(ArtifactMetadata::evaluate(k.parallel, 7, 3, 1), 0);
+  // Without the fields: no kernels, not profiled.
+  ArtifactMetadata plain = readMetadata(Artifact(kValidMetadata).dir.path());
+  EXPECT_FALSE(plain.profiled);
+  EXPECT_TRUE(plain.kernels.empty());
+}
+
+TEST(MetadataTest, BadKernelWork) {
+  struct Case {
+    std::string flops, message;
+  };
+  for (const Case &c : std::vector<Case>{
+           {R"([{"c": 1, "of": ["tokens/0"]}])",
+            "field 'kernels[0].flops[0].of' has a size over \"0\", expected "
+            "a positive integer"},
+           {R"([{"c": 1, "of": ["tokens/x"]}])",
+            "field 'kernels[0].flops[0].of' has a size over \"x\", expected "
+            "a positive integer"},
+           {R"([{"c": 1, "of": ["layers"]}])",
+            "field 'kernels[0].flops[0].of' names an unknown size (expected "
+            "tokens, pos0 or n_out)"},
+           {R"([{"c": "1", "of": []}])",
+            "field 'kernels[0].flops[0]' must be an object {c: number, of: "
+            "sizes}"},
+           {R"({"c": 1})",
+            "field 'kernels[0].flops' must be an array of terms {c, of}"}}) {
+    Artifact a(withKernel(c.flops));
+    EXPECT_EQ(metadataError(a), a.metadataPath() + ": " + c.message) << c.flops;
+  }
+  Artifact notBool(patched("\"params\": []", R"("profiled": 1, "params": [])"));
+  EXPECT_EQ(metadataError(notBool),
+            notBool.metadataPath() +
+                ": field 'profiled' must be true or false");
+}
+
 TEST(MetadataTest, KVCacheElementBytes) {
   EXPECT_EQ(readMetadata(Artifact(kValidMetadata).dir.path()).kvCacheElementBytes,
             4);
@@ -197,10 +257,12 @@ INSTANTIATE_TEST_SUITE_P(
         FieldCase{"\"bytes\": 128", "\"bytes\": -1",
                   "field 'weights.bytes' is -1, expected a value in [0, "
                   "9223372036854775807]"},
-        FieldCase{"\"bytes\": 128", "\"bytes\": 128, \"decode_read_bytes\": 129",
+        FieldCase{"\"bytes\": 128",
+                  "\"bytes\": 128, \"decode_read_bytes\": 129",
                   "field 'weights.decode_read_bytes' is 129, expected a value "
                   "in [0, 128]"},
-        FieldCase{"\"bytes\": 128", "\"bytes\": 128, \"decode_read_bytes\": \"64\"",
+        FieldCase{"\"bytes\": 128",
+                  "\"bytes\": 128, \"decode_read_bytes\": \"64\"",
                   "field 'weights.decode_read_bytes' must be an integer, got a "
                   "string"},
         FieldCase{"\"bytes\": 128}", "\"bytes\": 128}, \"compute\": 7",
@@ -270,7 +332,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "(expected tokens, pos0 or n_out)"},
         FieldCase{"\"of\": [\"pos0\"]",
                   "\"of\": [\"pos0\", \"pos0\", \"pos0\"]",
-                  "field 'arena.plans[0][1].of' must be an array of at most two "
+                  "field 'arena.plans[0][1].of' must be an array of at most 2 "
                   "size names (tokens, pos0, n_out)"},
         FieldCase{"\"arena\": {", "\"scratch\": {",
                   "field 'arena' is missing"}));

@@ -173,3 +173,59 @@ def test_bench_roofline_prefill(llmc, tmp_path):
                         "--roofline"], check=True).stdout
     assert "roofline: this artifact does not record its arithmetic (compile it again)" \
         in out, out
+
+
+PROFILE = re.compile(r"^profile: (pp|tg)(\d+) at (\d+) threads?: ([\d.]+) ms in (\d+) kernels "
+                     r"\((\d+) % of the run's ([\d.]+) ms\); the cost model predicts ([\d.]+) ms",
+                     re.M)
+KERNEL_ROW = re.compile(r"^\| (forward_(?:prefill|decode)\.[\w.]+)(?: \(inexact\))? \| (\d+) \| "
+                        r"([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| (memory|compute) \|", re.M)
+
+
+def test_bench_profile(llmc, tmp_path):
+    """--profile: an artifact compiled with `llmc compile --profile` times
+    every kernel call; bench prints each kernel's measured time beside the
+    time the compiler's cost model predicts for its work (metadata's
+    `kernels`). The counters do not change what the model computes."""
+    import json
+    import numpy as np
+    gguf = tiny_gguf(tmp_path)
+    art, plain = tmp_path / "art", tmp_path / "plain"
+    e2e_util.run([llmc, "compile", gguf, "--profile", "-o", art], check=True)
+    e2e_util.run([llmc, "compile", gguf, "-o", plain], check=True)
+    meta = json.loads((art / "metadata.json").read_text())
+    assert meta["profiled"] is True
+    assert json.loads((plain / "metadata.json").read_text())["profiled"] is False
+    phases = {k["phase"] for k in meta["kernels"]}
+    assert phases == {"prefill", "decode"}, phases
+    mm = [k for k in meta["kernels"] if k["name"] == "forward_decode.matmul"]
+    assert mm and mm[0]["flops"] and mm[0]["bytes"], meta["kernels"]
+
+    out = e2e_util.run([llmc, "bench", art, "-p", "16", "-n", "4", "-t", "1", "-r", "1",
+                        "--profile"], check=True).stdout
+    runs = PROFILE.findall(out)
+    assert [(k, int(n)) for k, n, *_ in runs] == [("pp", 16), ("tg", 4)], out
+    for _, _, threads, measured, count, _, wall, predicted in runs:
+        assert int(threads) == 1 and int(count) > 3, out
+        assert 0 < float(measured) <= float(wall) + 0.01 and float(predicted) > 0, out
+    rows = KERNEL_ROW.findall(out)
+    decode = [r for r in rows if r[0].startswith("forward_decode.")]
+    assert decode and all(int(calls) % 4 == 0 for _, calls, *_ in decode), out
+    for name, calls, ms, pct, pred, ratio, bound in rows:
+        assert int(calls) > 0 and float(pred) >= 0, out
+
+    # Counters or not, the same logits.
+    prompt = [1, 17, 33, 5, 9]
+    _, P, S, ids = e2e_util.run_logits(llmc, art, prompt, 4, threads=1)
+    _, P0, S0, ids0 = e2e_util.run_logits(llmc, plain, prompt, 4, threads=1)
+    assert ids == ids0 and np.array_equal(P, P0) and np.array_equal(S, S0)
+
+    # An artifact without the counters is refused, by name.
+    p = e2e_util.run([llmc, "bench", plain, "-p", "4", "-n", "2", "--profile"])
+    assert p.returncode != 0 and "--profile" in p.stderr and \
+        "was compiled without --profile" in p.stderr, p.stderr
+    # A model file is compiled with them (its own cache entry).
+    env = dict(os.environ, LLMC_CACHE_DIR=str(tmp_path / "cache"))
+    out = e2e_util.run([llmc, "bench", gguf, "-p", "8", "-n", "2", "-t", "1", "-r", "1",
+                        "--vs", "none", "--profile"], check=True, env=env).stdout
+    assert [(k, int(n)) for k, n, *_ in PROFILE.findall(out)] == [("pp", 8), ("tg", 2)], out

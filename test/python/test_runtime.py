@@ -120,3 +120,33 @@ def test_kv_cache_equals_cli(llmc, llmc_bin, tmp_path):
     assert "element_type = f16" in str(m)
     with pytest.raises(ValueError, match="kv_cache"):
         llmc.compile(llmc.import_model(str(gguf)), tmp_path / "bad", kv_cache="bf16")
+
+
+def test_profile(llmc, tiny_model, tmp_path):
+    """compile(profile=True): the runtime counts each kernel's calls and
+    time, beside the cost model's work for the same calls; without it the
+    profile is empty."""
+    module = llmc.import_model(tiny_model)
+    rt = llmc.Runtime(llmc.compile(module, tmp_path / "prof", profile=True), threads=1)
+    ids = [1, 5, 9, 13]
+    rt.logits(ids)
+    prof = rt.profile()
+    ran = [k for k in prof if k["calls"]]
+    assert ran and {k["phase"] for k in ran} == {"prefill"}, prof
+    assert all(k["seconds"] > 0 for k in ran), ran
+    mains = [k for k in ran if k["name"].startswith("forward_prefill.matmul")
+             and not k["name"].endswith("_tail")]
+    assert mains and all(k["flops"] > 0 and k["bytes"] > 0 for k in mains), ran
+    # A remainder the prompt leaves empty (4 tokens fill the host's tiles)
+    # is called but does nothing: no bytes without work.
+    matmul_tails = [k for k in ran if k["name"].startswith("forward_prefill.matmul")
+                    and k["name"].endswith("_tail")]
+    for k in matmul_tails:
+        if k["flops"] == 0:
+            assert k["bytes"] == 0, k
+    rt.reset_profile()
+    assert all(k["calls"] == 0 and k["flops"] == 0 for k in rt.profile())
+    # The same logits as an artifact without the counters.
+    plain = llmc.Runtime(llmc.compile(module, tmp_path / "plain"), threads=1)
+    assert plain.profile() == []
+    np.testing.assert_array_equal(rt.logits(ids), plain.logits(ids))

@@ -40,13 +40,16 @@ namespace {
 
 const char *kBenchUsage =
     "usage: llmc bench DIR|MODEL [-p N] [-n N] [-t T[,T...]] [-r R]\n"
-    "                  [--vs PATH|npm|none]... [--peer-args ARGS] [--roofline]\n"
+    "                  [--vs PATH|npm|none]... [--peer-args ARGS] "
+    "[--roofline]\n"
+    "                  [--profile]\n"
     "                  [--act-quant M] [--target T]   (MODEL only)\n"
     "\n"
     "Times llama-bench's tests: ppN, an N-token prompt in one call (-p,\n"
     "default 512), and tgN, N tokens generated one call each (-n, default\n"
     "128), both from an empty cache, at each thread count of -t (default: the\n"
-    "cores), the median of R runs (-r, default 3) with min-max. 0 skips a test;\n"
+    "cores), the median of R runs (-r, default 3) with min-max. 0 skips a "
+    "test;\n"
     "the defaults shrink to the model's max_seq_len.\n"
     "A MODEL file is compiled first (cached, as `llmc run MODEL` does).\n"
     "\n"
@@ -71,6 +74,13 @@ const char *kBenchUsage =
     "and the f32 FMA peak at each thread count (16 chains of FMAs on the\n"
     "widest vectors, the best of 5 passes), with ppN's arithmetic (the\n"
     "artifact's matmul and attention FLOPs) times its median against it.\n"
+    "--profile (an artifact compiled with `llmc compile --profile`, or a\n"
+    "MODEL, which it compiles so) runs ppN and tgN once more at each thread\n"
+    "count and prints each kernel's measured time beside the time the\n"
+    "compiler's cost model predicts for it: its distinct bytes at the read\n"
+    "bandwidth or its vector instructions at the FMA instruction rate,\n"
+    "whichever is longer, on the threads its parallel loop can use (both\n"
+    "rates measured as --roofline does, in the same run).\n"
     "--prompt-len and --gen are -p and -n; --repeat is -r.\n";
 
 struct BenchOptions {
@@ -82,6 +92,7 @@ struct BenchOptions {
   std::vector<std::string> vs; // empty = default
   std::string peerArgs; // extra llama-bench arguments
   bool roofline = false;
+  bool profile = false;
   bool help = false;
 };
 
@@ -105,7 +116,8 @@ BenchOptions parseBenchOptions(int argc, char **argv) {
   scanArguments(argc, argv,
                 {"-p", "--prompt-len", "-n", "--gen", "-t", "--threads", "-r",
                  "--repeat", "--vs", "--peer-args", "--model-file"},
-                {"--help", "-h", "--roofline"}, options, positional);
+                {"--help", "-h", "--roofline", "--profile"}, options,
+                positional);
   BenchOptions b;
   for (const Option &o : options) {
     if (o.name == "--help" || o.name == "-h") {
@@ -114,6 +126,10 @@ BenchOptions parseBenchOptions(int argc, char **argv) {
     }
     if (o.name == "--roofline") {
       b.roofline = true;
+      continue;
+    }
+    if (o.name == "--profile") {
+      b.profile = true;
       continue;
     }
     if (o.name == "-p" || o.name == "--prompt-len") {
@@ -243,6 +259,88 @@ double fmaPeak(int32_t threads) {
   if (!(total > 0)) // the chains converge to 0.001 / 0.001 = 1 each
     throw CommandError("--roofline", "the FMA probe computed wrongly");
   return flops / seconds;
+}
+
+/// The f32 lanes of the vectors fmaPeak uses.
+int fmaLanes() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") ? 16 : 8;
+}
+
+/// The machine's rates at one thread count, measured in this run.
+struct Rates {
+  double bandwidth;    ///< read bytes/s
+  double instructions; ///< vector FMA instructions/s
+};
+
+/// The cost model's time for a kernel's work: its bytes at the read
+/// bandwidth or its vector instructions at the FMA instruction rate,
+/// whichever is longer, on the threads its parallel loop keeps busy (P
+/// iterations on T threads: P / ceil(P / T) of them). Sets `memoryBound`.
+double predictSeconds(const llmc_kernel_profile &k, int32_t threads,
+                      const Rates &rates, bool &memoryBound) {
+  double p = std::max(1.0, std::round(k.parallel));
+  double busy = p / std::ceil(p / threads);
+  double share = std::min(1.0, busy / threads);
+  double memory = k.bytes / (rates.bandwidth * share);
+  double compute = rates.instructions > 0
+                       ? k.instructions / (rates.instructions * share)
+                       : 0;
+  memoryBound = memory >= compute;
+  return std::max(memory, compute);
+}
+
+/// The per-kernel table of one profiled run of `test`.
+void printProfile(const std::string &test, int32_t threads, double wall,
+                  std::vector<llmc_kernel_profile> kernels,
+                  const Rates &rates) {
+  kernels.erase(std::remove_if(kernels.begin(), kernels.end(),
+                               [](auto &k) { return k.calls == 0; }),
+                kernels.end());
+  std::sort(kernels.begin(), kernels.end(),
+            [](auto &a, auto &b) { return a.seconds > b.seconds; });
+  double measured = 0, predicted = 0;
+  for (const llmc_kernel_profile &k : kernels) {
+    bool memory;
+    measured += k.seconds;
+    predicted += predictSeconds(k, threads, rates, memory);
+  }
+  std::printf("\nprofile: %s at %d thread%s: %.1f ms in %zu kernels (%.0f %% "
+              "of the run's %.1f ms); the cost model predicts %.1f ms "
+              "(read %.1f GB/s, %.2f G vector FMA/s)\n\n"
+              "| kernel | calls | ms | %% | predicted ms | measured / "
+              "predicted | bound | GFLOP/s | GB/s |\n"
+              "|---|---:|---:|---:|---:|---:|---|---:|---:|\n",
+              test.c_str(), threads, threads == 1 ? "" : "s", measured * 1e3,
+              kernels.size(), wall > 0 ? 100 * measured / wall : 0, wall * 1e3,
+              predicted * 1e3, rates.bandwidth / 1e9, rates.instructions / 1e9);
+  const size_t shown = 12;
+  double restMeasured = 0, restPredicted = 0;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const llmc_kernel_profile &k = kernels[i];
+    bool memory;
+    double p = predictSeconds(k, threads, rates, memory);
+    if (i >= shown) {
+      restMeasured += k.seconds;
+      restPredicted += p;
+      continue;
+    }
+    std::printf("| %s%s | %lld | %.2f | %.1f | %.2f | %.2f | %s | %.1f | %.1f "
+                "|\n",
+                k.name, k.exact ? "" : " (inexact)",
+                static_cast<long long>(k.calls), k.seconds * 1e3,
+                100 * k.seconds / measured, p * 1e3, p > 0 ? k.seconds / p : 0,
+                memory ? "memory" : "compute",
+                k.seconds > 0 ? (k.flops + k.int_ops) / k.seconds / 1e9 : 0,
+                k.seconds > 0 ? k.bytes / k.seconds / 1e9 : 0);
+  }
+  if (kernels.size() > shown)
+    std::printf("| (%zu others) | | %.2f | %.1f | %.2f | %.2f | | | |\n",
+                kernels.size() - shown, restMeasured * 1e3,
+                100 * restMeasured / measured, restPredicted * 1e3,
+                restPredicted > 0 ? restMeasured / restPredicted : 0);
+  std::printf("| total | | %.2f | 100 | %.2f | %.2f | | | |\n", measured * 1e3,
+              predicted * 1e3, predicted > 0 ? measured / predicted : 0);
 }
 
 /// Deterministic, spread-out token ids (a fixed LCG), the same every run.
@@ -535,6 +633,11 @@ int bench(const BenchOptions &given) {
   if (threads.empty())
     threads = {model.threads()};
   std::vector<Peer> peers = choosePeers(opts);
+  if (opts.profile && model.profile().empty())
+    throw CommandError("--profile",
+                       opts.dir + " was compiled without --profile (compile "
+                                  "it with `llmc compile --profile`, or give "
+                                  "the model file)");
 
   std::vector<int32_t> prompt = syntheticTokens(opts.prompt, vocab, 1);
   std::vector<int32_t> genIds = syntheticTokens(opts.gen, vocab, 2);
@@ -664,6 +767,25 @@ int bench(const BenchOptions &given) {
         double got = perToken * stats[ti][1].median();
         std::printf("| %d | %.1f | %.1f | %.0f %% |\n", threads[ti], bw / 1e9,
                     got / 1e9, 100.0 * got / bw);
+      }
+    }
+  }
+  if (opts.profile) {
+    // 512 MiB of ones, as --roofline's probe.
+    std::vector<uint64_t> probe((size_t(512) << 20) / sizeof(uint64_t), 1);
+    for (int32_t t : threads) {
+      model.setThreads(t);
+      Rates rates{readBandwidth(probe, t), fmaPeak(t) / (2.0 * fmaLanes())};
+      for (int test = 0; test < 2; ++test) {
+        int64_t len = test == 0 ? opts.prompt : opts.gen;
+        if (len == 0)
+          continue;
+        model.resetProfile();
+        double t0 = now();
+        test == 0 ? ppOnce() : tgOnce();
+        double wall = now() - t0;
+        printProfile((test == 0 ? "pp" : "tg") + std::to_string(len), t, wall,
+                     model.profile(), rates);
       }
     }
   }

@@ -47,7 +47,7 @@ static void usage(raw_ostream &os) {
   os << "usage:\n"
         "  llmc compile MODEL [--tokenizer FILE] [--target T] "
         "[--max-seq-len N] [--act-quant exact|llama.cpp] [--kv-cache f32|f16] "
-        "[--keep-ir] -o DIR\n"
+        "[--keep-ir] [--profile] -o DIR\n"
         "      MODEL: a llama2.c checkpoint, a Hugging Face directory "
         "(config.json + safetensors) or a graph-dialect .mlir file\n"
         "      --tokenizer: a llama2.c tokenizer.bin, tokenizer.json, "
@@ -55,19 +55,25 @@ static void usage(raw_ostream &os) {
         "      (default: the model's own: GGUF metadata, the directory's "
         "tokenizer.model/tokenizer.json)\n"
         "      --target: cpu (this host, default), cpu:NAME[,+feat|-feat]...\n"
-        "      [,cores=N,l1d=SIZE,l2=SIZE,l3=SIZE,prefetch=SIZE] (e.g. cpu:znver4,\n"
+        "      [,cores=N,l1d=SIZE,l2=SIZE,l3=SIZE,prefetch=SIZE] (e.g. "
+        "cpu:znver4,\n"
         "      cpu:x86-64-v3,+avxvnni); docs/design.md, Targets\n"
-        "      --act-quant llama.cpp: round matmul activations to the weight's\n"
+        "      --act-quant llama.cpp: round matmul activations to the "
+        "weight's\n"
         "      kind as llama.cpp's CPU backend does (int8 dot products for\n"
         "      quantized weights); exact (default): f32 math\n"
-        "      --kv-cache f16: keys and values stored in f16 (half the memory,\n"
+        "      --kv-cache f16: keys and values stored in f16 (half the "
+        "memory,\n"
         "      llama.cpp's default); f32 (default)\n"
-        "  llmc run DIR|MODEL [--act-quant M] [--kv-cache K] --prompt TEXT --max-tokens N "
+        "      --profile: time every kernel call (llmc bench --profile)\n"
+        "  llmc run DIR|MODEL [--act-quant M] [--kv-cache K] --prompt TEXT "
+        "--max-tokens N "
         "[--temperature T] "
         "[--top-k K] [--top-p P] [--seed S] [--threads N] "
         "[--dump-logits FILE.npy]\n"
         "  llmc bench DIR|MODEL [-p N] [-n N] [-t T[,T...]] [-r R] "
-        "[--vs PATH|npm|none]... [--act-quant M] [--kv-cache K] [--target T]\n"
+        "[--vs PATH|npm|none]... [--roofline] [--profile] [--act-quant M] "
+        "[--kv-cache K] [--target T]\n"
         "  llmc inspect FILE   (GGUF, safetensors, Hugging Face dir, "
         "llama2.c)\n"
         "  llmc tokenize FILE|DIR [--text T | --input STRINGS.json | --ids "
@@ -115,6 +121,8 @@ static int compileMain(int argc, char **argv) {
                     maxSeq + "'");
     } else if (arg == "--keep-ir") {
       options.keepIR = true;
+    } else if (arg == "--profile") {
+      options.pipeline.profile = true;
     } else if (arg == "-h" || arg == "--help") {
       usage(outs());
       return 0;
@@ -418,6 +426,10 @@ int main(int argc, char **argv) {
           if (arg.starts_with("--act-quant=") || arg.starts_with("--target=") ||
               arg.starts_with("--kv-cache=")) {
             compileArgs.push_back(arg.str());
+          } else if (arg == "--profile" && cmd == "bench") {
+            // Compiled with the counters, and shown by bench.
+            compileArgs.push_back(arg.str());
+            args.push_back(argv[i]);
           } else if (arg == "--act-quant" || arg == "--target" ||
                      arg == "--kv-cache") {
             if (i + 1 >= argc)

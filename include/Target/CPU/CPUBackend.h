@@ -11,7 +11,8 @@ namespace llmc {
 std::unique_ptr<TargetBackend> createCPUBackend(const TargetDescription &target);
 
 /// Adds the CPU lowering (the `llvm` phase) for `target` to `pm`.
-void buildCPULowering(mlir::OpPassManager &pm, const TargetDescription &target);
+void buildCPULowering(mlir::OpPassManager &pm, const TargetDescription &target,
+                      const LoweringOptions &options = {});
 
 /// Translates an LLVM-dialect module to an object file for `target`,
 /// optimised at -O3.

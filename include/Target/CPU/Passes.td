@@ -39,6 +39,28 @@ def CPUAddThreadControl : Pass<"cpu-add-thread-control", "mlir::ModuleOp"> {
                            "mlir::LLVM::LLVMDialect"];
 }
 
+def CPUProfileKernels : Pass<"cpu-profile-kernels", "mlir::ModuleOp"> {
+  let summary = "Time every kernel call into exported counters";
+  let description = [{
+    For `llmc compile --profile` (and `llmc bench --profile`): each call of
+    a kernel listed in the module's `llmc.kernels` (tl-estimate-cost, in
+    that order) reads the monotonic clock (`clock_gettime`) before and
+    after, and adds the nanoseconds and one call to its slot of two
+    exported arrays of i64, `llmc_profile_ns` and `llmc_profile_calls`
+    (LLMC_PROFILE_NS_SYMBOL, LLMC_PROFILE_CALLS_SYMBOL in llmc/abi.h). A
+    kernel's threads run inside its call, so its time is the wall time of
+    its parallel region. The runtime reads and clears the arrays; the
+    metadata's `kernels` name the slots.
+
+    Input: outlined kernels and their callers (tl-outline-kernels,
+    tl-estimate-cost), before the loops are lowered.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::LLVM::LLVMDialect"];
+}
+
 def CPUInt8Dot : Pass<"cpu-int8-dot"> {
   let summary = "Groups of four int8 products as VNNI dot-product instructions";
   let description = [{

@@ -26,8 +26,8 @@
 using namespace mlir;
 using namespace llmc;
 
-void llmc::buildCPULowering(OpPassManager &pm,
-                            const TargetDescription &target) {
+void llmc::buildCPULowering(OpPassManager &pm, const TargetDescription &target,
+                            const LoweringOptions &options) {
   // Buffers are placed (and any left released) only now, after any
   // schedule has moved computation between loop nests (compute_at can move
   // a use past a buffer's old last use). The arena is the caller's: the
@@ -37,6 +37,13 @@ void llmc::buildCPULowering(OpPassManager &pm,
   // Each distinct loop nest one function, called by every layer that runs
   // it: code is generated once per kernel, not once per layer.
   pm.addPass(tl::createTLOutlineKernels());
+  // What each kernel does per call (metadata's `kernels`, the profile's
+  // prediction).
+  tl::TLEstimateCostOptions cost;
+  cost.target = target.str();
+  pm.addPass(tl::createTLEstimateCost(cost));
+  if (options.profile)
+    pm.addPass(cpu::createCPUProfileKernels());
   pm.addPass(createConvertTLToSCF());
   // int8 dot-product groups as the target's VNNI instructions.
   cpu::CPUInt8DotOptions int8Dot;
@@ -71,8 +78,9 @@ class CPUBackend : public TargetBackend {
 public:
   using TargetBackend::TargetBackend;
   llvm::StringRef name() const override { return "cpu"; }
-  void buildLowering(OpPassManager &pm) const override {
-    buildCPULowering(pm, target());
+  void buildLowering(OpPassManager &pm,
+                     const LoweringOptions &options) const override {
+    buildCPULowering(pm, target(), options);
   }
   llvm::Expected<std::string> emit(ModuleOp lowered,
                                    llvm::StringRef dir) const override;

@@ -70,6 +70,14 @@ typedef void (*llmc_forward_fn)(llmc_tokens_desc *tokens, int64_t pos0,
                                 llmc_arena_desc *arena);
 typedef void (*llmc_set_num_threads_fn)(int32_t threads);
 
+/*===--- Profile ----------------------------------------------------------===*/
+
+/** An artifact compiled with `llmc compile --profile` exports two arrays of
+ * int64_t, one slot per entry of metadata's `kernels` (in that order): the
+ * nanoseconds spent in the kernel's calls and how many calls there were. */
+#define LLMC_PROFILE_NS_SYMBOL "llmc_profile_ns"
+#define LLMC_PROFILE_CALLS_SYMBOL "llmc_profile_calls"
+
 /*===--- Arena ------------------------------------------------------------===*/
 
 /** The arena's bytes are a sum of terms, each `bytes` times a product of the

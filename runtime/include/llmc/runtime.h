@@ -112,6 +112,34 @@ int llmc_model_set_threads(llmc_model *model, int32_t n, char **error);
 /** The thread count forward calls use. */
 int32_t llmc_model_threads(const llmc_model *model);
 
+/** One kernel's profile, for an artifact compiled with `llmc compile
+ *  --profile`: what was measured since the last llmc_model_profile_reset,
+ *  and the work the compiler's cost model gives for the same forward calls
+ *  (docs/performance.md, "The cost model"). */
+typedef struct llmc_kernel_profile {
+  const char *name;    /**< the kernel's symbol, e.g. "forward_decode.matmul" */
+  const char *phase;   /**< its caller's phase: "prefill", "decode" */
+  int64_t calls;       /**< calls, every layer's counted */
+  double seconds;      /**< wall time inside them (threads included) */
+  double flops;        /**< floating-point operations (an FMA is 2) */
+  double int_ops;      /**< integer operations on data */
+  double instructions; /**< the vector instructions of that arithmetic */
+  double bytes;        /**< distinct bytes read and written per call, summed */
+  double parallel;     /**< iterations its threads split (at the last call) */
+  int exact;           /**< nonzero when the model expressed every bound */
+} llmc_kernel_profile;
+
+/** The kernels a profile reports: 0 unless the artifact is profiled. */
+int64_t llmc_model_profile_size(const llmc_model *model);
+
+/** Copies the first `count` kernels' profiles into `out`; returns how many
+ *  it copied. The names live as long as the model. */
+int64_t llmc_model_profile(const llmc_model *model, llmc_kernel_profile *out,
+                           int64_t count);
+
+/** Clears the profile's counters. */
+void llmc_model_profile_reset(llmc_model *model);
+
 /*===------------------------- Tokenizer ----------------------------------===*/
 
 /** A tokenizer: llama2.c's ("llama2c": BOS = 1, EOS = 2, byte tokens <0xNN>

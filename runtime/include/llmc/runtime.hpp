@@ -107,6 +107,15 @@ public:
     detail::check(llmc_model_set_threads(get(), n, &error), error);
   }
   int32_t threads() const { return llmc_model_threads(get()); }
+  /// Each kernel's profile (empty unless compiled with --profile).
+  std::vector<llmc_kernel_profile> profile() const {
+    std::vector<llmc_kernel_profile> out(
+        static_cast<size_t>(llmc_model_profile_size(get())));
+    out.resize(static_cast<size_t>(llmc_model_profile(
+        get(), out.data(), static_cast<int64_t>(out.size()))));
+    return out;
+  }
+  void resetProfile() { llmc_model_profile_reset(get()); }
 
   llmc_model *get() const { return handle.get(); }
 

@@ -241,6 +241,32 @@ def TLOutlineKernels : Pass<"tl-outline-kernels", "mlir::ModuleOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
+def TLEstimateCost : Pass<"tl-estimate-cost", "mlir::ModuleOp"> {
+  let summary = "Record each kernel's work per call, in the call's sizes";
+  let description = [{
+    The analytical cost model (`Dialect/TL/Analysis/Cost.h`) applied to
+    every kernel `tl-outline-kernels` made, at each of its calls: the sizes
+    the call passes (a prompt length, pos0) become polynomials in the
+    caller's arguments (`argN`, `argN.D` as tl-plan-arena names them), and
+    the kernel's floating-point and integer operations, vector instructions
+    and distinct bytes are summed over its calls. The module gets
+    `llmc.kernels`, one dictionary per kernel in the order of the module:
+    `name`, `phase` (the caller's `llmc.phase`, or its name), `calls`,
+    `flops`, `int_ops`, `instructions`, `bytes` (each a list of terms
+    `{c, of}`: coefficient times the product of the named sizes), `parallel`
+    (the iterations its threads split, at its first call) and `exact`.
+    The artifact's metadata carries them; the runtime's profile divides
+    them by the machine's rates and sets the prediction beside the measured
+    time of each kernel (`llmc bench --profile`).
+
+    Input: the output of `tl-outline-kernels`. The IR is not changed.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu:x86-64-v3\"",
+           "the target description (its vector width)">,
+  ];
+}
+
 def TLVerifyParallel : Pass<"tl-verify-parallel"> {
   let summary = "Check that every parallel, vectorized and thread_bound loop is independent";
   let description = [{

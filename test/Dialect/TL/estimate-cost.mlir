@@ -1,0 +1,122 @@
+// RUN: llm-opt %s -tl-outline-kernels -tl-estimate-cost=target=cpu:znver4 | FileCheck %s
+// RUN: llm-opt %s -tl-outline-kernels -tl-estimate-cost=target=cpu:znver4,-avx512vnni | FileCheck %s --check-prefix=NOVNNI
+
+// Each kernel's work per call, in the caller's sizes (argN, argN.D).
+
+// A matmul over a dynamic row count: 2 * 32 * 64 flops per row; bytes are
+// the weight once and a row of x and y per row; one fused multiply-add per
+// (row, column, k) without vector lanes; its parallel loop runs dim(x, 0)
+// times.
+// CHECK: llmc.kernels = [
+// CHECK-SAME: {bytes = [{c = 8.192000e+03 : f64, of = []}, {c = 3.840000e+02 : f64, of = ["arg0.0"]}], calls = 1 : i64, exact = true,
+// CHECK-SAME: flops = [{c = 4.096000e+03 : f64, of = ["arg0.0"]}],
+// CHECK-SAME: instructions = [{c = 2.048000e+03 : f64, of = ["arg0.0"]}], int_ops = [], name = "matmul.mm",
+// CHECK-SAME: parallel = [{c = 1.000000e+00 : f64, of = ["arg0.0"]}], phase = "prefill", trips = [{c = 1.000000e+00 : f64, of = ["arg0.0"]}]}
+func.func @matmul(%x: memref<?x64xf32>, %w: memref<32x64xf32>, %y: memref<?x32xf32>) attributes {llmc.phase = "prefill"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %n = memref.dim %x, %c0 : memref<?x64xf32>
+  tl.for %i = %c0 to %n step %c1 kind(parallel) {
+    tl.for %j = %c0 to %c32 step %c1 {
+      tl.for %k = %c0 to %c64 step %c1 {
+        tl.block "mm" (%r = spatial %i, %c = spatial %j, %d = reduce %k) reads(%x[%r, %d] : memref<?x64xf32>, %w[%c, %d] : memref<32x64xf32>, %y[%r, %c] : memref<?x32xf32>) writes(%y[%r, %c] : memref<?x32xf32>) {
+          %a = affine.load %x[%r, %d] : memref<?x64xf32>
+          %b = affine.load %w[%c, %d] : memref<32x64xf32>
+          %acc = affine.load %y[%r, %c] : memref<?x32xf32>
+          %s = math.fma %a, %b, %acc : f32
+          affine.store %s, %y[%r, %c] : memref<?x32xf32>
+        }
+      }
+    }
+  }
+  return
+}
+
+// A loop whose bound grows with the outer one (causal attention): token s
+// at pos0 + s attends pos0 + s + 1 positions, summed in closed form:
+// n * pos0 + n^2 / 2 + n / 2. The parallel loop is the outer one.
+// CHECK-SAME: flops = [{c = 5.000000e-01 : f64, of = ["arg0"]}, {c = 5.000000e-01 : f64, of = ["arg0", "arg0"]}, {c = 1.000000e+00 : f64, of = ["arg0", "arg1"]}]
+// CHECK-SAME: name = "causal.scores", parallel = [{c = 1.000000e+00 : f64, of = ["arg0"]}], phase = "causal"
+func.func @causal(%n: index, %pos0: index, %k: memref<64x8xf32>, %s: memref<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tl.for %i = %c0 to %n step %c1 kind(parallel) {
+    %p = arith.addi %pos0, %i : index
+    %e = arith.addi %p, %c1 : index
+    tl.for %t = %c0 to %e step %c1 {
+      tl.block "scores" (%r = spatial %i, %c = spatial %t) reads(%k[%c, 0] : memref<64x8xf32>) writes(%s[%r, %c] : memref<?x64xf32>) {
+        %a = affine.load %k[%c, 0] : memref<64x8xf32>
+        %b = arith.mulf %a, %a : f32
+        affine.store %b, %s[%r, %c] : memref<?x64xf32>
+      }
+    }
+  }
+  return
+}
+
+// A tile's remainder: the rows past the last full tile of 4. The quotient
+// stays a symbol (its floor), so the remainder runs n - 4 * (n / 4) times
+// and a call whose sizes leave it empty does nothing.
+// CHECK-SAME: name = "remainder.bump"
+// CHECK-SAME: trips = [{c = 1.000000e+00 : f64, of = ["arg0"]}, {c = -4.000000e+00 : f64, of = ["arg0/4"]}]
+func.func @remainder(%n: index, %x: memref<?xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %one = arith.constant 1.0 : f32
+  %q = arith.divui %n, %c4 : index
+  %m = arith.muli %q, %c4 : index
+  tl.for %i = %m to %n step %c1 {
+    tl.block "bump" (%r = spatial %i) reads(%x[%r] : memref<?xf32>) writes(%x[%r] : memref<?xf32>) {
+      %a = affine.load %x[%r] : memref<?xf32>
+      %b = arith.addf %a, %one : f32
+      affine.store %b, %x[%r] : memref<?xf32>
+    }
+  }
+  return
+}
+
+// Sums of byte products in 16 x 4 lanes: one VNNI dot instruction for all
+// 64 (a multiply and an add each); without VNNI, three.
+// CHECK-SAME: instructions = [{c = 1.000000e+00 : f64, of = []}], int_ops = [{c = 1.280000e+02 : f64, of = []}], name = "dot8.idot"
+// NOVNNI: instructions = [{c = 3.000000e+00 : f64, of = []}], int_ops = [{c = 1.280000e+02 : f64, of = []}], name = "dot8.idot"
+func.func @dot8(%a: memref<64xi8>, %b: memref<64xi8>, %acc: memref<16xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  tl.for %i = %c0 to %c16 step %c1 kind(vectorized) {
+    tl.for %k = %c0 to %c4 step %c1 kind(vectorized) {
+      tl.block "idot" (%r = spatial %i, %d = reduce %k) reads(%a[%r * 4 + %d] : memref<64xi8>, %b[%r * 4 + %d] : memref<64xi8>, %acc[%r] : memref<16xi32>) writes(%acc[%r] : memref<16xi32>) {
+        %x = affine.load %a[%r * 4 + %d] : memref<64xi8>
+        %y = affine.load %b[%r * 4 + %d] : memref<64xi8>
+        %xe = arith.extsi %x : i8 to i32
+        %ye = arith.extsi %y : i8 to i32
+        %p = arith.muli %xe, %ye : i32
+        %s = affine.load %acc[%r] : memref<16xi32>
+        %t = arith.addi %s, %p : i32
+        affine.store %t, %acc[%r] : memref<16xi32>
+      }
+    }
+  }
+  return
+}
+
+// One position of a transposed V cache (head_dim x position): a column,
+// one element per row, moves a cache line per row: 8 * 64 bytes written,
+// beside the 32 bytes read.
+// CHECK-SAME: bytes = [{c = 5.440000e+02 : f64, of = []}]
+// CHECK-SAME: name = "column.v_store"
+func.func @column(%pos0: index, %v: memref<8xf32>, %cache: memref<8x512xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  tl.for %d = %c0 to %c8 step %c1 {
+    tl.block "v_store" (%r = spatial %d, %p = spatial %pos0) reads(%v[%r] : memref<8xf32>) writes(%cache[%r, %p] : memref<8x512xf32>) {
+      %a = affine.load %v[%r] : memref<8xf32>
+      affine.store %a, %cache[%r, %p] : memref<8x512xf32>
+    }
+  }
+  return
+}

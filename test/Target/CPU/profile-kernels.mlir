@@ -1,0 +1,55 @@
+// RUN: llm-opt %s -cpu-profile-kernels -split-input-file -verify-diagnostics | FileCheck %s
+
+// Every call of a kernel the module lists reads the clock before and after
+// and adds the nanoseconds and one call to the kernel's slot (its place in
+// llmc.kernels) of two exported arrays; other calls stay as they are.
+// CHECK-LABEL: func.func @f
+// CHECK: %[[T0:.+]] = call @llmc_profile_clock() : () -> i64
+// CHECK-NEXT: call @f.scale
+// CHECK-NEXT: %[[T1:.+]] = call @llmc_profile_clock() : () -> i64
+// CHECK-NEXT: %[[SLOT:.+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[NS:.+]] = arith.subi %[[T1]], %[[T0]] : i64
+// CHECK-NEXT: %[[A:.+]] = memref.get_global @llmc_profile_ns : memref<2xi64>
+// CHECK-NEXT: %[[OLD:.+]] = memref.load %[[A]][%[[SLOT]]]
+// CHECK-NEXT: %[[NEW:.+]] = arith.addi %[[OLD]], %[[NS]]
+// CHECK-NEXT: memref.store %[[NEW]], %[[A]][%[[SLOT]]]
+// CHECK: memref.get_global @llmc_profile_calls
+// CHECK: call @llmc_profile_clock
+// CHECK-NEXT: call @f.scale
+// CHECK-NEXT: call @llmc_profile_clock
+// CHECK-NOT: llmc_profile_clock
+// CHECK: call @helper() : () -> ()
+// CHECK-NEXT: return
+// CHECK: memref.global "public" @llmc_profile_ns : memref<2xi64> = dense<0>
+// CHECK: memref.global "public" @llmc_profile_calls : memref<2xi64> = dense<0>
+// The monotonic clock (CLOCK_MONOTONIC = 1) in nanoseconds.
+// CHECK: func.func private @llmc_profile_clock() -> i64
+// CHECK: %[[TS:.+]] = llvm.alloca
+// CHECK: call @clock_gettime(%{{.+}}, %[[TS]])
+module attributes {llmc.kernels = [{name = "f.other"}, {name = "f.scale"}]} {
+  func.func @f(%x: memref<8xf32>) {
+    call @f.scale(%x) : (memref<8xf32>) -> ()
+    call @f.scale(%x) : (memref<8xf32>) -> ()
+    call @helper() : () -> ()
+    return
+  }
+  func.func private @f.scale(%x: memref<8xf32>) attributes {llmc.kernel} {
+    return
+  }
+  func.func private @helper() {
+    return
+  }
+}
+
+// -----
+
+// expected-error @below {{cpu-profile-kernels: the module has no llmc.kernels (run tl-estimate-cost first)}}
+module {
+}
+
+// -----
+
+// expected-error @below {{cpu-profile-kernels: the module already defines llmc_profile_ns}}
+module attributes {llmc.kernels = []} {
+  memref.global "public" @llmc_profile_ns : memref<1xi64> = dense<0>
+}
