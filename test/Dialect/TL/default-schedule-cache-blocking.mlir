@@ -1,6 +1,7 @@
 // RUN: llm-opt %s -tl-default-schedule="target=cpu:znver4,cores=2,l2=64K" | FileCheck %s --check-prefix=CHUNKS
 // RUN: llm-opt %s -tl-default-schedule="target=cpu:znver4,cores=4,l2=64K" | FileCheck %s --check-prefix=TOKENS
 // RUN: llm-opt %s -tl-default-schedule="target=cpu:znver4,cores=2,l2=1M" | FileCheck %s --check-prefix=FITS
+// RUN: llm-opt %s -tl-default-schedule="target=cpu:znver4,cores=2,l2=1M,l1d=2K" | FileCheck %s --check-prefix=BLOCKED
 
 // A prefill matmul whose weight (64 rows x 256 f32, 64 KiB) does not fit in
 // half the L2 cache: its rows go in chunks of 32 (2 x 16 tiles of 4 rows,
@@ -21,6 +22,23 @@
 // FITS: tl.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} kind(parallel)
 // FITS-NOT: tl.for
 // FITS: tl.for %{{.+}} = %{{.+}} to %c16 step
+// A tile of 4 tokens' activations over the whole reduction (4 x 256 f32,
+// 4 KiB) that would not stay in half the L1 cache: the reduction in blocks
+// of 4 steps of 16 lanes (1 KiB of activations), each read by all 16 tiles
+// of rows, whose partials wait in a buffer outside the blocks (one register
+// tile each; the tiles of rows stay a loop around the steps).
+// BLOCKED-LABEL: func.func @prefill
+// BLOCKED: tl.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} kind(parallel)
+// BLOCKED: memref.alloca() {{.*}} : memref<16x4x4x16xf32>
+// BLOCKED: tl.block "matmul_rf_init"
+// BLOCKED: tl.for %{{.+}} = %{{.+}} to %c4{{.*}} step %{{[^ ]+}} {
+// BLOCKED-NEXT: tl.for %{{.+}} = %{{.+}} to %c16{{.*}} step %{{[^ ]+}} {
+// BLOCKED-NEXT: tl.for %{{.+}} = %{{.+}} to %c4{{.*}} step %{{[^ ]+}} {
+// BLOCKED-NEXT: tl.for %{{.+}} kind(unrolled)
+// BLOCKED-NEXT: tl.for %{{.+}} kind(unrolled)
+// BLOCKED-NEXT: tl.for %{{.+}} kind(vectorized)
+// BLOCKED: tl.block "matmul_rf"
+// BLOCKED: tl.block "matmul_tree0"
 module {
   func.func @prefill(%arg0: memref<?x256xf32>, %arg1: memref<64x256xf32>) -> memref<?x64xf32> attributes {llmc.phase = "prefill"} {
     %cst = arith.constant 0.000000e+00 : f32

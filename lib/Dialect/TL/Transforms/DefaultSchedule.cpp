@@ -432,7 +432,8 @@ private:
     SmallVector<ForOp> loops;
     fn->walk([&](ForOp l) {
       if (l.getKind() == LoopKind::serial && extentOf(l) &&
-          (indexesStackBuffer(l) || selectsBitFields(l)))
+          (indexesStackBuffer(l) || selectsBitFields(l)) &&
+          !rowsOfBlockedReduction.contains(l))
         loops.push_back(l);
     });
     for (ForOp l : loops)
@@ -1198,6 +1199,7 @@ private:
       // (.., s0, n0, k0, s1, n1, k1), the loops the reorder made.
       SmallVector<ForOp> loops = getLoops(block);
       blockRowsForCache(loops[loops.size() - 6], loops[loops.size() - 5], *ke);
+      blockReductionForL1(block);
     }
     return finish(block, getLoops(block).back(), s1 ? 2 : 1);
   }
@@ -1239,6 +1241,51 @@ private:
       if (failed(quietly([&] { return parallel(chunks); })))
         tokens.setKind(LoopKind::parallel);
     }
+  }
+
+  /// Prefill's reduction blocking: (.., n0, k0, s1, n1, k1) -> (.., kc, n0,
+  /// k0', s1, n1, k1) when a tile of tokens' activations over the whole
+  /// reduction (s1 rows of f32) would not stay in half the L1 cache while
+  /// every tile of weight rows reads it: the reduction in blocks that do,
+  /// each read by all the tiles of rows of the chunk. Each output's
+  /// products still accumulate in the same lanes in the same order: rfactor
+  /// keeps the partials of every tile of rows (a buffer outside kc, one
+  /// register tile each) until the last block.
+  void blockReductionForL1(BlockOp block) {
+    SmallVector<ForOp> loops = getLoops(block);
+    if (loops.size() < 5)
+      return;
+    unsigned n = loops.size();
+    ForOp n0 = loops[n - 5], k0 = loops[n - 4], s1 = loops[n - 3],
+          k1 = loops[n - 1];
+    std::optional<int64_t> steps = extentOf(k0), tokens = extentOf(s1),
+                           lanes = extentOf(k1);
+    if (!steps || !tokens || !lanes || k0->getParentOp() != n0)
+      return;
+    int64_t bytesPerStep = *tokens * *lanes * 4;
+    int64_t budget = target.l1d / 2 / bytesPerStep;
+    if (*steps <= budget)
+      return;
+    int64_t factor = 0;
+    for (int64_t d = std::min(*steps, budget); d >= 1; --d)
+      if (*steps % d == 0) {
+        factor = d;
+        break;
+      }
+    if (factor <= 1)
+      return;
+    auto parts = quietly([&] { return split(rw, k0, {-1, factor}); });
+    if (failed(parts))
+      return;
+    // The perfect chain below n0, kc first.
+    SmallVector<ForOp> chain = {(*parts)[0], n0};
+    for (ForOp l = (*parts)[1]; l; l = onlyLoopIn(l))
+      chain.push_back(l);
+    auto order = quietly([&] { return reorder(rw, chain); });
+    // The tiles of rows index the partials' buffer but hold the reduction's
+    // steps: they stay a loop (not a register tile to unroll).
+    if (succeeded(order))
+      rowsOfBlockedReduction.insert((*order)[1]);
   }
 
   /// Lanes that accumulate with FMAs, summed in a tree (ggml's f32/f16
@@ -1403,6 +1450,8 @@ private:
   bool reuse;
   /// Whether the function being scheduled is the decode step (one token).
   bool decode = false;
+  /// The tiles of rows of blocked reductions (blockReductionForL1).
+  llvm::DenseSet<ForOp> rowsOfBlockedReduction;
 };
 
 struct TLDefaultSchedulePass
