@@ -307,7 +307,15 @@ struct KernelWork {
 static const char *const kWorkNames[] = {"flops", "int_ops",  "instructions",
                                          "bytes", "parallel", "trips"};
 
-static llvm::Expected<std::vector<KernelWork>> kernelWork(ModuleOp lowered) {
+/// The most sizes a term of a kernel's work may multiply (the runtime's
+/// limit, runtime/src/Metadata.cpp).
+constexpr size_t kMaxWorkSizes = 4;
+
+/// The kernels' work as tl-estimate-cost recorded it. The estimate is
+/// informational: a term the metadata cannot state (a size that is not one
+/// of the forward call's, more than kMaxWorkSizes of them) is left out and
+/// its kernel marked inexact, rather than failing the compilation.
+static std::vector<KernelWork> kernelWork(ModuleOp lowered) {
   std::vector<KernelWork> result;
   auto kernels = lowered->getAttrOfType<ArrayAttr>("llmc.kernels");
   if (!kernels)
@@ -319,24 +327,27 @@ static llvm::Expected<std::vector<KernelWork>> kernelWork(ModuleOp lowered) {
     w.phase = dict.getAs<StringAttr>("phase").str();
     w.calls = dict.getAs<IntegerAttr>("calls").getInt();
     w.exact = dict.getAs<BoolAttr>("exact").getValue();
-    for (auto [i, field] : llvm::enumerate(kWorkNames))
-      for (Attribute t : dict.getAs<ArrayAttr>(field)) {
+    for (size_t i = 0; i < std::size(kWorkNames); ++i)
+      for (Attribute t : dict.getAs<ArrayAttr>(kWorkNames[i])) {
         auto term = llvm::cast<DictionaryAttr>(t);
-        WorkTerm &parsed = w.terms[i].emplace_back();
+        WorkTerm parsed;
         parsed.c = term.getAs<FloatAttr>("c").getValueAsDouble();
+        bool stated = term.getAs<ArrayAttr>("of").size() <= kMaxWorkSizes;
         for (Attribute a : term.getAs<ArrayAttr>("of")) {
           auto [arg, divisor] = llvm::cast<StringAttr>(a).getValue().split('/');
           const auto *it = llvm::find(kArenaSizeArgs, arg);
-          if (it == std::end(kArenaSizeArgs))
-            return llvm::createStringError(
-                "kernel " + w.name + "'s " + field + " depends on " +
-                arg.str() +
-                ", which is not one of the forward call's sizes "
-                "(tokens, pos0, n_out)");
+          if (it == std::end(kArenaSizeArgs)) {
+            stated = false;
+            break;
+          }
           std::string name = kArenaSizeNames[it - std::begin(kArenaSizeArgs)];
           parsed.of.push_back(divisor.empty() ? name
                                               : name + "/" + divisor.str());
         }
+        if (stated)
+          w.terms[i].push_back(std::move(parsed));
+        else
+          w.exact = false;
       }
   }
   return result;
@@ -673,9 +684,7 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
     return arena.takeError();
   if (options.onMemory)
     options.onMemory(describeMemory(*arena, cache));
-  auto kernels = kernelWork(module);
-  if (!kernels)
-    return kernels.takeError();
+  std::vector<KernelWork> kernels = kernelWork(module);
   auto library = (*backend)->emit(module, tmp);
   if (!library)
     return library.takeError();
@@ -694,9 +703,9 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
       return e;
   }
   if (auto e = writeMetadata(file("metadata.json"), module, cache, *params,
-                             weightBytes, decodeBytes, compute, *arena,
-                             *kernels, options.pipeline.profile, **backend,
-                             *library, tokenizerKind, tokenizerFile))
+                             weightBytes, decodeBytes, compute, *arena, kernels,
+                             options.pipeline.profile, **backend, *library,
+                             tokenizerKind, tokenizerFile))
     return e;
   if (auto e = moveIntoPlace(tmp, outDir))
     return e;

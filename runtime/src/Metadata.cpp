@@ -141,10 +141,13 @@ std::vector<int> sizeIndices(const FieldChecker &c, const JsonValue &of,
     std::string size = name.isString() ? name.asString() : "";
     int64_t divisor = 1;
     if (size_t slash = size.find('/'); divisors && slash != std::string::npos) {
-      char *end = nullptr;
       std::string digits = size.substr(slash + 1);
-      divisor = std::strtoll(digits.c_str(), &end, 10);
-      if (digits.empty() || *end || divisor < 1)
+      bool allDigits = !digits.empty() && digits.size() <= 18 &&
+                       std::all_of(digits.begin(), digits.end(), [](char ch) {
+                         return ch >= '0' && ch <= '9';
+                       });
+      divisor = allDigits ? std::strtoll(digits.c_str(), nullptr, 10) : 0;
+      if (!allDigits || divisor < 1)
         c.fail(field, "has a size over \"" + digits +
                           "\", expected a positive integer");
       size.resize(slash);
@@ -325,7 +328,9 @@ ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
       parsed.phase = c.getString(kernel, field, "phase");
       parsed.calls = c.getInteger(kernel, field, "calls", 0, INT32_MAX);
       const JsonValue *exact = kernel.find("exact");
-      parsed.exact = exact && exact->isBool() && exact->asBool();
+      if (!exact || !exact->isBool())
+        c.fail(field + ".exact", "must be true or false");
+      parsed.exact = exact->asBool();
       auto work = [&](const char *name, ArtifactMetadata::Work &out) {
         std::string workField = field + "." + name;
         const JsonValue &terms = c.get(kernel, field, name);

@@ -14,11 +14,32 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <mutex>
+#include <set>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 namespace llmc::rt {
+
+namespace {
+/// The libraries whose profile counters a model owns.
+std::mutex profileMutex;
+std::set<void *> &profiledLibraries() {
+  static std::set<void *> libraries;
+  return libraries;
+}
+} // namespace
+
+static bool claimProfile(void *library) {
+  std::lock_guard<std::mutex> lock(profileMutex);
+  return profiledLibraries().insert(library).second;
+}
+
+static void releaseProfile(void *library) {
+  std::lock_guard<std::mutex> lock(profileMutex);
+  profiledLibraries().erase(library);
+}
 
 /// Memory-maps the weights file read-only after checking its size.
 static void mapWeights(const ArtifactMetadata &md, void *&map, size_t &bytes) {
@@ -115,21 +136,36 @@ std::unique_ptr<Model> Model::open(const std::string &dir) {
   m->setNumThreadsFn = reinterpret_cast<llmc_set_num_threads_fn>(
       ::dlsym(m->library, LLMC_SET_NUM_THREADS_SYMBOL));
   if (md.profiled) {
-    m->profileNs =
+    auto *ns =
         static_cast<int64_t *>(::dlsym(m->library, LLMC_PROFILE_NS_SYMBOL));
-    m->profileCalls =
+    auto *calls =
         static_cast<int64_t *>(::dlsym(m->library, LLMC_PROFILE_CALLS_SYMBOL));
-    if (!m->profileNs || !m->profileCalls)
+    auto *count =
+        static_cast<int64_t *>(::dlsym(m->library, LLMC_PROFILE_COUNT_SYMBOL));
+    if (!ns || !calls || !count)
       throw Error(md.libraryPath + ": the metadata says it is profiled, but "
                                    "it does not export " LLMC_PROFILE_NS_SYMBOL
-                                   " and " LLMC_PROFILE_CALLS_SYMBOL);
-    m->resetProfile();
+                                   ", " LLMC_PROFILE_CALLS_SYMBOL
+                                   " and " LLMC_PROFILE_COUNT_SYMBOL);
+    if (*count != static_cast<int64_t>(md.kernels.size()))
+      throw Error(md.libraryPath + ": it times " + std::to_string(*count) +
+                  " kernels but " + md.metadataPath + " lists " +
+                  std::to_string(md.kernels.size()));
+    // One process loads the library once: the counters are its. The first
+    // model that opens it owns them; another one runs unprofiled.
+    if (claimProfile(m->library)) {
+      m->profileNs = ns;
+      m->profileCalls = calls;
+      m->resetProfile();
+    }
   }
   m->setThreads(defaultThreads(md));
   return m;
 }
 
 Model::~Model() {
+  if (profileNs)
+    releaseProfile(library);
   if (library)
     ::dlclose(library);
   if (weightsMap)
@@ -220,8 +256,9 @@ void Model::forward(const int32_t *tokens, int64_t n, int64_t pos0,
       callsBefore[k] = profileCalls[k];
       const ArtifactMetadata::Kernel &kernel = md.kernels[k];
       KernelProfile &w = work[k];
+      // An estimate that rounding or a guessed bound made negative is none.
       auto at = [&](const ArtifactMetadata::Work &terms) {
-        return ArtifactMetadata::evaluate(terms, n, pos0, rows);
+        return std::max(0.0, ArtifactMetadata::evaluate(terms, n, pos0, rows));
       };
       if (at(kernel.trips) < 1)
         continue; // a remainder the sizes leave empty

@@ -139,24 +139,37 @@ TEST(MetadataTest, BadKernelWork) {
   struct Case {
     std::string flops, message;
   };
-  for (const Case &c : std::vector<Case>{
-           {R"([{"c": 1, "of": ["tokens/0"]}])",
-            "field 'kernels[0].flops[0].of' has a size over \"0\", expected "
-            "a positive integer"},
-           {R"([{"c": 1, "of": ["tokens/x"]}])",
-            "field 'kernels[0].flops[0].of' has a size over \"x\", expected "
-            "a positive integer"},
-           {R"([{"c": 1, "of": ["layers"]}])",
-            "field 'kernels[0].flops[0].of' names an unknown size (expected "
-            "tokens, pos0 or n_out)"},
-           {R"([{"c": "1", "of": []}])",
-            "field 'kernels[0].flops[0]' must be an object {c: number, of: "
-            "sizes}"},
-           {R"({"c": 1})",
-            "field 'kernels[0].flops' must be an array of terms {c, of}"}}) {
+  for (
+      const Case &c : std::vector<Case>{
+          {R"([{"c": 1, "of": ["tokens/0"]}])",
+           "field 'kernels[0].flops[0].of' has a size over \"0\", expected "
+           "a positive integer"},
+          {R"([{"c": 1, "of": ["tokens/x"]}])",
+           "field 'kernels[0].flops[0].of' has a size over \"x\", expected "
+           "a positive integer"},
+          {R"([{"c": 1, "of": ["tokens/ +4"]}])",
+           "field 'kernels[0].flops[0].of' has a size over \" +4\", expected "
+           "a positive integer"},
+          {R"([{"c": 1, "of": ["tokens", "pos0", "n_out", "tokens", "pos0"]}])",
+           "field 'kernels[0].flops[0].of' must be an array of at most 4 size "
+           "names (tokens, pos0, n_out)"},
+          {R"([{"c": 1, "of": ["layers"]}])",
+           "field 'kernels[0].flops[0].of' names an unknown size (expected "
+           "tokens, pos0 or n_out)"},
+          {R"([{"c": "1", "of": []}])",
+           "field 'kernels[0].flops[0]' must be an object {c: number, of: "
+           "sizes}"},
+          {R"({"c": 1})",
+           "field 'kernels[0].flops' must be an array of terms {c, of}"}}) {
     Artifact a(withKernel(c.flops));
     EXPECT_EQ(metadataError(a), a.metadataPath() + ": " + c.message) << c.flops;
   }
+  std::string inexact = withKernel("[]");
+  inexact.replace(inexact.find("\"exact\": true"), 13, "\"exact\": 1");
+  Artifact exactNotBool(inexact);
+  EXPECT_EQ(metadataError(exactNotBool),
+            exactNotBool.metadataPath() +
+                ": field 'kernels[0].exact' must be true or false");
   Artifact notBool(patched("\"params\": []", R"("profiled": 1, "params": [])"));
   EXPECT_EQ(metadataError(notBool),
             notBool.metadataPath() +

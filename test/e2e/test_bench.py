@@ -178,8 +178,9 @@ def test_bench_roofline_prefill(llmc, tmp_path):
 PROFILE = re.compile(r"^profile: (pp|tg)(\d+) at (\d+) threads?: ([\d.]+) ms in (\d+) kernels "
                      r"\((\d+) % of the run's ([\d.]+) ms\); the cost model predicts ([\d.]+) ms",
                      re.M)
-KERNEL_ROW = re.compile(r"^\| (forward_(?:prefill|decode)\.[\w.]+)(?: \(inexact\))? \| (\d+) \| "
-                        r"([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| (memory|compute) \|", re.M)
+KERNEL_ROW = re.compile(r"^\| (forward_(?:prefill|decode)\.[\w.]+)(?: \(inexact\))? \| (-?\d+) \| "
+                        r"(-?[\d.]+) \| (-?[\d.]+) \| (-?[\d.]+) \| (-?[\d.]+) \| (memory|compute) \|",
+                        re.M)
 
 
 def test_bench_profile(llmc, tmp_path):
@@ -209,10 +210,12 @@ def test_bench_profile(llmc, tmp_path):
         assert int(threads) == 1 and int(count) > 3, out
         assert 0 < float(measured) <= float(wall) + 0.01 and float(predicted) > 0, out
     rows = KERNEL_ROW.findall(out)
+    # Every kernel that ran has a row, up to 12 per run.
+    assert len(rows) == sum(min(12, int(count)) for _, _, _, _, count, *_ in runs), out
     decode = [r for r in rows if r[0].startswith("forward_decode.")]
     assert decode and all(int(calls) % 4 == 0 for _, calls, *_ in decode), out
     for name, calls, ms, pct, pred, ratio, bound in rows:
-        assert int(calls) > 0 and float(pred) >= 0, out
+        assert int(calls) > 0 and float(ms) >= 0 and float(pred) >= 0, out
 
     # Counters or not, the same logits.
     prompt = [1, 17, 33, 5, 9]

@@ -1,13 +1,15 @@
-//===- llm-opt.cpp - llmc's mlir-opt ---------------------------------------===//
+//===- llm-opt.cpp - llmc's mlir-opt
+//---------------------------------------===//
 //
 // mlir-opt with llmc's dialects, passes and pipelines, plus
 // `--compile-to=<phase>`, which runs every phase up to and including one of
 // the pipeline `llmc compile` runs:
 //   llm-opt model.mlir --compile-to=tl [--llmc-target=T] [--llmc-act-quant=M]
 //                      [--llmc-kv-cache=f32|f16] [--llmc-schedule=default|none]
+//                      [--llmc-profile]
 // is `llm-opt model.mlir --pass-pipeline='builtin.module(llmc-compile{to=tl
-// target=T act-quant=M kv-cache=K schedule=S})'` with T resolved here, once (`cpu`, the
-// default, describes this host).
+// target=T act-quant=M kv-cache=K schedule=S})'` with T resolved here, once
+// (`cpu`, the default, describes this host).
 //
 //===----------------------------------------------------------------------===//
 #include "Target/TargetDescription.h"
@@ -33,8 +35,13 @@ int main(int argc, char **argv) {
   std::vector<std::string> storage;
   std::vector<char *> args;
   std::optional<std::string> phase, target, actQuant, kvCache, schedule;
+  bool profile = false;
   for (int i = 0; i < argc; ++i) {
     llvm::StringRef arg(argv[i]);
+    if (arg == "--llmc-profile" || arg == "-llmc-profile") {
+      profile = true;
+      continue;
+    }
     std::optional<std::string> *slot = nullptr;
     for (auto [flag, dest] : {std::pair{"compile-to", &phase},
                               std::pair{"llmc-target", &target},
@@ -79,12 +86,13 @@ int main(int argc, char **argv) {
     if (sched != "default" && sched != "none")
       return error("--llmc-schedule: expected default or none, got '" + sched +
                    "'");
-    storage.push_back("--pass-pipeline=builtin.module(llmc-compile{to=" +
-                      *phase + " target=\"" + desc->str() + "\" act-quant=" +
-                      mode + " kv-cache=" + kv + " schedule=" + sched + "})");
-  } else if (target || actQuant || kvCache || schedule) {
-    return error("--llmc-target, --llmc-act-quant, --llmc-kv-cache and "
-                 "--llmc-schedule go with --compile-to");
+    storage.push_back(
+        "--pass-pipeline=builtin.module(llmc-compile{to=" + *phase +
+        " target=\"" + desc->str() + "\" act-quant=" + mode + " kv-cache=" +
+        kv + " schedule=" + sched + (profile ? " profile=true" : "") + "})");
+  } else if (target || actQuant || kvCache || schedule || profile) {
+    return error("--llmc-target, --llmc-act-quant, --llmc-kv-cache, "
+                 "--llmc-schedule and --llmc-profile go with --compile-to");
   }
   for (std::string &s : storage)
     args.push_back(s.data());

@@ -238,13 +238,21 @@ __attribute__((target("avx2,fma"))) float fmaChains256(int64_t iters) {
   return fmaChains<Floats8>(iters);
 }
 
+/// The f32 lanes of the vectors fmaPeak uses (0: no FMA).
+int fmaLanes() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f"))
+    return 16;
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 8
+                                                                         : 0;
+}
+
 /// The f32 FMA peak with `threads` threads, FLOP/s (a multiply-add is 2):
 /// each thread runs the chains, the best of 5 passes after one that warms
 /// up. 0 on a host without FMA.
 double fmaPeak(int32_t threads) {
-  __builtin_cpu_init();
-  bool wide = __builtin_cpu_supports("avx512f");
-  if (!wide && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")))
+  bool wide = fmaLanes() == 16;
+  if (fmaLanes() == 0)
     return 0;
   const int64_t iters = 20'000'000;
   const double flops = 2.0 * 16 * (wide ? 16 : 8) * iters * threads;
@@ -259,12 +267,6 @@ double fmaPeak(int32_t threads) {
   if (!(total > 0)) // the chains converge to 0.001 / 0.001 = 1 each
     throw CommandError("--roofline", "the FMA probe computed wrongly");
   return flops / seconds;
-}
-
-/// The f32 lanes of the vectors fmaPeak uses.
-int fmaLanes() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") ? 16 : 8;
 }
 
 /// The machine's rates at one thread count, measured in this run.
@@ -309,7 +311,7 @@ void printProfile(const std::string &test, int32_t threads, double wall,
               "of the run's %.1f ms); the cost model predicts %.1f ms "
               "(read %.1f GB/s, %.2f G vector FMA/s)\n\n"
               "| kernel | calls | ms | %% | predicted ms | measured / "
-              "predicted | bound | GFLOP/s | GB/s |\n"
+              "predicted | bound | GOP/s | GB/s |\n"
               "|---|---:|---:|---:|---:|---:|---|---:|---:|\n",
               test.c_str(), threads, threads == 1 ? "" : "s", measured * 1e3,
               kernels.size(), wall > 0 ? 100 * measured / wall : 0, wall * 1e3,
@@ -716,6 +718,13 @@ int bench(const BenchOptions &given) {
       std::printf("\n");
     }
   }
+  // The bandwidth probe's 512 MiB of ones, written once for every use.
+  std::vector<uint64_t> probeWords;
+  auto probe = [&]() -> const std::vector<uint64_t> & {
+    if (probeWords.empty())
+      probeWords.assign((size_t(512) << 20) / sizeof(uint64_t), 1);
+    return probeWords;
+  };
   if (opts.roofline && opts.prompt) {
     const llmc_model_info &info = model.info();
     if (info.token_flops < 0) {
@@ -754,16 +763,15 @@ int bench(const BenchOptions &given) {
       // Token i attends positions 0..i: on average (gen + 1) / 2 of them.
       double kv = info.kv_bytes_per_position * (opts.gen + 1) / 2.0;
       double perToken = static_cast<double>(info.decode_read_bytes) + kv;
-      std::printf("\nroofline (decode): %.1f MB per token (weights %.1f MB, "
-                  "KV cache %.2f MB on average)\n\n"
-                  "| threads | read bandwidth GB/s | tg%lld GB/s | of bandwidth |\n"
-                  "|---:|---:|---:|---:|\n",
-                  perToken / 1e6, info.decode_read_bytes / 1e6, kv / 1e6,
-                  static_cast<long long>(opts.gen));
-      // 512 MiB of ones, written once for every thread count.
-      std::vector<uint64_t> probe((size_t(512) << 20) / sizeof(uint64_t), 1);
+      std::printf(
+          "\nroofline (decode): %.1f MB per token (weights %.1f MB, "
+          "KV cache %.2f MB on average)\n\n"
+          "| threads | read bandwidth GB/s | tg%lld GB/s | of bandwidth |\n"
+          "|---:|---:|---:|---:|\n",
+          perToken / 1e6, info.decode_read_bytes / 1e6, kv / 1e6,
+          static_cast<long long>(opts.gen));
       for (size_t ti = 0; ti < threads.size(); ++ti) {
-        double bw = readBandwidth(probe, threads[ti]);
+        double bw = readBandwidth(probe(), threads[ti]);
         double got = perToken * stats[ti][1].median();
         std::printf("| %d | %.1f | %.1f | %.0f %% |\n", threads[ti], bw / 1e9,
                     got / 1e9, 100.0 * got / bw);
@@ -771,11 +779,13 @@ int bench(const BenchOptions &given) {
     }
   }
   if (opts.profile) {
-    // 512 MiB of ones, as --roofline's probe.
-    std::vector<uint64_t> probe((size_t(512) << 20) / sizeof(uint64_t), 1);
     for (int32_t t : threads) {
       model.setThreads(t);
-      Rates rates{readBandwidth(probe, t), fmaPeak(t) / (2.0 * fmaLanes())};
+      // Instructions at the host's widest vectors (the artifact's target
+      // may use narrower ones: its count of instructions is its own).
+      double fma = fmaPeak(t);
+      Rates rates{readBandwidth(probe(), t),
+                  fma > 0 ? fma / (2.0 * fmaLanes()) : 0};
       for (int test = 0; test < 2; ++test) {
         int64_t len = test == 0 ? opts.prompt : opts.gen;
         if (len == 0)

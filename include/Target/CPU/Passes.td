@@ -43,11 +43,13 @@ def CPUProfileKernels : Pass<"cpu-profile-kernels", "mlir::ModuleOp"> {
   let summary = "Time every kernel call into exported counters";
   let description = [{
     For `llmc compile --profile` (and `llmc bench --profile`): each call of
-    a kernel listed in the module's `llmc.kernels` (tl-estimate-cost, in
-    that order) reads the monotonic clock (`clock_gettime`) before and
-    after, and adds the nanoseconds and one call to its slot of two
-    exported arrays of i64, `llmc_profile_ns` and `llmc_profile_calls`
-    (LLMC_PROFILE_NS_SYMBOL, LLMC_PROFILE_CALLS_SYMBOL in llmc/abi.h). A
+    a kernel from a caller listed in the module's `llmc.kernels`
+    (tl-estimate-cost: a slot per kernel and caller, in that order) reads
+    the monotonic clock (`clock_gettime`) before and after, and adds the
+    nanoseconds and one call to its slot of two exported arrays of i64,
+    `llmc_profile_ns` and `llmc_profile_calls`, whose length the exported
+    constant `llmc_profile_count` states (LLMC_PROFILE_*_SYMBOL in
+    llmc/abi.h). A
     kernel's threads run inside its call, so its time is the wall time of
     its parallel region. The runtime reads and clears the arrays; the
     metadata's `kernels` name the slots.

@@ -7,6 +7,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <map>
+
 namespace llmc::cpu {
 #define GEN_PASS_DEF_CPUPROFILEKERNELS
 #include "Target/CPU/Passes.h.inc"
@@ -27,6 +29,12 @@ func::FuncOp buildClock(OpBuilder &b, Location loc, ModuleOp module) {
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   auto timespec = LLVM::LLVMStructType::getLiteral(ctx, {i64, i64});
   auto gettime = module.lookupSymbol<func::FuncOp>("clock_gettime");
+  if (gettime &&
+      gettime.getFunctionType() != b.getFunctionType({i32, ptr}, {i32})) {
+    gettime.emitError("cpu-profile-kernels: clock_gettime is declared with "
+                      "another type than (i32, !llvm.ptr) -> i32");
+    return {};
+  }
   if (!gettime) {
     gettime = func::FuncOp::create(b, loc, "clock_gettime",
                                    b.getFunctionType({i32, ptr}, {i32}));
@@ -73,16 +81,27 @@ struct CPUProfileKernelsPass
       return signalPassFailure();
     }
     for (StringRef name : {StringRef(kClock), StringRef(LLMC_PROFILE_NS_SYMBOL),
-                           StringRef(LLMC_PROFILE_CALLS_SYMBOL)})
+                           StringRef(LLMC_PROFILE_CALLS_SYMBOL),
+                           StringRef(LLMC_PROFILE_COUNT_SYMBOL)})
       if (module.lookupSymbol(name)) {
         module.emitError("cpu-profile-kernels: the module already defines ")
             << name;
         return signalPassFailure();
       }
-    llvm::StringMap<int64_t> slots;
-    for (auto [i, k] : llvm::enumerate(kernels))
-      slots[cast<StringAttr>(cast<DictionaryAttr>(k).get("name")).getValue()] =
-          static_cast<int64_t>(i);
+    // A slot per (kernel, caller): a kernel that prefill and decode share
+    // is timed apart for each.
+    std::map<std::pair<std::string, std::string>, int64_t> slots;
+    for (auto [i, k] : llvm::enumerate(kernels)) {
+      auto dict = dyn_cast<DictionaryAttr>(k);
+      auto name = dict ? dict.getAs<StringAttr>("name") : StringAttr();
+      auto caller = dict ? dict.getAs<StringAttr>("caller") : StringAttr();
+      if (!name || !caller) {
+        module.emitError("cpu-profile-kernels: llmc.kernels[")
+            << i << "] is not a dictionary with a name and a caller";
+        return signalPassFailure();
+      }
+      slots[{name.str(), caller.str()}] = static_cast<int64_t>(i);
+    }
 
     Location loc = module.getLoc();
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
@@ -97,15 +116,31 @@ struct CPUProfileKernelsPass
     };
     memref::GlobalOp ns = global(LLMC_PROFILE_NS_SYMBOL);
     memref::GlobalOp calls = global(LLMC_PROFILE_CALLS_SYMBOL);
+    // How many slots the arrays have, for the runtime to check against
+    // the metadata.
+    memref::GlobalOp::create(
+        b, loc, LLMC_PROFILE_COUNT_SYMBOL, b.getStringAttr("public"),
+        MemRefType::get({1}, i64),
+        DenseElementsAttr::get(
+            RankedTensorType::get({1}, i64),
+            b.getI64IntegerAttr(static_cast<int64_t>(kernels.size()))),
+        /*constant=*/true, /*alignment=*/IntegerAttr());
     func::FuncOp clock = buildClock(b, loc, module);
+    if (!clock)
+      return signalPassFailure();
 
+    auto slotOf = [&](func::CallOp call) {
+      auto caller = call->getParentOfType<func::FuncOp>();
+      return slots.find(
+          {call.getCallee().str(), caller ? caller.getSymName().str() : ""});
+    };
     SmallVector<func::CallOp> kernelCalls;
     module.walk([&](func::CallOp call) {
-      if (slots.contains(call.getCallee()))
+      if (slotOf(call) != slots.end())
         kernelCalls.push_back(call);
     });
     for (func::CallOp call : kernelCalls) {
-      auto it = slots.find(call.getCallee());
+      auto it = slotOf(call);
       Location at = call.getLoc();
       b.setInsertionPoint(call);
       Value start = func::CallOp::create(b, at, clock).getResult(0);

@@ -73,10 +73,14 @@ typedef void (*llmc_set_num_threads_fn)(int32_t threads);
 /*===--- Profile ----------------------------------------------------------===*/
 
 /** An artifact compiled with `llmc compile --profile` exports two arrays of
- * int64_t, one slot per entry of metadata's `kernels` (in that order): the
- * nanoseconds spent in the kernel's calls and how many calls there were. */
+ * int64_t, one slot per entry of metadata's `kernels` (in that order: a
+ * kernel and one function that calls it): the nanoseconds spent in those
+ * calls and how many there were. The arrays belong to the loaded library,
+ * which one process loads once however many models open the artifact. */
 #define LLMC_PROFILE_NS_SYMBOL "llmc_profile_ns"
 #define LLMC_PROFILE_CALLS_SYMBOL "llmc_profile_calls"
+/** A constant int64_t: how many slots the two arrays have. */
+#define LLMC_PROFILE_COUNT_SYMBOL "llmc_profile_count"
 
 /*===--- Arena ------------------------------------------------------------===*/
 

@@ -123,13 +123,17 @@ typedef struct llmc_kernel_profile {
   double seconds;      /**< wall time inside them (threads included) */
   double flops;        /**< floating-point operations (an FMA is 2) */
   double int_ops;      /**< integer operations on data */
-  double instructions; /**< the vector instructions of that arithmetic */
+  double instructions; /**< the multiply-add issue slots of that arithmetic */
   double bytes;        /**< distinct bytes read and written per call, summed */
-  double parallel;     /**< iterations its threads split (at the last call) */
+  double parallel;     /**< iterations its threads split, at the last forward
+                            call that ran it */
   int exact;           /**< nonzero when the model expressed every bound */
 } llmc_kernel_profile;
 
-/** The kernels a profile reports: 0 unless the artifact is profiled. */
+/** The kernels a profile reports: 0 unless the artifact is profiled (and
+ *  this is the process's first open model of it: the counters are the
+ *  loaded library's). Reading a profile while another thread runs a forward
+ *  call of the model is a data race. */
 int64_t llmc_model_profile_size(const llmc_model *model);
 
 /** Copies the first `count` kernels' profiles into `out`; returns how many

@@ -8,7 +8,7 @@
 // (row, column, k) without vector lanes; its parallel loop runs dim(x, 0)
 // times.
 // CHECK: llmc.kernels = [
-// CHECK-SAME: {bytes = [{c = 8.192000e+03 : f64, of = []}, {c = 3.840000e+02 : f64, of = ["arg0.0"]}], calls = 1 : i64, exact = true,
+// CHECK-SAME: {bytes = [{c = 8.192000e+03 : f64, of = []}, {c = 3.840000e+02 : f64, of = ["arg0.0"]}], caller = "matmul", calls = 1 : i64, exact = true,
 // CHECK-SAME: flops = [{c = 4.096000e+03 : f64, of = ["arg0.0"]}],
 // CHECK-SAME: instructions = [{c = 2.048000e+03 : f64, of = ["arg0.0"]}], int_ops = [], name = "matmul.mm",
 // CHECK-SAME: parallel = [{c = 1.000000e+00 : f64, of = ["arg0.0"]}], phase = "prefill", trips = [{c = 1.000000e+00 : f64, of = ["arg0.0"]}]}
@@ -116,6 +116,74 @@ func.func @column(%pos0: index, %v: memref<8xf32>, %cache: memref<8x512xf32>) {
     tl.block "v_store" (%r = spatial %d, %p = spatial %pos0) reads(%v[%r] : memref<8xf32>) writes(%cache[%r, %p] : memref<8x512xf32>) {
       %a = affine.load %v[%r] : memref<8xf32>
       affine.store %a, %cache[%r, %p] : memref<8x512xf32>
+    }
+  }
+  return
+}
+
+// One kernel called by two functions: an entry per caller, each with its
+// own calls (2 and 1) and sizes (its own argument 0).
+// CHECK-SAME: bytes = [{c = 8.000000e+00 : f64, of = ["arg0"]}], caller = "twice", calls = 2 : i64
+// CHECK-SAME: name = "twice.scale"
+// CHECK-SAME: bytes = [{c = 4.000000e+00 : f64, of = ["arg0"]}], caller = "once", calls = 1 : i64
+// CHECK-SAME: name = "twice.scale"
+func.func @twice(%n: index, %x: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tl.for %i = %c0 to %n step %c1 {
+    tl.block "scale" (%r = spatial %i) reads(%x[%r] : memref<?xf32>) writes(%x[%r] : memref<?xf32>) {
+      %a = affine.load %x[%r] : memref<?xf32>
+      %b = arith.addf %a, %a : f32
+      affine.store %b, %x[%r] : memref<?xf32>
+    }
+  }
+  tl.for %i = %c0 to %n step %c1 {
+    tl.block "scale" (%r = spatial %i) reads(%x[%r] : memref<?xf32>) writes(%x[%r] : memref<?xf32>) {
+      %a = affine.load %x[%r] : memref<?xf32>
+      %b = arith.addf %a, %a : f32
+      affine.store %b, %x[%r] : memref<?xf32>
+    }
+  }
+  return
+}
+func.func @once(%n: index, %x: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tl.for %i = %c0 to %n step %c1 {
+    tl.block "scale" (%r = spatial %i) reads(%x[%r] : memref<?xf32>) writes(%x[%r] : memref<?xf32>) {
+      %a = affine.load %x[%r] : memref<?xf32>
+      %b = arith.addf %a, %a : f32
+      affine.store %b, %x[%r] : memref<?xf32>
+    }
+  }
+  return
+}
+
+// A bound read through a reshape (graph.reshape's lowering): the expanded
+// dim is the caller's size over 4, a floor; its rows (16 bytes) share cache
+// lines, so a column of them moves whole rows. Two reads of one buffer at
+// offsets 0 and 64 of a 128-element range merge: 192 distinct elements,
+// not 128 or 256.
+// CHECK-SAME: bytes = [{c = 7.680000e+02 : f64, of = []}, {c = 1.600000e+01 : f64, of = ["arg0.0/4"]}], caller = "reshaped"
+// CHECK-SAME: name = "reshaped.pairs"
+// CHECK-SAME: trips = [{c = 1.000000e+00 : f64, of = ["arg0.0/4"]}]
+func.func @reshaped(%x: memref<?xf32>, %t: memref<192xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c128 = arith.constant 128 : index
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  %q = arith.divui %n, %c4 : index
+  %e = memref.expand_shape %x [[0, 1]] output_shape [%q, 4] : memref<?xf32> into memref<?x4xf32>
+  %rows = memref.dim %e, %c0 : memref<?x4xf32>
+  tl.for %i = %c0 to %rows step %c1 {
+    tl.for %j = %c0 to %c128 step %c1 {
+      tl.block "pairs" (%r = spatial %i, %c = spatial %j) reads(%e[%r, 0] : memref<?x4xf32>, %t[%c] : memref<192xf32>, %t[%c + 64] : memref<192xf32>) writes(%e[%r, 0] : memref<?x4xf32>) {
+        %a = affine.load %t[%c] : memref<192xf32>
+        %b = affine.load %t[%c + 64] : memref<192xf32>
+        %s = arith.addf %a, %b : f32
+        affine.store %s, %e[%r, 0] : memref<?x4xf32>
+      }
     }
   }
   return

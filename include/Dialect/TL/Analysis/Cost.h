@@ -115,8 +115,9 @@ struct NestWork {
 using CostLeaf =
     llvm::function_ref<std::optional<CostPoly>(mlir::Value, int64_t dim)>;
 
-/// An index value as a polynomial: constants and `+ - *`, divisions by
-/// constants (exact), affine maps, and `leaf` at block arguments.
+/// An index value as a polynomial: constants and `+ - *`, divisions and
+/// remainders by constants (a size's floor kept as a symbol, others taken
+/// as exact), affine maps, and `leaf` at block arguments.
 std::optional<CostPoly> estimateIndex(mlir::Value v, CostLeaf leaf);
 /// Dimension `dim` of a memref, through the ops that give its sizes.
 std::optional<CostPoly> estimateDim(mlir::Value memref, int64_t dim,

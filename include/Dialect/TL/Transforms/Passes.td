@@ -247,14 +247,19 @@ def TLEstimateCost : Pass<"tl-estimate-cost", "mlir::ModuleOp"> {
     The analytical cost model (`Dialect/TL/Analysis/Cost.h`) applied to
     every kernel `tl-outline-kernels` made, at each of its calls: the sizes
     the call passes (a prompt length, pos0) become polynomials in the
-    caller's arguments (`argN`, `argN.D` as tl-plan-arena names them), and
-    the kernel's floating-point and integer operations, vector instructions
-    and distinct bytes are summed over its calls. The module gets
-    `llmc.kernels`, one dictionary per kernel in the order of the module:
-    `name`, `phase` (the caller's `llmc.phase`, or its name), `calls`,
-    `flops`, `int_ops`, `instructions`, `bytes` (each a list of terms
-    `{c, of}`: coefficient times the product of the named sizes), `parallel`
-    (the iterations its threads split, at its first call) and `exact`.
+    caller's arguments (`argN`, `argN.D` as tl-plan-arena names them, a
+    floor over a constant `argN.D/4`; in a module with `@forward`, only
+    where the caller takes its arguments, as its prefill and decode clones
+    do), and the
+    kernel's floating-point and integer operations, multiply-add issue
+    slots and distinct bytes are summed over its calls from each caller.
+    The module gets `llmc.kernels`, one dictionary per kernel and caller in
+    the order of their first call: `name`, `caller`, `phase` (the caller's
+    `llmc.phase`, or its name), `calls`, `flops`, `int_ops`,
+    `instructions`, `bytes` (each a list of terms `{c, of}`: coefficient
+    times the product of the named sizes), `parallel` (the iterations its
+    threads split, at its first call), `trips` (of its own outer loop: below
+    one, the call does nothing) and `exact`.
     The artifact's metadata carries them; the runtime's profile divides
     them by the machine's rates and sets the prediction beside the measured
     time of each kernel (`llmc bench --profile`).

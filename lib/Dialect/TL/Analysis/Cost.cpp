@@ -38,11 +38,21 @@ CostPoly CostPoly::symbol(StringRef name) {
   return p;
 }
 
+/// Whether `sum`, computed from terms as large as `scale`, is a zero that
+/// rounding left (1/49 * 49 - 1).
+static bool cancels(double sum, double scale) {
+  return std::abs(sum) <= 1e-9 * std::abs(scale);
+}
+
 CostPoly CostPoly::operator+(const CostPoly &o) const {
   CostPoly r = *this;
-  for (auto &[m, c] : o.terms_)
-    if ((r.terms_[m] += c) == 0)
+  for (auto &[m, c] : o.terms_) {
+    double &t = r.terms_[m];
+    double scale = std::max(std::abs(t), std::abs(c));
+    t += c;
+    if (cancels(t, scale))
       r.terms_.erase(m);
+  }
   return r;
 }
 
@@ -55,7 +65,10 @@ CostPoly CostPoly::operator*(const CostPoly &o) const {
       Monomial m = ma;
       m.insert(m.end(), mb.begin(), mb.end());
       llvm::sort(m);
-      if ((r.terms_[m] += ca * cb) == 0)
+      double &t = r.terms_[m];
+      double scale = std::max(std::abs(t), std::abs(ca * cb));
+      t += ca * cb;
+      if (cancels(t, scale))
         r.terms_.erase(m);
     }
   return r;
@@ -136,7 +149,14 @@ double CostPoly::evaluate(llvm::function_ref<double(StringRef)> value) const {
 }
 
 double CostPoly::atReference(double reference) const {
-  return evaluate([&](StringRef) { return reference; });
+  // A floor over a constant ("arg0.0/4") at the reference over it.
+  return evaluate([&](StringRef s) {
+    auto [size, divisor] = s.split('/');
+    double d = 1;
+    if (!divisor.empty())
+      d = static_cast<double>(std::stoll(divisor.str()));
+    return reference / d;
+  });
 }
 
 std::string CostPoly::str() const {
@@ -213,6 +233,18 @@ public:
     result.exact = exact;
     return result;
   }
+  /// A size of the caller over a constant stays a quotient ("arg0.0/4": its
+  /// floor), so that a tile's remainder keeps its rows; std::nullopt for
+  /// anything but one such size.
+  std::optional<CostPoly> floorOf(const CostPoly &x, double d) {
+    if (x.terms().size() != 1 || d != std::floor(d) || dependsOnLoop(x))
+      return std::nullopt;
+    auto &[m, c] = *x.terms().begin();
+    if (m.size() != 1 || c != 1 || m[0].find('/') != std::string::npos)
+      return std::nullopt;
+    return CostPoly::symbol(m[0] + "/" + std::to_string(int64_t(d)));
+  }
+
   /// `p` varies with a loop of the nest.
   bool dependsOnLoop(const CostPoly &p) {
     return llvm::any_of(
@@ -281,21 +313,23 @@ public:
     std::optional<double> d = rhs->constantValue();
     if (!d || *d <= 0)
       return std::nullopt;
+    if (*d == 1 && isa<arith::DivUIOp, arith::DivSIOp, arith::FloorDivSIOp,
+                       arith::CeilDivUIOp, arith::CeilDivSIOp>(def))
+      return lhs;
     if (isa<arith::DivUIOp, arith::DivSIOp, arith::FloorDivSIOp>(def)) {
-      // A size of the caller over a constant stays a quotient ("arg0.0/4":
-      // its floor), so that a tile's remainder keeps its rows.
-      if (lhs->terms().size() == 1 && *d == std::floor(*d)) {
-        auto &[m, c] = *lhs->terms().begin();
-        if (m.size() == 1 && c == 1 && !dependsOnLoop(*lhs) &&
-            m[0].find('/') == std::string::npos)
-          return CostPoly::symbol(m[0] + "/" + std::to_string(int64_t(*d)));
-      }
+      if (std::optional<CostPoly> q = floorOf(*lhs, *d))
+        return q;
       return *lhs * (1 / *d);
     }
     if (isa<arith::CeilDivUIOp, arith::CeilDivSIOp>(def))
       return (*lhs + CostPoly::constant(*d - 1)) * (1 / *d);
-    if (isa<arith::RemUIOp, arith::RemSIOp>(def))
+    if (isa<arith::RemUIOp, arith::RemSIOp>(def)) {
+      // A size's remainder is exact (x - d * floor(x / d)); a loop
+      // variable's is its mean.
+      if (std::optional<CostPoly> q = floorOf(*lhs, *d))
+        return *lhs - *q * *d;
       return CostPoly::constant((*d - 1) / 2);
+    }
     return std::nullopt;
   }
 
@@ -325,6 +359,24 @@ public:
           return CostPoly::constant(static_cast<double>(*c));
         return index(cast<Value>(size));
       }
+    }
+    // Reshapes (graph.reshape's lowering): a dim of the expanded shape, or
+    // the product of the collapsed ones.
+    if (auto expand = dyn_cast<memref::ExpandShapeOp>(def)) {
+      OpFoldResult size = expand.getMixedOutputShape()[i];
+      if (auto c = getConstantIntValue(size))
+        return CostPoly::constant(static_cast<double>(*c));
+      return index(cast<Value>(size));
+    }
+    if (auto collapse = dyn_cast<memref::CollapseShapeOp>(def)) {
+      CostPoly product = CostPoly::constant(1);
+      for (int64_t d : collapse.getReassociationIndices()[i]) {
+        std::optional<CostPoly> s = dimSize(collapse.getSrc(), d);
+        if (!s)
+          return std::nullopt;
+        product = product * *s;
+      }
+      return product;
     }
     return std::nullopt;
   }
@@ -390,19 +442,25 @@ public:
       CostPoly n =
           counted && count.atReference() <= span.atReference() ? count : span;
       // The innermost dimension's run in whole lines (a transposed store
-      // of one element per row moves a line per row).
+      // of one element per row moves a line per row), at most the row
+      // (rows shorter than a line share lines: then the whole rows).
       std::optional<double> run = n.constantValue();
-      if (d + 1 == box.lo.size() && run) {
+      if (d + 1 == box.lo.size() && run && !type.isDynamicDim(d)) {
         double line = static_cast<double>(target.cacheLine);
-        p = p *
-            CostPoly::constant(std::ceil(*run * bytes / line) * line / bytes);
+        double row = static_cast<double>(type.getDimSize(d));
+        double lines = std::ceil(*run * bytes / line) * line / bytes;
+        p = p * CostPoly::constant(row * bytes <= line ? row
+                                                       : std::min(lines, row));
         continue;
       }
       p = p * n;
     }
+    // A constant count beyond the buffer is the whole buffer (one that
+    // grows with the sizes is left as it is: no reference size decides).
     if (type.hasStaticShape()) {
       double whole = bytes * static_cast<double>(type.getNumElements());
-      if (p.atReference() > whole)
+      std::optional<double> c = p.constantValue();
+      if (c && *c > whole)
         return CostPoly::constant(whole);
     }
     return p;
@@ -428,28 +486,47 @@ public:
           count = count * extreme(loop.count, true);
       box.count.push_back(count);
     }
-    // A box that overlaps one already there in every dimension widens it
-    // (the same data read at neighbouring offsets); others add (K and V
-    // in one cache buffer).
+    // Boxes that overlap in every dimension merge (the same data read at
+    // neighbouring offsets: the span of both, and where they differ at
+    // most the sum of their counts); others add (K and V in one cache
+    // buffer). Merged boxes are merged again until none overlap.
     SmallVector<Box> &known = boxes[buffer];
-    for (Box &other : known) {
-      bool overlaps = true;
-      for (unsigned d = 0; d < box.lo.size(); ++d)
-        overlaps &= box.lo[d].atReference() <= other.hi[d].atReference() &&
-                    other.lo[d].atReference() <= box.hi[d].atReference();
-      if (!overlaps)
-        continue;
-      for (unsigned d = 0; d < box.lo.size(); ++d) {
-        if (box.lo[d].atReference() < other.lo[d].atReference())
-          other.lo[d] = box.lo[d];
-        if (box.hi[d].atReference() > other.hi[d].atReference())
-          other.hi[d] = box.hi[d];
-        if (box.count[d].atReference() > other.count[d].atReference())
-          other.count[d] = box.count[d];
-      }
-      return;
-    }
     known.push_back(box);
+    for (bool merged = true; merged;) {
+      merged = false;
+      for (size_t a = 0; a < known.size() && !merged; ++a)
+        for (size_t b = a + 1; b < known.size() && !merged; ++b)
+          if (overlap(known[a], known[b])) {
+            known[a] = merge(known[a], known[b]);
+            known.erase(known.begin() + b);
+            merged = true;
+          }
+    }
+  }
+
+  static bool overlap(const Box &a, const Box &b) {
+    for (unsigned d = 0; d < a.lo.size(); ++d)
+      if (a.lo[d].atReference() > b.hi[d].atReference() ||
+          b.lo[d].atReference() > a.hi[d].atReference())
+        return false;
+    return true;
+  }
+
+  static Box merge(const Box &a, const Box &b) {
+    Box m;
+    for (unsigned d = 0; d < a.lo.size(); ++d) {
+      bool same = a.lo[d].atReference() == b.lo[d].atReference() &&
+                  a.hi[d].atReference() == b.hi[d].atReference();
+      m.lo.push_back(a.lo[d].atReference() <= b.lo[d].atReference() ? a.lo[d]
+                                                                    : b.lo[d]);
+      m.hi.push_back(a.hi[d].atReference() >= b.hi[d].atReference() ? a.hi[d]
+                                                                    : b.hi[d]);
+      CostPoly larger = a.count[d].atReference() >= b.count[d].atReference()
+                            ? a.count[d]
+                            : b.count[d];
+      m.count.push_back(same ? larger : a.count[d] + b.count[d]);
+    }
+    return m;
   }
 
   /// The element width an arithmetic op works at.
@@ -560,7 +637,9 @@ public:
     CostPoly count = (*ub - *lb) * (1 / *s);
     if (auto l = lb->constantValue())
       if (auto u = ub->constantValue())
-        count = CostPoly::constant(std::ceil((*u - *l) / *s));
+        count = CostPoly::constant(std::max(0.0, std::ceil((*u - *l) / *s)));
+    if (f == nest)
+      trips = count;
     if (count.terms().empty())
       return {}; // never runs (a remainder the sizes leave empty)
     std::string name = "%i" + std::to_string(names.size());
@@ -568,8 +647,6 @@ public:
     loops.push_back({name, *lb, *ub - CostPoly::constant(*s), count});
     if (f.getKind() == LoopKind::parallel && !parallel)
       parallel = extreme(count, true);
-    if (f == nest)
-      trips = count;
     int64_t inner = lanes;
     if (f.getKind() == LoopKind::vectorized)
       if (std::optional<double> c = count.constantValue())

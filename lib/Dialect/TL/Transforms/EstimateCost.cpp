@@ -8,6 +8,7 @@
 #include "Dialect/TL/IR/TL.h"
 #include "Dialect/TL/Transforms/Passes.h"
 #include "Target/TargetDescription.h"
+#include "llmc/abi.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -42,8 +43,7 @@ ArrayAttr polyAttr(Builder &b, const CostPoly &p) {
 
 /// A kernel's work summed over its calls from one caller.
 struct KernelCost {
-  func::FuncOp kernel;
-  std::string phase;
+  func::FuncOp kernel, caller;
   int64_t calls = 0;
   NestWork work;
 };
@@ -64,32 +64,38 @@ struct TLEstimateCostPass
     costTarget.vectorBits = desc->vectorBits;
     costTarget.int8Dot = desc->hasInt8Dot(desc->vectorBits);
     costTarget.cacheLine = desc->cacheLine;
-    // Kernels in the order of the module, each with its calls' sum.
-    llvm::MapVector<Operation *, KernelCost> costs;
-    for (auto k : module.getOps<func::FuncOp>())
-      if (k->hasAttr(kKernelAttr))
-        costs[k].kernel = k;
+    // The sizes are the entry's (its clones for prefill and decode share
+    // its arguments); another caller's arguments are not named. (A module
+    // without the entry, a test's, names every caller's.)
+    auto entry = module.lookupSymbol<func::FuncOp>(LLMC_FORWARD_FUNCTION);
+    // Kernels by (kernel, caller) in the order of their first call: a
+    // kernel that prefill and decode share is counted apart for each.
+    llvm::MapVector<std::pair<Operation *, Operation *>, KernelCost> costs;
     module.walk([&](func::CallOp call) {
-      auto it = costs.find(
+      auto kernel = dyn_cast_or_null<func::FuncOp>(
           SymbolTable::lookupNearestSymbolFrom(call, call.getCalleeAttr()));
-      if (it == costs.end())
+      if (!kernel || !kernel->hasAttr(kKernelAttr))
         return;
       auto caller = call->getParentOfType<func::FuncOp>();
-      KernelCost &cost = it->second;
-      auto phase = caller->getAttrOfType<StringAttr>("llmc.phase");
-      cost.phase = phase ? phase.str() : caller.getSymName().str();
-      add(cost, call, caller, costTarget);
+      KernelCost &cost = costs[{kernel, caller}];
+      cost.kernel = kernel;
+      cost.caller = caller;
+      bool named =
+          !entry || caller.getFunctionType() == entry.getFunctionType();
+      add(cost, call, caller, costTarget, named);
     });
 
     Builder b(&getContext());
     SmallVector<Attribute> kernels;
-    for (auto &[op, cost] : costs) {
-      if (!cost.calls)
-        continue;
+    for (auto &[key, cost] : costs) {
       const NestWork &w = cost.work;
+      auto phase = cost.caller->getAttrOfType<StringAttr>("llmc.phase");
       kernels.push_back(b.getDictionaryAttr({
           b.getNamedAttr("name", b.getStringAttr(cost.kernel.getSymName())),
-          b.getNamedAttr("phase", b.getStringAttr(cost.phase)),
+          b.getNamedAttr("caller", b.getStringAttr(cost.caller.getSymName())),
+          b.getNamedAttr("phase",
+                         phase ? phase
+                               : b.getStringAttr(cost.caller.getSymName())),
           b.getNamedAttr("calls", b.getI64IntegerAttr(cost.calls)),
           b.getNamedAttr("flops", polyAttr(b, w.flops)),
           b.getNamedAttr("int_ops", polyAttr(b, w.intOps)),
@@ -103,15 +109,16 @@ struct TLEstimateCostPass
     module->setAttr("llmc.kernels", b.getArrayAttr(kernels));
   }
 
-  /// Adds the work of one call to the kernel's sum.
+  /// Adds the work of one call to the kernel's sum; with `named`, the
+  /// caller's arguments are the entry's sizes.
   void add(KernelCost &cost, func::CallOp call, func::FuncOp caller,
-           const CostTarget &target) {
+           const CostTarget &target, bool named) {
     Block &entry = caller.getBody().front();
     Block &kernelEntry = cost.kernel.getBody().front();
     // The caller's arguments are the symbols (tl-plan-arena's names).
     auto callerLeaf = [&](Value v, int64_t dim) -> std::optional<CostPoly> {
       auto arg = dyn_cast<BlockArgument>(v);
-      if (!arg || arg.getOwner() != &entry)
+      if (!named || !arg || arg.getOwner() != &entry)
         return std::nullopt;
       std::string name = "arg" + std::to_string(arg.getArgNumber());
       if (dim >= 0)
