@@ -172,6 +172,14 @@ llmc::TargetDescription resolveTargetOrThrow(const std::string &spec) {
   return std::move(*t);
 }
 
+/// Schedule choices in the pass option's spelling (Target/Tuning.h).
+static llmc::Tuning parseTuningOrThrow(const std::string &tuning) {
+  auto t = llmc::Tuning::parse(tuning);
+  if (!t)
+    throw py::value_error(llvm::toString(t.takeError()));
+  return *t;
+}
+
 static void checkKVCache(const std::string &kvCache) {
   if (!llmc::isKVCacheType(kvCache))
     throw py::value_error("kv_cache: expected 'f32' or 'f16', got '" +
@@ -186,6 +194,7 @@ struct PyPassManager {
   std::string kvCache = "f32";
   bool defaultSchedule = true;
   bool profile = false;
+  std::string tuning;
   bool timing = false;
   py::object printAfter = py::none();
   std::string timingReport;
@@ -202,6 +211,7 @@ struct PyPassManager {
       options.kvCache = kvCache;
       options.defaultSchedule = defaultSchedule;
       options.profile = profile;
+      options.tuning = parseTuningOrThrow(tuning);
       llmc::buildCompilePipeline(pm, options, *phase);
     } else {
       std::string errors;
@@ -598,8 +608,8 @@ PYBIND11_MODULE(_llmc, m) {
   py::class_<PyPassManager>(m, "PassManager")
       .def(py::init([](std::string pipeline, bool timing, py::object printAfter,
                        std::string target, std::string actQuant,
-                       std::string schedule, std::string kvCache,
-                       bool profile) {
+                       std::string schedule, std::string kvCache, bool profile,
+                       std::string tuning) {
              if (actQuant != "exact" && actQuant != "llama.cpp")
                throw py::value_error(
                    "act_quant: expected 'exact' or 'llama.cpp', got '" +
@@ -618,12 +628,15 @@ PYBIND11_MODULE(_llmc, m) {
              pm->kvCache = std::move(kvCache);
              pm->defaultSchedule = schedule == "default";
              pm->profile = profile;
+             pm->tuning = std::move(tuning);
+             (void)parseTuningOrThrow(pm->tuning);
              return pm;
            }),
            py::arg("pipeline"), py::arg("timing") = false,
            py::arg("print_ir_after") = py::none(), py::arg("target") = "cpu",
            py::arg("act_quant") = "exact", py::arg("schedule") = "default",
-           py::arg("kv_cache") = "f32", py::arg("profile") = false)
+           py::arg("kv_cache") = "f32", py::arg("profile") = false,
+           py::arg("tuning") = "")
       .def("run", &PyPassManager::run, py::arg("module"))
       .def_readonly("timing_report", &PyPassManager::timingReport);
 
@@ -686,7 +699,7 @@ PYBIND11_MODULE(_llmc, m) {
       [](std::shared_ptr<PyModule> module, const std::string &output,
          const std::string &target, const std::string &tokenizer,
          py::object schedule, const std::string &actQuant,
-         const std::string &kvCache, bool profile) {
+         const std::string &kvCache, bool profile, const std::string &tuning) {
         if (actQuant != "exact" && actQuant != "llama.cpp")
           throw py::value_error("act_quant: expected 'exact' or 'llama.cpp', got '" +
                                 actQuant + "'");
@@ -699,6 +712,7 @@ PYBIND11_MODULE(_llmc, m) {
         options.pipeline.actQuant = actQuant;
         options.pipeline.kvCache = kvCache;
         options.pipeline.profile = profile;
+        options.pipeline.tuning = parseTuningOrThrow(tuning);
         // Compilation lowers in place: work on a copy.
         auto copy = std::make_shared<PyModule>(module->clone());
         // A Python exception from the schedule is kept and re-raised after
@@ -728,7 +742,7 @@ PYBIND11_MODULE(_llmc, m) {
       py::arg("module"), py::arg("output"), py::arg("target") = "cpu",
       py::arg("tokenizer") = "", py::arg("schedule") = py::none(),
       py::arg("act_quant") = "exact", py::arg("kv_cache") = "f32",
-      py::arg("profile") = false,
+      py::arg("profile") = false, py::arg("tuning") = "",
       "Compiles a graph module into an artifact directory; returns its path.");
 
   py::class_<PyRuntime>(m, "Runtime")

@@ -10,6 +10,7 @@
 #define LLMC_TRANSFORMS_PIPELINES_H
 
 #include "Target/TargetDescription.h"
+#include "Target/Tuning.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -54,6 +55,9 @@ struct PipelineOptions {
   bool defaultSchedule = true;
   /// Time every kernel call (cpu-profile-kernels; `llmc bench --profile`).
   bool profile = false;
+  /// Measured schedule choices (`llmc tune`), read by the driver like the
+  /// target.
+  Tuning tuning;
 };
 
 /// graph: numerics, tensor rewrites and the weight-blob layout (quantized

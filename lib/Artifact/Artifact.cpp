@@ -299,6 +299,8 @@ struct WorkTerm {
 /// (`llmc.kernels`), in the ABI's size names.
 struct KernelWork {
   std::string name, phase;
+  /// The schedule's tuning key (Target/Tuning.h), or empty.
+  std::string tune;
   int64_t calls;
   bool exact;
   /// flops, int_ops, instructions, bytes, parallel, trips.
@@ -325,6 +327,8 @@ static std::vector<KernelWork> kernelWork(ModuleOp lowered) {
     KernelWork &w = result.emplace_back();
     w.name = dict.getAs<StringAttr>("name").str();
     w.phase = dict.getAs<StringAttr>("phase").str();
+    if (auto tune = dict.getAs<StringAttr>("tune"))
+      w.tune = tune.str();
     w.calls = dict.getAs<IntegerAttr>("calls").getInt();
     w.exact = dict.getAs<BoolAttr>("exact").getValue();
     for (size_t i = 0; i < std::size(kWorkNames); ++i)
@@ -491,6 +495,8 @@ writeMetadata(llvm::StringRef path, ModuleOp module, graph::KVCacheType cache,
           j.attribute("phase", k.phase);
           j.attribute("calls", k.calls);
           j.attribute("exact", k.exact);
+          if (!k.tune.empty())
+            j.attribute("tune", k.tune);
           for (size_t i = 0; i < std::size(kWorkNames); ++i)
             j.attributeArray(kWorkNames[i], [&] {
               for (const WorkTerm &t : k.terms[i])

@@ -115,6 +115,7 @@ void llmc::buildTLPhase(OpPassManager &pm, const PipelineOptions &options) {
   } else if (options.defaultSchedule) {
     tl::TLDefaultScheduleOptions schedule;
     schedule.target = options.target.str();
+    schedule.tuning = options.tuning.str();
     pm.addPass(tl::createTLDefaultSchedule(schedule));
   }
   pm.addPass(createCanonicalizerPass());
@@ -227,6 +228,11 @@ struct TopOptions : public PassPipelineOptions<Derived> {
       *this, "profile",
       llvm::cl::desc("time every kernel call (cpu-profile-kernels)"),
       llvm::cl::init(false)};
+  mlir::detail::PassOptions::Option<std::string> tuning{
+      *this, "tuning",
+      llvm::cl::desc("measured schedule choices: key=r<R>c<C>;... "
+                     "(Target/Tuning.h)"),
+      llvm::cl::init("")};
 };
 
 struct PhaseOptions : TopOptions<PhaseOptions> {};
@@ -243,7 +249,8 @@ struct CompileOptions : TopOptions<CompileOptions> {
 void buildRegistered(OpPassManager &pm, llvm::StringRef name,
                      const std::string &target, const std::string &actQuant,
                      const std::string &kvCache, const std::string &schedule,
-                     bool profile, Phase first, Phase last) {
+                     bool profile, const std::string &tuning, Phase first,
+                     Phase last) {
   if (actQuant != "exact" && actQuant != "llama.cpp")
     return pm.addPass(createErrorPass(name.str() +
                                       ": act-quant: expected exact or "
@@ -262,12 +269,17 @@ void buildRegistered(OpPassManager &pm, llvm::StringRef name,
   if (!resolved)
     return pm.addPass(createErrorPass(name.str() + ": " +
                                       llvm::toString(resolved.takeError())));
+  auto tuned = Tuning::parse(tuning);
+  if (!tuned)
+    return pm.addPass(
+        createErrorPass(name.str() + ": " + llvm::toString(tuned.takeError())));
   PipelineOptions po;
   po.target = std::move(*resolved);
   po.actQuant = actQuant;
   po.kvCache = kvCache;
   po.defaultSchedule = schedule == "default";
   po.profile = profile;
+  po.tuning = std::move(*tuned);
   buildCompilePipeline(pm, po, last, first);
 }
 } // namespace
@@ -290,7 +302,7 @@ void llmc::registerLLMCPasses() {
                                             "' (expected graph, tl or llvm)"));
         buildRegistered(pm, "llmc-compile", options.target, options.actQuant,
                         options.kvCache, options.schedule, options.profile,
-                        Phase::Graph, *last);
+                        options.tuning, Phase::Graph, *last);
       });
   for (auto [name, phase, what] :
        {std::tuple{"llmc-graph", Phase::Graph, "the graph phase"},
@@ -302,8 +314,8 @@ void llmc::registerLLMCPasses() {
     PassPipelineRegistration<PhaseOptions>(
         name, what, [p, n](OpPassManager &pm, const PhaseOptions &options) {
           buildRegistered(pm, n, options.target, options.actQuant,
-                          options.kvCache, options.schedule, options.profile, p,
-                          p);
+                          options.kvCache, options.schedule, options.profile,
+                          options.tuning, p, p);
         });
   }
 }

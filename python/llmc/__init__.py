@@ -18,7 +18,7 @@ __all__ = ["Error", "Module", "PassManager", "Runtime", "Schedule", "Trace",
 
 
 def compile(module, output, target="cpu", tokenizer=None, schedule=None, act_quant="exact",
-            kv_cache="f32", profile=False):
+            kv_cache="f32", profile=False, tuning=""):
     """Compiles a graph `module` (left unchanged) into the artifact directory
     `output` for `target` ("cpu" is this host; "cpu:znver4",
     "cpu:x86-64-v3,+avxvnni,cores=8", ...); bundles `tokenizer` if given: a llama2.c
@@ -28,7 +28,8 @@ def compile(module, output, target="cpu", tokenizer=None, schedule=None, act_qua
     as llama.cpp's CPU backend does (docs/numerics.md); "exact" keeps f32.
     `kv_cache="f16"` stores the keys and values in f16 (llama.cpp's default).
     `profile=True` times every kernel call (`Runtime.profile()`, `llmc bench
-    --profile`).
+    --profile`). `tuning` gives schedule choices per kernel key as `llmc
+    tune` measures them ("matmul.prefill.k3072.n1024.f32=r2c2;...").
 
     `schedule`, if given, is called with a Schedule of the module at the
     pipeline's schedule slot (the end of the tl phase: loop nests over
@@ -39,4 +40,4 @@ def compile(module, output, target="cpu", tokenizer=None, schedule=None, act_qua
         def hook(tl_module):
             schedule(Schedule(tl_module))
     return _compile(module, str(output), target, str(tokenizer) if tokenizer else "", hook,
-                    act_quant, kv_cache, profile)
+                    act_quant, kv_cache, profile, tuning)

@@ -232,3 +232,84 @@ def test_bench_profile(llmc, tmp_path):
     out = e2e_util.run([llmc, "bench", gguf, "-p", "8", "-n", "2", "-t", "1", "-r", "1",
                         "--vs", "none", "--profile"], check=True, env=env).stdout
     assert [(k, int(n)) for k, n, *_ in PROFILE.findall(out)] == [("pp", 8), ("tg", 2)], out
+
+
+def test_tune(llmc, tmp_path):
+    """`llmc tune`: compiles the model once per candidate of the schedule's
+    tunable choices, times each kernel key's kernels on a prompt, and keeps
+    the fastest per key in the tune cache, which `llmc compile` reads for
+    the same target (and --tune none ignores)."""
+    import json
+    gguf = tiny_gguf(tmp_path, mtype="f32")
+    cache = tmp_path / "tune.json"
+    p = e2e_util.run([llmc, "tune", gguf, "-p", "8", "-r", "1", "-t", "1", "-o", cache],
+                     check=True)
+    table = re.findall(r"^\| (matmul\.prefill\.[\w.]+) \|((?: [\d.]+ \|){6}) (r\d+c\d+) \| ([\d.]+) \|$",
+                       p.stdout, re.M)
+    assert table, p.stdout
+    cands = re.search(r"^\| key \|((?: r\d+c\d+ \|){6}) choice", p.stdout, re.M).group(1)
+    cands = cands.strip(" |").split(" | ")
+    assert cands[0] == "r2c2", cands
+    doc = json.loads(cache.read_text())
+    assert doc["format"] == "llmc-tune" and doc["version"] == 1
+    keys = {e["key"]: e for e in doc["entries"]}
+    assert set(keys) == {k for k, *_ in table}
+    for key, times, choice, ratio in table:
+        ms = [float(t) for t in times.strip(" |").split(" | ")]
+        # The choice's time, the rule (the first) its reference.
+        chosen = ms[cands.index(choice)]
+        assert keys[key]["choice"] == choice and abs(chosen - keys[key]["ms"]) < 0.01
+        assert abs(ms[0] - keys[key]["default_ms"]) < 0.01
+        # Another choice than the rule only when more than 3 % faster (the
+        # cache's unrounded times; the table prints the ratio rounded).
+        assert choice == "r2c2" or keys[key]["default_ms"] > 1.03 * keys[key]["ms"], (key, ratio)
+        assert abs(float(ratio) - keys[key]["default_ms"] / keys[key]["ms"]) < 0.006
+    # Compiling reads the choices for this target; the artifact's kernels
+    # carry their keys.
+    art = tmp_path / "art"
+    p = e2e_util.run([llmc, "compile", gguf, "--tune", cache, "-o", art], check=True)
+    assert "llmc: tuning   %d schedule choices for this target from %s" % (len(keys), cache) \
+        in p.stderr, p.stderr
+    meta = json.loads((art / "metadata.json").read_text())
+    assert set(keys) <= {k.get("tune") for k in meta["kernels"]}
+    p = e2e_util.run([llmc, "compile", gguf, "--tune", "none", "-o", tmp_path / "plain"],
+                     check=True)
+    assert "tuning" not in p.stderr
+    # A cache for another target is not used.
+    doc["entries"] = [dict(e, target="cpu:x86-64-v3") for e in doc["entries"]]
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(doc))
+    p = e2e_util.run([llmc, "compile", gguf, "--tune", other, "-o", tmp_path / "o"], check=True)
+    assert "tuning" not in p.stderr
+
+
+def test_tune_errors(llmc, tmp_path):
+    gguf = tiny_gguf(tmp_path, mtype="f32")
+    bad = tmp_path / "bad.json"
+    cases = [
+        ("{", "not JSON"),
+        ('{"format": "other", "version": 1, "entries": []}', "not an llmc tune cache"),
+        ('{"format": "llmc-tune", "version": 2, "entries": []}', "unsupported version"),
+        ('{"format": "llmc-tune", "version": 1, "entries": [{"target": "cpu", "key": "k"}]}',
+         "field 'entries[0]' must be an object with strings target, key and choice"),
+        ('{"format": "llmc-tune", "version": 1, "entries": '
+         '[{"target": "cpu", "key": "k", "choice": "fast"}]}',
+         "field 'entries[0].choice' is \"fast\", expected r<R>c<C>"),
+    ]
+    for text, msg in cases:
+        bad.write_text(text)
+        out = tmp_path / "out"
+        p = e2e_util.run([llmc, "compile", gguf, "--tune", bad, "-o", out])
+        assert p.returncode != 0 and str(bad) in p.stderr and msg in p.stderr, (text, p.stderr)
+        assert not out.exists()
+        # The tuner refuses to measure for a cache it could not update.
+        p = e2e_util.run([llmc, "tune", gguf, "-p", "8", "-o", bad])
+        assert p.returncode != 0 and msg in p.stderr, (text, p.stderr)
+    p = e2e_util.run([llmc, "compile", gguf, "--tune", tmp_path / "none.json", "-o",
+                      tmp_path / "out"])
+    assert p.returncode != 0 and "--tune: " in p.stderr and "no such file" in p.stderr
+    for args, msg in [([], "no model given"), ([gguf, "-p", "1"], "-p: expected a prompt length"),
+                      ([gguf, "--act-quant", "x"], "--act-quant: expected exact or llama.cpp"),
+                      ([gguf, "--bogus"], "unknown option")]:
+        p = e2e_util.run([llmc, "tune", *args])
+        assert p.returncode != 0 and msg in p.stderr, (args, p.stderr)

@@ -152,3 +152,17 @@ def test_profile(llmc, tiny_model, tmp_path):
     plain = llmc.Runtime(llmc.compile(module, tmp_path / "plain"), threads=1)
     assert plain.profile() == []
     np.testing.assert_array_equal(rt.logits(ids), plain.logits(ids))
+
+
+def test_tuning_choices(llmc, tiny_model, tmp_path):
+    """compile(tuning=...) hands `llmc tune`'s choices to the schedule; the
+    artifact's kernels carry their keys; a bad spelling is a ValueError."""
+    import json
+    module = llmc.import_model(tiny_model)
+    out = llmc.compile(module, tmp_path / "t", tuning="*=r0c0")
+    meta = json.loads(open(os.path.join(out, "metadata.json")).read())
+    assert any(k.get("tune", "").startswith("matmul.prefill.") for k in meta["kernels"])
+    with pytest.raises(ValueError, match="tuning: expected KEY=r<R>c<C>"):
+        llmc.compile(module, tmp_path / "bad", tuning="fast")
+    with pytest.raises(ValueError, match="tuning"):
+        llmc.PassManager("tl", tuning="k=x")

@@ -6,7 +6,7 @@
 // the pipeline `llmc compile` runs:
 //   llm-opt model.mlir --compile-to=tl [--llmc-target=T] [--llmc-act-quant=M]
 //                      [--llmc-kv-cache=f32|f16] [--llmc-schedule=default|none]
-//                      [--llmc-profile]
+//                      [--llmc-profile] [--llmc-tuning=KEY=r<R>c<C>;...]
 // is `llm-opt model.mlir --pass-pipeline='builtin.module(llmc-compile{to=tl
 // target=T act-quant=M kv-cache=K schedule=S})'` with T resolved here, once
 // (`cpu`, the default, describes this host).
@@ -34,7 +34,7 @@ int main(int argc, char **argv) {
   // the equivalent --pass-pipeline.
   std::vector<std::string> storage;
   std::vector<char *> args;
-  std::optional<std::string> phase, target, actQuant, kvCache, schedule;
+  std::optional<std::string> phase, target, actQuant, kvCache, schedule, tuning;
   bool profile = false;
   for (int i = 0; i < argc; ++i) {
     llvm::StringRef arg(argv[i]);
@@ -43,11 +43,12 @@ int main(int argc, char **argv) {
       continue;
     }
     std::optional<std::string> *slot = nullptr;
-    for (auto [flag, dest] : {std::pair{"compile-to", &phase},
-                              std::pair{"llmc-target", &target},
-                              std::pair{"llmc-act-quant", &actQuant},
-                              std::pair{"llmc-kv-cache", &kvCache},
-                              std::pair{"llmc-schedule", &schedule}}) {
+    for (auto [flag, dest] :
+         {std::pair{"compile-to", &phase}, std::pair{"llmc-target", &target},
+          std::pair{"llmc-act-quant", &actQuant},
+          std::pair{"llmc-kv-cache", &kvCache},
+          std::pair{"llmc-schedule", &schedule},
+          std::pair{"llmc-tuning", &tuning}}) {
       llvm::StringRef a = arg;
       if (!a.consume_front("--") && !a.consume_front("-"))
         continue;
@@ -86,13 +87,15 @@ int main(int argc, char **argv) {
     if (sched != "default" && sched != "none")
       return error("--llmc-schedule: expected default or none, got '" + sched +
                    "'");
-    storage.push_back(
-        "--pass-pipeline=builtin.module(llmc-compile{to=" + *phase +
-        " target=\"" + desc->str() + "\" act-quant=" + mode + " kv-cache=" +
-        kv + " schedule=" + sched + (profile ? " profile=true" : "") + "})");
-  } else if (target || actQuant || kvCache || schedule || profile) {
+    storage.push_back("--pass-pipeline=builtin.module(llmc-compile{to=" +
+                      *phase + " target=\"" + desc->str() +
+                      "\" act-quant=" + mode + " kv-cache=" + kv +
+                      " schedule=" + sched + (profile ? " profile=true" : "") +
+                      (tuning ? " tuning=\"" + *tuning + "\"" : "") + "})");
+  } else if (target || actQuant || kvCache || schedule || profile || tuning) {
     return error("--llmc-target, --llmc-act-quant, --llmc-kv-cache, "
-                 "--llmc-schedule and --llmc-profile go with --compile-to");
+                 "--llmc-schedule, --llmc-profile and --llmc-tuning go with "
+                 "--compile-to");
   }
   for (std::string &s : storage)
     args.push_back(s.data());

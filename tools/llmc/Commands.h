@@ -25,4 +25,6 @@ int llmcBenchMain(int argc, char **argv);
 /// driver itself (TokenizeCommand.cpp), not in llmc_cli_run.
 int llmcTokenizeMain(int argc, char **argv);
 
+int llmcTuneMain(int argc, char **argv);
+
 #endif // LLMC_TOOLS_LLMC_COMMANDS_H

@@ -47,7 +47,7 @@ static void usage(raw_ostream &os) {
   os << "usage:\n"
         "  llmc compile MODEL [--tokenizer FILE] [--target T] "
         "[--max-seq-len N] [--act-quant exact|llama.cpp] [--kv-cache f32|f16] "
-        "[--keep-ir] [--profile] -o DIR\n"
+        "[--keep-ir] [--profile] [--tune FILE|none] -o DIR\n"
         "      MODEL: a llama2.c checkpoint, a Hugging Face directory "
         "(config.json + safetensors) or a graph-dialect .mlir file\n"
         "      --tokenizer: a llama2.c tokenizer.bin, tokenizer.json, "
@@ -66,6 +66,8 @@ static void usage(raw_ostream &os) {
         "memory,\n"
         "      llama.cpp's default); f32 (default)\n"
         "      --profile: time every kernel call (llmc bench --profile)\n"
+        "      --tune FILE|none: the schedule choices `llmc tune` measured\n"
+        "      (default: $LLMC_TUNE_CACHE, else ~/.cache/llmc/tune.json)\n"
         "  llmc run DIR|MODEL [--act-quant M] [--kv-cache K] --prompt TEXT "
         "--max-tokens N "
         "[--temperature T] "
@@ -74,6 +76,8 @@ static void usage(raw_ostream &os) {
         "  llmc bench DIR|MODEL [-p N] [-n N] [-t T[,T...]] [-r R] "
         "[--vs PATH|npm|none]... [--roofline] [--profile] [--act-quant M] "
         "[--kv-cache K] [--target T]\n"
+        "  llmc tune MODEL [--act-quant M] [--kv-cache K] [--target T] [-p N] "
+        "[-t T] [-r R] [-o FILE]\n"
         "  llmc inspect FILE   (GGUF, safetensors, Hugging Face dir, "
         "llama2.c)\n"
         "  llmc tokenize FILE|DIR [--text T | --input STRINGS.json | --ids "
@@ -85,6 +89,8 @@ static int compileMain(int argc, char **argv) {
   llmc::ArtifactOptions options;
   llmc::ImportOptions importOptions;
   std::string maxSeq, targetSpec = "cpu";
+  std::string tuneFile = llmc::defaultTuneCachePath();
+  bool tuneGiven = false;
   std::string *actQuant = &options.pipeline.actQuant;
   std::string *kvCache = &options.pipeline.kvCache;
   for (int i = 1; i < argc; ++i) {
@@ -101,6 +107,11 @@ static int compileMain(int argc, char **argv) {
       targetSpec = arg.str();
       continue;
     }
+    if (arg.consume_front("--tune=")) {
+      tuneFile = arg.str();
+      tuneGiven = true;
+      continue;
+    }
     // Options that take a value, and where the value goes.
     std::string *target = llvm::StringSwitch<std::string *>(arg)
                               .Cases({"-o", "--output"}, &options.outDir)
@@ -109,11 +120,13 @@ static int compileMain(int argc, char **argv) {
                               .Case("--max-seq-len", &maxSeq)
                               .Case("--act-quant", actQuant)
                               .Case("--kv-cache", kvCache)
+                              .Case("--tune", &tuneFile)
                               .Default(nullptr);
     if (target) {
       if (i + 1 >= argc)
         return fail("option " + arg + " needs a value");
       *target = argv[++i];
+      tuneGiven |= target == &tuneFile;
       if (target == &maxSeq &&
           (StringRef(maxSeq).getAsInteger(10, importOptions.maxSeqLen) ||
            importOptions.maxSeqLen <= 0))
@@ -148,6 +161,20 @@ static int compileMain(int argc, char **argv) {
   if (!resolved)
     return fail("--target: " + toString(resolved.takeError()));
   options.pipeline.target = std::move(*resolved);
+  // What `llmc tune` measured on this target (the user's cache, or --tune
+  // FILE; --tune none: the schedule's rules alone).
+  if (tuneFile != "none") {
+    if (tuneGiven && !llvm::sys::fs::exists(tuneFile))
+      return fail("--tune: " + tuneFile + ": no such file");
+    auto entries = llmc::readTuneCache(tuneFile);
+    if (!entries)
+      return fail(toString(entries.takeError()));
+    options.pipeline.tuning =
+        llmc::tuningFor(*entries, options.pipeline.target.str());
+    if (!options.pipeline.tuning.empty())
+      errs() << "llmc: tuning   " << options.pipeline.tuning.choices.size()
+             << " schedule choices for this target from " << tuneFile << "\n";
+  }
 
   mlir::DialectRegistry registry;
   llmc::registerLLMCDialects(registry);
@@ -374,6 +401,13 @@ cachedArtifact(StringRef model, const std::vector<std::string> &compileArgs) {
     return llvm::createStringError("--target: " +
                                    toString(resolved.takeError()));
   key = llvm::hash_combine(key, resolved->str());
+  // The schedule choices the compilation would read (llmc tune).
+  std::string tuneFile = llmc::defaultTuneCachePath();
+  for (const std::string &a : compileArgs)
+    if (StringRef(a).starts_with("--tune="))
+      tuneFile = a.substr(strlen("--tune="));
+  if (auto tuned = llvm::MemoryBuffer::getFile(tuneFile))
+    key = llvm::hash_combine(key, (*tuned)->getBuffer());
   std::string self = llvm::sys::fs::getMainExecutable(
       "llmc", reinterpret_cast<void *>(&cacheRoot));
   llvm::sys::fs::file_status st;
@@ -424,14 +458,14 @@ int main(int argc, char **argv) {
         for (int i = 3; i < argc; ++i) {
           StringRef arg(argv[i]);
           if (arg.starts_with("--act-quant=") || arg.starts_with("--target=") ||
-              arg.starts_with("--kv-cache=")) {
+              arg.starts_with("--kv-cache=") || arg.starts_with("--tune=")) {
             compileArgs.push_back(arg.str());
           } else if (arg == "--profile" && cmd == "bench") {
             // Compiled with the counters, and shown by bench.
             compileArgs.push_back(arg.str());
             args.push_back(argv[i]);
           } else if (arg == "--act-quant" || arg == "--target" ||
-                     arg == "--kv-cache") {
+                     arg == "--kv-cache" || arg == "--tune") {
             if (i + 1 >= argc)
               return fail("option " + arg + " needs a value");
             compileArgs.push_back((arg + "=" + StringRef(argv[++i])).str());
@@ -456,6 +490,8 @@ int main(int argc, char **argv) {
     return inspectMain(argc - 1, argv + 1);
   if (cmd == "tokenize")
     return llmcTokenizeMain(argc - 1, argv + 1);
+  if (cmd == "tune")
+    return llmcTuneMain(argc - 1, argv + 1);
   if (cmd == "-h" || cmd == "--help" || cmd == "help") {
     usage(outs());
     return 0;

@@ -153,7 +153,11 @@ def TLDefaultSchedule : Pass<"tl-default-schedule", "mlir::ModuleOp"> {
       factored into per-lane partials (rfactor) and summed in a halving tree
       (the order of ggml's dot products: 64 lanes for one row, 16 for
       several); matmuls register-tiled (4 rows of the weight, and 4 tokens
-      in prefill), with their partials in registers;
+      in prefill), with their partials in registers; prefill's weight rows
+      in chunks within half the L2 cache and its reduction in blocks whose
+      activations stay within half the L1 cache, or as `tuning` chooses
+      for the matmul's key (`matmul.prefill.k<K>.n<N>.<types>`, recorded
+      on the nest as `llmc.tune` for `llmc tune`);
     - the int8 dot products of llama.cpp mode: groups of four bytes reduced
       into i32 lanes (VNNI's vpdpbusd where the target has it), the f32
       steps in the lanes of ggml's kernels;
@@ -176,7 +180,11 @@ def TLDefaultSchedule : Pass<"tl-default-schedule", "mlir::ModuleOp"> {
     Option<"target", "target", "std::string", /*default=*/"\"cpu:x86-64-v3\"",
            "the target description (explicit: resolved by the driver)">,
     Option<"reuse", "reuse", "bool", /*default=*/"true",
-           "schedule each kind of nest once and copy the schedule to equal nests">
+           "schedule each kind of nest once and copy the schedule to equal nests">,
+    Option<"tuning", "tuning", "std::string", /*default=*/"\"\"",
+           "measured choices per kernel key (Target/Tuning.h: "
+           "key=r<R>c<C>;... or *=r<R>c<C>); a key it does not name keeps "
+           "the rule (r2c2)">
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::math::MathDialect",
@@ -269,6 +277,10 @@ def TLEstimateCost : Pass<"tl-estimate-cost", "mlir::ModuleOp"> {
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"cpu:x86-64-v3\"",
            "the target description (its vector width)">,
+    Option<"tuning", "tuning", "std::string", /*default=*/"\"\"",
+           "measured choices per kernel key (Target/Tuning.h: "
+           "key=r<R>c<C>;..., or *=r<R>c<C> for every key); a key it does "
+           "not name keeps the rule">,
   ];
 }
 

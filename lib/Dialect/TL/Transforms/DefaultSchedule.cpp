@@ -16,6 +16,9 @@
 #include "Dialect/TL/Transforms/Passes.h"
 #include "Dialect/TL/Transforms/Schedule.h"
 #include "Target/TargetDescription.h"
+#include "Target/Tuning.h"
+
+#include <set>
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -34,6 +37,10 @@ using namespace llmc;
 using namespace llmc::tl;
 
 namespace {
+
+/// The key of the tuning choice a nest was scheduled with (its top-level
+/// loops'; tl-outline-kernels keeps it on the kernel's nest).
+constexpr llvm::StringLiteral kTuneAttr = "llmc.tune";
 
 std::optional<int64_t> extentOf(ForOp l) {
   if (getConstantIntValue(l.getLowerBound()) != 0 ||
@@ -206,9 +213,11 @@ std::pair<bool, bool> bindsKinds(BlockOp block, ForOp loop) {
 
 class Scheduler {
 public:
-  Scheduler(MLIRContext *ctx, const TargetDescription &target, bool reuse)
+  Scheduler(MLIRContext *ctx, const TargetDescription &target, bool reuse,
+            Tuning tuning = {})
       : rw(ctx), target(target), lanes32(std::max(4u, target.lanes(32))),
-        vectorBytes(target.vectorBits / 8), reuse(reuse) {}
+        vectorBytes(target.vectorBits / 8), reuse(reuse),
+        tuning(std::move(tuning)) {}
 
   void run(func::FuncOp fn) {
     auto phase = fn->getAttrOfType<StringAttr>("llmc.phase");
@@ -227,11 +236,18 @@ public:
     for (ForOp root : firsts) {
       Block *body = root->getBlock();
       Operation *prev = root->getPrevNode(), *next = root->getNextNode();
+      nestKey.clear();
       scheduleNest(root);
       SmallVector<Operation *> range;
       for (Operation *op = prev ? prev->getNextNode() : &body->front();
            op != next; op = op->getNextNode())
         range.push_back(op);
+      // A nest tuning decided (its tail's included) carries its key, for
+      // the kernels' metadata and `llmc tune`.
+      if (!nestKey.empty())
+        for (Operation *op : range)
+          if (isa<ForOp>(op))
+            op->setAttr(kTuneAttr, rw.getStringAttr(nestKey));
       for (Copy &copy : copies[root.getOperation()])
         replaceWithCopy(copy, range);
     }
@@ -1150,6 +1166,10 @@ private:
       });
       return tileRows(block, {}, {}, n, k, lanes, finish, f16 ? 1 : 4);
     }
+    // The cache blocking of this shape: the rule, or what `llmc tune`
+    // measured for its key (recorded on the nest for the tuner).
+    nestKey = tuneKey(block, kExtent, *nExtent);
+    choice = tuning.lookup(nestKey);
     // Whole tiles of 4 tokens, then the remaining tokens.
     ForOp s = spatialLoops.front();
     FailureOr<PeeledSplit> rows = quietly([&] { return splitPeel(rw, s, {4}); });
@@ -1169,6 +1189,23 @@ private:
       tileRows(tail, {}, {}, tl[tl.size() - 2], tl.back(), lanes, finish);
     }
     return true;
+  }
+
+  /// A prefill matmul's key: its reduction and rows, and the element types
+  /// it reads (`matmul.prefill.k3072.n1024.f16.f32`).
+  static std::string tuneKey(BlockOp block, int64_t k, int64_t n) {
+    std::set<std::string> types;
+    for (Value r : block.getReads()) {
+      std::string t;
+      llvm::raw_string_ostream os(t);
+      os << cast<MemRefType>(r.getType()).getElementType();
+      types.insert(t);
+    }
+    std::string key =
+        "matmul.prefill.k" + std::to_string(k) + ".n" + std::to_string(n);
+    for (const std::string &t : types)
+      key += "." + t;
+    return key;
   }
 
   /// (s0, s1,) n, k -> (s0,) n0, k0, (s1,) n1, k1 with n1 = `rowTile` rows and k1 =
@@ -1213,7 +1250,9 @@ private:
     std::optional<int64_t> tiles = extentOf(n0);
     if (!tiles || n0->getParentOp() != s0)
       return;
-    int64_t budgetRows = target.l2 / 2 / (kExtent * 4);
+    if (choice.chunkShare <= 0)
+      return;
+    int64_t budgetRows = target.l2 / choice.chunkShare / (kExtent * 4);
     // The most tiles of 4 rows within the budget that divide the rows.
     int64_t chunk = 0;
     for (int64_t c = std::min<int64_t>(*tiles, budgetRows / 4); c >= 1; --c)
@@ -1247,7 +1286,8 @@ private:
   /// k0', s1, n1, k1) when a tile of tokens' activations over the whole
   /// reduction (s1 rows of f32) would not stay in half the L1 cache while
   /// every tile of weight rows reads it: the reduction in blocks that do,
-  /// each read by all the tiles of rows of the chunk. Each output's
+  /// each read by all the tiles of rows of the chunk (when their partials
+  /// fit half of L1: a chunk of blockRowsForCache). Each output's
   /// products still accumulate in the same lanes in the same order: rfactor
   /// keeps the partials of every tile of rows (a buffer outside kc, one
   /// register tile each) until the last block.
@@ -1257,13 +1297,22 @@ private:
       return;
     unsigned n = loops.size();
     ForOp n0 = loops[n - 5], k0 = loops[n - 4], s1 = loops[n - 3],
-          k1 = loops[n - 1];
+          n1 = loops[n - 2], k1 = loops[n - 1];
     std::optional<int64_t> steps = extentOf(k0), tokens = extentOf(s1),
-                           lanes = extentOf(k1);
-    if (!steps || !tokens || !lanes || k0->getParentOp() != n0)
+                           rows = extentOf(n1), lanes = extentOf(k1),
+                           tiles = extentOf(n0);
+    if (!steps || !tokens || !rows || !lanes || !tiles ||
+        k0->getParentOp() != n0)
+      return;
+    // The partials of every tile of rows wait in a buffer (on the stack,
+    // its tree unrolled): only for a chunk of rows whose partials take at
+    // most half of L1.
+    if (*tiles * *tokens * *rows * *lanes * 4 > target.l1d / 2)
+      return;
+    if (choice.reductionShare <= 0)
       return;
     int64_t bytesPerStep = *tokens * *lanes * 4;
-    int64_t budget = target.l1d / 2 / bytesPerStep;
+    int64_t budget = target.l1d / choice.reductionShare / bytesPerStep;
     if (*steps <= budget)
       return;
     int64_t factor = 0;
@@ -1452,6 +1501,12 @@ private:
   bool decode = false;
   /// The tiles of rows of blocked reductions (blockReductionForL1).
   llvm::DenseSet<ForOp> rowsOfBlockedReduction;
+  /// Measured choices per kernel key, and the choice of the matmul being
+  /// tiled.
+  Tuning tuning;
+  ScheduleChoice choice;
+  /// The key of the nest being scheduled, when tuning decided any of it.
+  std::string nestKey;
 };
 
 struct TLDefaultSchedulePass
@@ -1466,7 +1521,13 @@ struct TLDefaultSchedulePass
     }
     if (desc->kind != TargetKind::CPU)
       return; // GPU schedules are the GPU back ends' (later issues)
-    Scheduler scheduler(&getContext(), *desc, reuse);
+    auto tunedChoices = Tuning::parse(tuning);
+    if (!tunedChoices) {
+      getOperation().emitError("tl-default-schedule: ")
+          << llvm::toString(tunedChoices.takeError());
+      return signalPassFailure();
+    }
+    Scheduler scheduler(&getContext(), *desc, reuse, *tunedChoices);
     for (auto fn : getOperation().getOps<func::FuncOp>())
       if (!fn.isExternal())
         scheduler.run(fn);

@@ -90,6 +90,14 @@ struct TLEstimateCostPass
     for (auto &[key, cost] : costs) {
       const NestWork &w = cost.work;
       auto phase = cost.caller->getAttrOfType<StringAttr>("llmc.phase");
+      // The tuning key the schedule chose its blocking under, if any.
+      StringAttr tune;
+      for (Operation &op : cost.kernel.getBody().front())
+        if (auto t = op.getAttrOfType<StringAttr>("llmc.tune"))
+          tune = t;
+      SmallVector<NamedAttribute> extra;
+      if (tune)
+        extra.push_back(b.getNamedAttr("tune", tune));
       kernels.push_back(b.getDictionaryAttr({
           b.getNamedAttr("name", b.getStringAttr(cost.kernel.getSymName())),
           b.getNamedAttr("caller", b.getStringAttr(cost.caller.getSymName())),
@@ -105,6 +113,11 @@ struct TLEstimateCostPass
           b.getNamedAttr("trips", polyAttr(b, w.trips)),
           b.getNamedAttr("exact", b.getBoolAttr(w.exact)),
       }));
+      if (!extra.empty()) {
+        NamedAttrList attrs(cast<DictionaryAttr>(kernels.back()));
+        attrs.append(extra);
+        kernels.back() = attrs.getDictionary(&getContext());
+      }
     }
     module->setAttr("llmc.kernels", b.getArrayAttr(kernels));
   }
