@@ -290,10 +290,11 @@ def test_q4_k_m_mix_matches_ggml_dequantization(llmc, tmp_path, arch, tied):
                                                ("cpu:x86-64-v4", 16, "q8_0")])
 def test_interleaved_weights_bin(llmc, tmp_path, target, rows, mtype):
     """llama.cpp mode interleaves the Q8_0, Q4_0, Q4_K and Q6_K matrices the
-    integer products read (R rows side by side, R the target's i32 lanes):
-    weights.bin holds the GGUF's blocks permuted as docs/artifact.md says,
-    byte for byte, and every other parameter (the tied embedding) as the
-    file has it."""
+    integer products read (R rows side by side, R the target's i32 lanes),
+    and a tied embedding table where its product keeps vec_dot's steps
+    interleaved (Q8_0, Q6_K; the gather reads it so): weights.bin holds the
+    GGUF's blocks permuted as docs/artifact.md says, byte for byte, and
+    every other parameter (a tied Q4_0 table) as the file has it."""
     import json
     import make_gguf_model
     import gguf_io as G
@@ -315,8 +316,10 @@ def test_interleaved_weights_bin(llmc, tmp_path, target, rows, mtype):
     assert packed and {p["dtype"] for p in packed} == (
         {"q4_k", "q6_k"} if mtype == "q4_k_m" else {qtype})
     names = {p["name"] for p in packed}
-    assert "model.embed_tokens.weight" not in names      # the embedding gathers from it
-    assert len(names) == 7 * meta["model"]["n_layers"]
+    table = next(p for p in meta["params"] if p["name"] == "model.embed_tokens.weight")
+    tied_packed = table["dtype"] in ("q8_0", "q6_k")
+    assert ("model.embed_tokens.weight" in names) == tied_packed, table
+    assert len(names) == 7 * meta["model"]["n_layers"] + tied_packed
     # Elements and bytes of a block, and where its header lies (bytes).
     layout = {"q4_0": (32, 18, 0, 2), "q4_k": (256, 144, 0, 16),
               "q8_0": (32, 34, 0, 2), "q6_k": (256, 210, 192, 18)}

@@ -95,7 +95,10 @@ struct EmbeddingLowering : GraphLowering<EmbeddingOp> {
       SmallVector<AffineExpr> lv;
       for (unsigned i = 0; i < levels.size(); ++i)
         lv.push_back(nb.d(3 + i));
-      QuantReader reader(nb, element, table, n, nb.d(1), nb.d(2), lv);
+      // A table shared with llama.cpp-mode products may be interleaved
+      // (graph-interleave-weights): the reader finds the row's bytes.
+      QuantReader reader(nb, element, table, n, nb.d(1), nb.d(2), lv,
+                         getInterleaving(op.getTable().getType()));
       AffineMap outMap = nb.map(
           n, {nb.d(0), nb.d(2) * quantBlockElements(element) +
                            quantElement(element, lv)});

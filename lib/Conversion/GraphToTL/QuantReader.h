@@ -94,35 +94,55 @@ decodeScaleMinK4(ImplicitLocOpBuilder &b, Value a, Value bb, Value c,
 /// activations build on.
 class QuantReader {
 public:
+  /// `layout`: the weight's rows interleaved (#graph.interleaved, `w`
+  /// then [row groups, their bytes]); null for plain rows.
   QuantReader(NestBuilder &nb, Type element, Value w, unsigned numIters,
-              AffineExpr row, AffineExpr block, ArrayRef<AffineExpr> levels)
+              AffineExpr row, AffineExpr block, ArrayRef<AffineExpr> levels,
+              InterleavedAttr layout = {})
       : nb(nb), w(w), numIters(numIters),
         levels(levels.begin(), levels.end()) {
     int64_t blockBytes = quantBlockBytes(element);
     q4 = isa<Q4_0Type>(element);
     q6k = isa<Q6_KType>(element);
     q4k = isa<Q4_KType>(element);
-    AffineExpr start = block * blockBytes;
-    auto at = [&](AffineExpr offset) { return nb.map(numIters, {row, start + offset}); };
+    // Byte `offset` of the row's block: a header byte (scales) or a quant
+    // byte; interleaved, the header byte planes and the quant chunks of the
+    // group's rows side by side (graph::interleavedOffset's arithmetic).
+    int64_t headerStart = quantHeaderStart(element),
+            headerBytes = quantHeaderBytes(element);
+    auto at = [&](AffineExpr offset, bool header) {
+      if (!layout)
+        return nb.map(numIters, {row, block * blockBytes + offset});
+      int64_t R = layout.getRows(), C = layout.getChunk();
+      AffineExpr g = row.floorDiv(R), r = row % R;
+      AffineExpr base = block * (R * blockBytes);
+      if (header)
+        return nb.map(numIters, {g, base + (offset - headerStart) * R + r});
+      AffineExpr j = headerStart ? offset : offset - headerBytes;
+      return nb.map(numIters, {g, base + headerBytes * R +
+                                      (j.floorDiv(C) * R + r) * C + j % C});
+    };
+    auto hdr = [&](AffineExpr offset) { return at(offset, true); };
+    auto qnt = [&](AffineExpr offset) { return at(offset, false); };
     auto c = [&](int64_t v) { return nb.c(v); };
     // Where the f16 scale d sits in the block (dmin follows it in Q4_K).
     int64_t dAt = q6k ? 208 : 0;
-    loMap = at(c(dAt));
-    hiMap = at(c(dAt + 1));
-    minLoMap = at(c(2));
-    minHiMap = at(c(3));
+    loMap = hdr(c(dAt));
+    hiMap = hdr(c(dAt + 1));
+    minLoMap = hdr(c(2));
+    minHiMap = hdr(c(3));
     if (q4k) {
       // qs[32 * (2 ja + jb) + i], low nibble for h = 0; the 6-bit scale and
       // min of sub-block 4 ja + 2 jb + h from scales[(2 jb + h)],
       // scales[4 + (2 jb + h)], scales[8 + (2 jb + h)] (ggml's
       // get_scale_min_k4, the upper half when ja = 1).
       AffineExpr ja = levels[0], jb = levels[1], h = levels[2], i = levels[3];
-      qMap = at(c(16) + ja * 64 + jb * 32 + i);
+      qMap = qnt(c(16) + ja * 64 + jb * 32 + i);
       shiftExpr = h * 4;
       AffineExpr sub = jb * 2 + h;
-      sAMap = at(c(4) + sub);
-      sBMap = at(c(8) + sub);
-      sCMap = at(c(12) + sub);
+      sAMap = hdr(c(4) + sub);
+      sBMap = hdr(c(8) + sub);
+      sCMap = hdr(c(12) + sub);
       upperExpr = ja;
     } else if (q6k) {
       // ql[64 hf + 32 qb + 16 l1 + l0] (nibble qa), qh[128 + 32 hf + 16 l1
@@ -130,17 +150,17 @@ public:
       // qb)] (ggml's dequantize_row_q6_K).
       AffineExpr hf = levels[0], qa = levels[1], qb = levels[2],
                  l1 = levels[3], l0 = levels[4];
-      qMap = at(hf * 64 + qb * 32 + l1 * 16 + l0);
+      qMap = qnt(hf * 64 + qb * 32 + l1 * 16 + l0);
       shiftExpr = qa * 4;
-      qhMap = at(c(128) + hf * 32 + l1 * 16 + l0);
+      qhMap = qnt(c(128) + hf * 32 + l1 * 16 + l0);
       qhShiftExpr = (qa * 2 + qb) * 2;
-      scMap = at(c(192) + hf * 8 + l1 + (qa * 2 + qb) * 2);
+      scMap = hdr(c(192) + hf * 8 + l1 + (qa * 2 + qb) * 2);
     } else if (q4) {
       // qs[i]: element i in the low nibble, i + 16 in the high one.
-      qMap = at(c(2) + levels[1]);
+      qMap = qnt(c(2) + levels[1]);
       shiftExpr = levels[0] * 4;
     } else {
-      qMap = at(c(2) + levels[0]);
+      qMap = qnt(c(2) + levels[0]);
     }
     scaleList = {{w, loMap}, {w, hiMap}};
     if (q6k)

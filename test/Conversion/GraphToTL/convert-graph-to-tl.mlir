@@ -327,6 +327,21 @@ func.func @embedding_q8_0(%t: tensor<10x64x!graph.q8_0>, %ids: tensor<?xi32>) ->
 
 // -----
 
+// A tied head's table interleaved 4 rows at a time (#graph.interleaved):
+// the row's group, then per block the 4 rows' scales as byte planes (byte
+// h of row r at h * 4 + r) and their quants in chunks of 4 bytes side by
+// side (quant byte j of row r at 8 + (j floordiv 4 * 4 + r) * 4 + j mod 4).
+// CHECK-LABEL: func.func @embedding_interleaved
+// CHECK-SAME: %[[T:[a-z0-9_]+]]: memref<2x272xi8>
+// CHECK: tl.block "embedding" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[R:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[B:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[E:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// CHECK-SAME: reads(%[[T]][%[[R]] floordiv 4, %[[B]] * 136 + ((%[[E]] floordiv 4) * 4 + %[[R]] mod 4) * 4 + %[[E]] mod 4 + 8] : memref<2x272xi8>, %[[T]][%[[R]] floordiv 4, %[[B]] * 136 + %[[R]] mod 4] : memref<2x272xi8>, %[[T]][%[[R]] floordiv 4, %[[B]] * 136 + %[[R]] mod 4 + 4] : memref<2x272xi8>)
+func.func @embedding_interleaved(%t: tensor<8x64x!graph.q8_0, #graph.interleaved<rows = 4, chunk = 4>>, %ids: tensor<?xi32>) -> tensor<?x64xf32> {
+  %0 = graph.embedding %t[%ids] : tensor<8x64x!graph.q8_0, #graph.interleaved<rows = 4, chunk = 4>>, tensor<?xi32> -> tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
 // act_type f16: the activations are converted to f16 once; the product
 // widens both 16-bit operands (an exact f32 product).
 // CHECK-LABEL: func.func @matmul_act_f16

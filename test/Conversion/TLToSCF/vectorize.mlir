@@ -104,6 +104,29 @@ func.func @dot4(%a: memref<32xi8>, %b: memref<32xi8>, %acc: memref<8xi32>) {
 
 // -----
 
+// Lanes over chunks of four bytes side by side with other rows' chunks (an
+// interleaved weight: byte l of a row at (l floordiv 4) * 64 + l mod 4):
+// the first four lanes look contiguous, the fifth jumps; not one vector
+// load of 16 bytes, each lane its own.
+// CHECK-LABEL: func.func @chunked
+// CHECK-NOT: vector.load
+// CHECK-COUNT-16: memref.load %{{[^[]+}}[%{{.+}}] : memref<256xi8>
+// CHECK: vector.from_elements
+// CHECK: vector.store
+func.func @chunked(%w: memref<256xi8>, %y: memref<16xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  tl.for %l = %c0 to %c16 step %c1 kind(vectorized) {
+    tl.block "gather" (%vl = spatial %l)
+        reads(%w[(%vl floordiv 4) * 64 + %vl mod 4] : memref<256xi8>) writes(%y[%vl] : memref<16xi8>) {
+      %a = affine.load %w[(%vl floordiv 4) * 64 + %vl mod 4] : memref<256xi8>
+      affine.store %a, %y[%vl] : memref<16xi8>
+    }
+  }
+  return
+}
+
 // Lanes that read the same element get one scalar load and a broadcast;
 // lanes reading every other element of a small range load the range and
 // pick their elements; lanes far apart go one by one.

@@ -43,18 +43,42 @@ func.func @packed(%x: tensor<?x64xf32>, %y: tensor<?x256xf32>, %w: !graph.weight
 
 // -----
 
-// Left plain: a tied table the embedding also gathers from (either use
-// alone would not matter: params of one name are one tensor), products in
-// exact mode (no act_type), a row count llama.cpp does not repack (not a
-// multiple of 8: vec_dot's order of steps), Q8_0 and Q6_K matrices of
-// rows not a multiple of 4.
+// A tied output head: the table the embedding gathers from is also the
+// weight of an integer product (params of one name are one tensor): it is
+// interleaved for the product, and the gather reads the interleaved rows.
+// CHECK-LABEL: func.func @tied
+// CHECK: graph.param %{{.*}}["tied"] : tensor<32x64x!graph.q8_0, #graph.interleaved<rows = 16, chunk = 4>>
+// CHECK-NEXT: graph.embedding %{{.*}} : tensor<32x64x!graph.q8_0, #graph.interleaved<rows = 16, chunk = 4>>
+// CHECK: graph.param %{{.*}}["tied"] : tensor<32x64x!graph.q8_0, #graph.interleaved<rows = 16, chunk = 4>>
+func.func @tied(%x: tensor<?x64xf32>, %ids: tensor<?xi32>, %w: !graph.weights) -> (tensor<?x64xf32>, tensor<?x32xf32>) {
+  %t = graph.param %w["tied"] : tensor<32x64x!graph.q8_0>
+  %e = graph.embedding %t[%ids] : tensor<32x64x!graph.q8_0>, tensor<?xi32> -> tensor<?x64xf32>
+  %t2 = graph.param %w["tied"] : tensor<32x64x!graph.q8_0>
+  %0 = graph.matmul %x, %t2 {act_type = !graph.q8_0} : tensor<?x64xf32>, tensor<32x64x!graph.q8_0> -> tensor<?x32xf32>
+  return %e, %0 : tensor<?x64xf32>, tensor<?x32xf32>
+}
+
+// -----
+
+// Left plain: a table only gathered from (no product to serve), one tied to
+// a product in exact mode, a tied Q4_0 table (llama.cpp's product of a
+// tied head runs vec_dot's steps, which the interleaved Q4_0/Q4_K
+// products do not), products in exact mode (no act_type), a row
+// count llama.cpp does not repack (not a multiple of 8: vec_dot's order of
+// steps), Q8_0 and Q6_K matrices of rows not a multiple of 4.
 // CHECK-LABEL: func.func @plain
 // CHECK-NOT: interleaved
-func.func @plain(%x: tensor<?x64xf32>, %y: tensor<?x256xf32>, %ids: tensor<?xi32>, %w: !graph.weights) -> (tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x20xf32>, tensor<?x30xf32>, tensor<?x30xf32>) {
+func.func @plain(%x: tensor<?x64xf32>, %y: tensor<?x256xf32>, %ids: tensor<?xi32>, %w: !graph.weights) -> (tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x20xf32>, tensor<?x30xf32>, tensor<?x30xf32>, tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x32xf32>) {
   %t = graph.param %w["tied"] : tensor<32x64x!graph.q4_0>
   %e = graph.embedding %t[%ids] : tensor<32x64x!graph.q4_0>, tensor<?xi32> -> tensor<?x64xf32>
   %t2 = graph.param %w["tied"] : tensor<32x64x!graph.q4_0>
-  %0 = graph.matmul %x, %t2 {act_type = !graph.q8_0} : tensor<?x64xf32>, tensor<32x64x!graph.q4_0> -> tensor<?x32xf32>
+  %0 = graph.matmul %x, %t2 : tensor<?x64xf32>, tensor<32x64x!graph.q4_0> -> tensor<?x32xf32>
+  %g = graph.param %w["gathered"] : tensor<32x64x!graph.q8_0>
+  %e2 = graph.embedding %g[%ids] : tensor<32x64x!graph.q8_0>, tensor<?xi32> -> tensor<?x64xf32>
+  %t4 = graph.param %w["tied4"] : tensor<32x64x!graph.q4_0>
+  %e3 = graph.embedding %t4[%ids] : tensor<32x64x!graph.q4_0>, tensor<?xi32> -> tensor<?x64xf32>
+  %t5 = graph.param %w["tied4"] : tensor<32x64x!graph.q4_0>
+  %5 = graph.matmul %x, %t5 {act_type = !graph.q8_0} : tensor<?x64xf32>, tensor<32x64x!graph.q4_0> -> tensor<?x32xf32>
   %ex = graph.param %w["exact"] : tensor<32x64x!graph.q4_0>
   %1 = graph.matmul %x, %ex : tensor<?x64xf32>, tensor<32x64x!graph.q4_0> -> tensor<?x32xf32>
   %odd = graph.param %w["odd"] : tensor<20x64x!graph.q4_0>
@@ -63,5 +87,5 @@ func.func @plain(%x: tensor<?x64xf32>, %y: tensor<?x256xf32>, %ids: tensor<?xi32
   %3 = graph.matmul %x, %q8 {act_type = !graph.q8_0} : tensor<?x64xf32>, tensor<30x64x!graph.q8_0> -> tensor<?x30xf32>
   %q6 = graph.param %w["q6"] : tensor<30x256x!graph.q6_k>
   %4 = graph.matmul %y, %q6 {act_type = !graph.q8_k} : tensor<?x256xf32>, tensor<30x256x!graph.q6_k> -> tensor<?x30xf32>
-  return %e, %0, %1, %2, %3, %4 : tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x20xf32>, tensor<?x30xf32>, tensor<?x30xf32>
+  return %e, %0, %1, %2, %3, %4, %e2, %e3, %5 : tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x20xf32>, tensor<?x30xf32>, tensor<?x30xf32>, tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x32xf32>
 }

@@ -194,9 +194,17 @@ func.func @interleaved_exact(%x: tensor<?x64xf32>, %w: tensor<8x64x!graph.q4_0, 
 
 // -----
 
-func.func @interleaved_table(%ids: tensor<?xi32>, %t: tensor<8x64x!graph.q4_0, #graph.interleaved<rows = 8, chunk = 4>>) -> tensor<?x64xf32> {
-  // expected-error @+1 {{the table must be in the plain layout}}
-  %0 = graph.embedding %t[%ids] : tensor<8x64x!graph.q4_0, #graph.interleaved<rows = 8, chunk = 4>>, tensor<?xi32> -> tensor<?x64xf32>
+func.func @interleaved_table(%ids: tensor<?xi32>, %t: tensor<12x64x!graph.q4_0, #graph.interleaved<rows = 8, chunk = 4>>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{the table must be plain or quantized rows interleaved in groups that divide them}}
+  %0 = graph.embedding %t[%ids] : tensor<12x64x!graph.q4_0, #graph.interleaved<rows = 8, chunk = 4>>, tensor<?xi32> -> tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @table_layout(%ids: tensor<?xi32>, %t: tensor<8x64xf32, "blocked">) -> tensor<?x64xf32> {
+  // expected-error @+1 {{the table must be plain or quantized rows interleaved in groups that divide them}}
+  %0 = graph.embedding %t[%ids] : tensor<8x64xf32, "blocked">, tensor<?xi32> -> tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
 }
 

@@ -41,10 +41,14 @@ def GraphInterleaveWeights : Pass<"graph-interleave-weights", "mlir::ModuleOp"> 
     rows, so only those are interleaved (the others keep vec_dot's order of
     steps). The Q8_0 and Q6_K interleaved products keep vec_dot's (and for
     Q8_0 llamafile sgemm's) own steps, 8 lanes per row summed as
-    hsum_float_8, so any multiple of 4 rows is interleaved. A parameter is also left plain when any op
-    other than such a product reads it (the embedding gather of a tied
-    classifier). The artifact writer lays the bytes out as the type says; the
-    size does not change, so `graph-layout-weights` places it as before.
+    hsum_float_8, so any multiple of 4 rows is interleaved. The table of a
+    tied classifier, which the embedding also gathers from, is interleaved
+    when it is Q8_0 or Q6_K (the gather reads its rows where the layout puts
+    them; llama.cpp keeps such a table unrepacked, so its product runs
+    vec_dot's steps, which only those two interleaved products keep); a
+    parameter any other op reads stays plain. The artifact writer lays the
+    bytes out as the type says; the size does not change, so
+    `graph-layout-weights` places it as before.
 
     Input: after `graph-act-quant`, before `graph-layout-weights`.
   }];

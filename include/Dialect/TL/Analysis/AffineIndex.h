@@ -44,7 +44,7 @@ struct AffineIndexBuilder {
 };
 
 /// The constant multiplier of dim `dim` in `e`, or nullopt when `e` is not
-/// pure affine (it has a mod, floordiv or ceildiv).
+/// linear in `dim` (a mod, floordiv or ceildiv of an expression of it).
 std::optional<int64_t> linearCoefficient(mlir::AffineExpr e, unsigned dim,
                                          unsigned numDims);
 

@@ -149,8 +149,16 @@ LogicalResult EmbeddingOp::verify() {
     return emitOpError("result row size ")
            << result.getShape().back() << " does not match table row size "
            << table.getDimSize(1);
-  if (table.getEncoding())
-    return emitOpError("the table must be in the plain layout, got ") << table;
+  // A tied output head's table is interleaved like the product's weight.
+  if (Attribute encoding = table.getEncoding()) {
+    auto layout = llvm::dyn_cast<InterleavedAttr>(encoding);
+    if (!layout || !quantHeaderBytes(table.getElementType()) ||
+        layout.getRows() <= 0 || table.isDynamicDim(0) ||
+        table.getDimSize(0) % layout.getRows())
+      return emitOpError("the table must be plain or quantized rows "
+                         "interleaved in groups that divide them, got ")
+             << table;
+  }
   return success();
 }
 

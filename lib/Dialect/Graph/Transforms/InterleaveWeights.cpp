@@ -19,16 +19,32 @@ using namespace mlir;
 using namespace llmc;
 using namespace llmc::graph;
 
-/// Whether every use of `param` is the weight of a llama.cpp-mode integer
-/// product (8-bit activations).
-static bool onlyIntegerProducts(ParamOp param) {
-  for (OpOperand &use : param->getUses()) {
-    auto mm = dyn_cast<MatmulOp>(use.getOwner());
-    if (!mm || use.get() != mm.getWeight() || !mm.getActType() ||
-        !isa<Q8_0Type, Q8_KType>(*mm.getActType()))
-      return false;
-  }
-  return true;
+/// Whether `use` is the weight of a llama.cpp-mode integer product (8-bit
+/// activations).
+static bool isIntegerProduct(OpOperand &use) {
+  auto mm = dyn_cast<MatmulOp>(use.getOwner());
+  return mm && use.get() == mm.getWeight() && mm.getActType() &&
+         isa<Q8_0Type, Q8_KType>(*mm.getActType());
+}
+
+/// Whether every use of `param` is such a product or the table of an
+/// embedding (a tied output head: the gather reads the interleaved rows).
+static bool onlyIntegerProductsAndGathers(ParamOp param) {
+  return llvm::all_of(param->getUses(), [](OpOperand &use) {
+    auto gather = dyn_cast<EmbeddingOp>(use.getOwner());
+    return isIntegerProduct(use) ||
+           (gather && use.get() == gather.getTable());
+  });
+}
+
+static bool hasIntegerProduct(ParamOp param) {
+  return llvm::any_of(param->getUses(), isIntegerProduct);
+}
+
+static bool hasGather(ParamOp param) {
+  return llvm::any_of(param->getUses(), [](OpOperand &use) {
+    return isa<EmbeddingOp>(use.getOwner());
+  });
 }
 
 namespace {
@@ -57,13 +73,21 @@ struct GraphInterleaveWeightsPass
       Type element = type.getElementType();
       if (!isa<Q8_0Type, Q4_0Type, Q4_KType, Q6_KType>(element) ||
           type.getEncoding() ||
-          type.getRank() != 2 || !llvm::all_of(params, onlyIntegerProducts))
+          type.getRank() != 2 ||
+          !llvm::all_of(params, onlyIntegerProductsAndGathers) ||
+          !llvm::any_of(params, hasIntegerProduct))
         continue;
       // The interleaved Q4_0 and Q4_K products take the f32 steps of ggml's
       // repacked kernels; llama.cpp runs those for matrices of a multiple
       // of 8 rows (the others through vec_dot, in its order). Q8_0's and
       // Q6_K's steps are vec_dot's (and sgemm's) own: any multiple of 4 rows.
       if (type.getDimSize(0) % (isa<Q8_0Type, Q6_KType>(element) ? 4 : 8))
+        continue;
+      // A tied head: llama.cpp keeps the table it gathers from unrepacked,
+      // so its product runs vec_dot's steps; of the interleaved products
+      // only Q8_0's and Q6_K's take those (Q4_0's and Q4_K's take the
+      // repacked kernels' order).
+      if (!isa<Q8_0Type, Q6_KType>(element) && llvm::any_of(params, hasGather))
         continue;
       int64_t rows = lanes;
       while (type.getDimSize(0) % rows)

@@ -88,6 +88,20 @@ std::optional<int64_t> llmc::tl::linearCoefficient(AffineExpr e, unsigned dim,
                                                    unsigned numDims) {
   if (!e.isPureAffine())
     return std::nullopt;
+  // A floordiv, ceildiv or mod of an expression of `dim` is not linear in
+  // it, though its first steps may look so (x + (x floordiv 4) * 60 goes
+  // 0, 1, 2, 3, 64).
+  bool nonlinear = false;
+  e.walk([&](AffineExpr sub) {
+    if (isa<AffineBinaryOpExpr>(sub) &&
+        (sub.getKind() == AffineExprKind::FloorDiv ||
+         sub.getKind() == AffineExprKind::CeilDiv ||
+         sub.getKind() == AffineExprKind::Mod) &&
+        cast<AffineBinaryOpExpr>(sub).getLHS().isFunctionOfDim(dim))
+      nonlinear = true;
+  });
+  if (nonlinear)
+    return std::nullopt;
   MLIRContext *ctx = e.getContext();
   auto at = [&](int64_t v) {
     SmallVector<AffineExpr> repl;
