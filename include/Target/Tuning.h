@@ -17,7 +17,10 @@
 //
 // `choice` spells a ScheduleChoice: `r<R>c<C>`, the reduction's blocks
 // within 1/R of the L1 cache and the weight rows' chunks within 1/C of the
-// L2 cache, 0 for no blocking (the rule: r2c2).
+// L2 cache, 0 for no blocking (the rule: r2c2), then optionally `p<P>`: a
+// decode nest streaming a weight prefetches P KiB ahead (0: none; absent:
+// the target's distance). Prefill keys are `matmul.prefill.k<K>.n<N>.<types>`,
+// decode ones `matmul.decode.w<R>x<C>.<element>` (the weight's buffer).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_TARGET_TUNING_H
@@ -41,11 +44,15 @@ struct ScheduleChoice {
   /// The chunks of weight rows take at most 1/chunkShare of L2 (0: rows
   /// are not chunked).
   int chunkShare = 2;
+  /// Decode: how far ahead a weight's stream prefetches, in KiB (0: no
+  /// prefetch; -1: the target's `prefetch`).
+  int prefetchKiB = -1;
 
   bool operator==(const ScheduleChoice &o) const {
-    return reductionShare == o.reductionShare && chunkShare == o.chunkShare;
+    return reductionShare == o.reductionShare && chunkShare == o.chunkShare &&
+           prefetchKiB == o.prefetchKiB;
   }
-  /// `r2c2`.
+  /// `r2c2`, `r2c2p16` with a prefetch distance.
   std::string str() const;
   static std::optional<ScheduleChoice> parse(llvm::StringRef s);
 };

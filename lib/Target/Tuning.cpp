@@ -16,15 +16,22 @@ using namespace llmc;
 
 std::string ScheduleChoice::str() const {
   return "r" + std::to_string(reductionShare) + "c" +
-         std::to_string(chunkShare);
+         std::to_string(chunkShare) +
+         (prefetchKiB >= 0 ? "p" + std::to_string(prefetchKiB) : "");
 }
 
 std::optional<ScheduleChoice> ScheduleChoice::parse(llvm::StringRef s) {
   ScheduleChoice c;
-  unsigned r = 0, k = 0;
+  unsigned r = 0, k = 0, p = 0;
   if (!s.consume_front("r") || s.consumeInteger(10, r) ||
-      !s.consume_front("c") || s.consumeInteger(10, k) || !s.empty() ||
-      r > 64 || k > 64)
+      !s.consume_front("c") || s.consumeInteger(10, k) || r > 64 || k > 64)
+    return std::nullopt;
+  if (s.consume_front("p")) {
+    if (s.consumeInteger(10, p) || p > 1024)
+      return std::nullopt;
+    c.prefetchKiB = static_cast<int>(p);
+  }
+  if (!s.empty())
     return std::nullopt;
   c.reductionShare = static_cast<int>(r);
   c.chunkShare = static_cast<int>(k);
@@ -32,7 +39,10 @@ std::optional<ScheduleChoice> ScheduleChoice::parse(llvm::StringRef s) {
 }
 
 std::vector<ScheduleChoice> llmc::tuneCandidates() {
-  return {{2, 2}, {0, 2}, {4, 2}, {2, 0}, {2, 4}, {0, 0}};
+  // The rule first; the cache blocking's alternatives (prefill), then the
+  // prefetch distance's (decode).
+  return {{2, 2, -1}, {0, 2, -1}, {4, 2, -1}, {2, 0, -1}, {2, 4, -1},
+          {0, 0, -1}, {2, 2, 0},  {2, 2, 4},  {2, 2, 16}};
 }
 
 ScheduleChoice Tuning::lookup(llvm::StringRef key) const {
@@ -60,7 +70,7 @@ llvm::Expected<Tuning> Tuning::parse(llvm::StringRef s) {
     std::optional<ScheduleChoice> c = ScheduleChoice::parse(value);
     if (key.empty() || !c)
       return llvm::createStringError(
-          "tuning: expected KEY=r<R>c<C> (or *=r<R>c<C>), got '" + item.str() +
+          "tuning: expected KEY=r<R>c<C>[p<P>] (or *=...), got '" + item.str() +
           "'");
     if (key == "*")
       t.all = *c;
@@ -121,7 +131,7 @@ llmc::readTuneCache(llvm::StringRef path) {
     std::optional<ScheduleChoice> c = ScheduleChoice::parse(*choice);
     if (!c)
       return cacheError(path, "field '" + field + ".choice' is \"" + *choice +
-                                  "\", expected r<R>c<C>");
+                                  "\", expected r<R>c<C>[p<P>]");
     TuneEntry &t = entries.emplace_back();
     t.target = target->str();
     t.key = key->str();

@@ -242,14 +242,16 @@ def test_tune(llmc, tmp_path):
     import json
     gguf = tiny_gguf(tmp_path, mtype="f32")
     cache = tmp_path / "tune.json"
-    p = e2e_util.run([llmc, "tune", gguf, "-p", "8", "-r", "1", "-t", "1", "-o", cache],
+    p = e2e_util.run([llmc, "tune", gguf, "-p", "8", "-n", "4", "-r", "1", "-t", "1", "-o", cache],
                      check=True)
-    table = re.findall(r"^\| (matmul\.prefill\.[\w.]+) \|((?: [\d.]+ \|){6}) (r\d+c\d+) \| ([\d.]+) \|$",
-                       p.stdout, re.M)
-    assert table, p.stdout
-    cands = re.search(r"^\| key \|((?: r\d+c\d+ \|){6}) choice", p.stdout, re.M).group(1)
+    cands = re.search(r"^\| key \|((?: r\d+c\d+(?:p\d+)? \|)+) choice", p.stdout, re.M).group(1)
     cands = cands.strip(" |").split(" | ")
-    assert cands[0] == "r2c2", cands
+    assert cands[0] == "r2c2" and {"r0c2", "r2c2p0", "r2c2p16"} <= set(cands), cands
+    table = re.findall(r"^\| (matmul\.(?:prefill|decode)\.[\w.]+) \|((?: [\d.]+ \|){%d}) "
+                       r"(r\d+c\d+(?:p\d+)?) \| ([\d.]+) \|$" % len(cands), p.stdout, re.M)
+    # Keys of both phases: the prompt's products, and the decode steps'
+    # weight streams.
+    assert {k.split(".")[1] for k, *_ in table} == {"prefill", "decode"}, p.stdout
     doc = json.loads(cache.read_text())
     assert doc["format"] == "llmc-tune" and doc["version"] == 1
     keys = {e["key"]: e for e in doc["entries"]}
@@ -310,6 +312,7 @@ def test_tune_errors(llmc, tmp_path):
     assert p.returncode != 0 and "--tune: " in p.stderr and "no such file" in p.stderr
     for args, msg in [([], "no model given"), ([gguf, "-p", "1"], "-p: expected a prompt length"),
                       ([gguf, "--act-quant", "x"], "--act-quant: expected exact or llama.cpp"),
+                      ([gguf, "-n", "x"], "-n: expected a number of decode steps"),
                       ([gguf, "--bogus"], "unknown option")]:
         p = e2e_util.run([llmc, "tune", *args])
         assert p.returncode != 0 and msg in p.stderr, (args, p.stderr)

@@ -1,12 +1,13 @@
 //===- TuneCommand.cpp - llmc tune: measure the schedule's choices --------===//
 //
 //   llmc tune MODEL [--act-quant M] [--kv-cache K] [--target T] [-p N]
-//                   [-t THREADS] [-r R] [-o FILE]
+//                   [-n N] [-t THREADS] [-r R] [-o FILE]
 //
 // Compiles MODEL once per candidate of the schedule's tunable choices
 // (Target/Tuning.h), each with the kernel timers (--profile), runs a
-// prompt of N tokens R times on each, and keeps per kernel key the
-// candidate whose kernels took the least time (the fastest of the runs).
+// prompt of N tokens and N decode steps R times on each, and keeps per
+// kernel key the candidate whose kernels took the least time (the fastest
+// of the runs).
 // The winners go into the tune cache that `llmc compile` reads for the
 // same target.
 //
@@ -43,14 +44,16 @@ constexpr double kMargin = 0.03;
 
 const char *kTuneUsage =
     "usage: llmc tune MODEL [--act-quant M] [--kv-cache K] [--target T]\n"
-    "                 [-p N] [-t THREADS] [-r R] [-o FILE]\n"
+    "                 [-p N] [-n N] [-t THREADS] [-r R] [-o FILE]\n"
     "\n"
     "Measures the schedule's tunable choices on this machine: compiles MODEL\n"
     "once per candidate (how much of the L1 and L2 caches a prefill matmul's\n"
-    "blocks may take: r<R>c<C>, 1/R and 1/C, 0 for none; the rule is r2c2),\n"
+    "blocks may take: r<R>c<C>, 1/R and 1/C, 0 for none, the rule r2c2; how\n"
+    "far ahead decode prefetches a weight: p<KiB>, absent the target's),\n"
     "each with the kernel timers of --profile, runs an N-token prompt (-p,\n"
-    "default 256) R times (-r, default 3) on THREADS threads (-t, default\n"
-    "the cores) and keeps, per kernel key (a matmul's shape), the candidate\n"
+    "default 256) and N decode steps (-n, default 32) R times (-r, default\n"
+    "3) on THREADS threads (-t, default the cores) and keeps, per kernel\n"
+    "key (a matmul's shape, prefill or decode), the candidate\n"
     "whose kernels took the least time, if it beats the rule by more than\n"
     "3 % (else the rule). The winners go into the tune cache\n"
     "(-o, default $LLMC_TUNE_CACHE, else ~/.cache/llmc/tune.json), replacing\n"
@@ -60,7 +63,7 @@ const char *kTuneUsage =
 struct TuneOptions {
   std::string model, actQuant = "exact", kvCache = "f32", target = "cpu";
   std::string output = llmc::defaultTuneCachePath();
-  int64_t prompt = 256, repeat = 3;
+  int64_t prompt = 256, steps = 32, repeat = 3;
   int32_t threads = 0;
 };
 
@@ -69,7 +72,8 @@ TuneOptions parseTuneOptions(int argc, char **argv, bool &help) {
   std::vector<std::string> positional;
   scanArguments(argc, argv,
                 {"--act-quant", "--kv-cache", "--target", "-p", "--prompt-len",
-                 "-t", "--threads", "-r", "--repeat", "-o", "--output"},
+                 "-n", "--n-gen", "-t", "--threads", "-r", "--repeat", "-o",
+                 "--output"},
                 {"-h", "--help"}, options, positional);
   TuneOptions t;
   help = false;
@@ -84,6 +88,8 @@ TuneOptions parseTuneOptions(int argc, char **argv, bool &help) {
       t.target = o.value;
     else if (o.name == "-p" || o.name == "--prompt-len")
       t.prompt = parseInteger(o, 2, 1 << 20, "a prompt length >= 2");
+    else if (o.name == "-n" || o.name == "--n-gen")
+      t.steps = parseInteger(o, 0, 1 << 20, "a number of decode steps");
     else if (o.name == "-t" || o.name == "--threads")
       t.threads = static_cast<int32_t>(
           parseInteger(o, 1, 4096, "a positive thread count"));
@@ -137,8 +143,9 @@ std::map<std::string, double> measure(const std::string &dir,
   llmc::Model model = llmc::Model::open(dir);
   if (opts.threads)
     model.setThreads(opts.threads);
-  if (opts.prompt > model.maxSeqLen())
-    throw CommandError("-p", std::to_string(opts.prompt) +
+  if (opts.prompt + opts.steps > model.maxSeqLen())
+    throw CommandError("-p", std::to_string(opts.prompt) + " + " +
+                                 std::to_string(opts.steps) +
                                  " tokens exceed the model's max_seq_len " +
                                  std::to_string(model.maxSeqLen()));
   // Deterministic, spread-out token ids.
@@ -155,6 +162,11 @@ std::map<std::string, double> measure(const std::string &dir,
     model.reset();
     model.resetProfile();
     model.forwardLast(prompt.data(), opts.prompt, logits.data());
+    // Decode steps, each its own token (their kernels have keys of their
+    // own: matmul.decode.*).
+    for (int64_t s = 0; s < opts.steps; ++s)
+      model.forwardLast(&prompt[static_cast<size_t>(s) % prompt.size()], 1,
+                        logits.data());
     if (r == 0)
       continue; // warm-up: pages the weights in, starts the threads
     std::vector<llmc_kernel_profile> profile = model.profile();
@@ -226,10 +238,11 @@ int tune(const TuneOptions &opts) {
   llvm::sys::fs::remove_directories(scratch);
 
   // The winners, each against the rule (the first candidate).
-  std::printf("llmc tune: %s on %s, pp%lld, fastest of %lld runs "
+  std::printf("llmc tune: %s on %s, pp%lld + tg%lld, fastest of %lld runs "
               "(kernel ms per candidate)\n\n| key |",
               opts.model.c_str(), target.c_str(),
               static_cast<long long>(opts.prompt),
+              static_cast<long long>(opts.steps),
               static_cast<long long>(opts.repeat));
   for (const llmc::ScheduleChoice &c : candidates)
     std::printf(" %s |", c.str().c_str());

@@ -76,7 +76,7 @@ static void usage(raw_ostream &os) {
         "  llmc bench DIR|MODEL [-p N] [-n N] [-t T[,T...]] [-r R] "
         "[--vs PATH|npm|none]... [--roofline] [--profile] [--act-quant M] "
         "[--kv-cache K] [--target T]\n"
-        "  llmc tune MODEL [--act-quant M] [--kv-cache K] [--target T] [-p N] "
+        "  llmc tune MODEL [--act-quant M] [--kv-cache K] [--target T] [-p N] [-n N] "
         "[-t T] [-r R] [-o FILE]\n"
         "  llmc inspect FILE   (GGUF, safetensors, Hugging Face dir, "
         "llama2.c)\n"

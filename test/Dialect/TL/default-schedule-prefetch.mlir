@@ -1,6 +1,7 @@
 // RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4" | FileCheck %s
 // RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4,prefetch=0" | FileCheck %s --check-prefix=OFF
 // RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4,prefetch=4K" | FileCheck %s --check-prefix=NEAR
+// RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4 tuning=matmul.decode.w768x768.f32=r2c2p16;matmul.decode.w128x6912.i8=r2c2p0" | FileCheck %s --check-prefix=TUNED
 
 // Decode streams every weight from memory: the loop over an interleaved
 // Q4_K weight's super-blocks (each iteration the 16 rows' 2304 bytes, the
@@ -17,6 +18,11 @@
 // CHECK-NOT: tl.prefetch
 // OFF-LABEL: func.func @decode_q4_k
 // OFF-NOT: tl.prefetch
+// Tuned (`llmc tune`): a decode nest's key is its weight's buffer; its
+// choice's p<KiB> is the distance, p0 none.
+// TUNED-LABEL: func.func @decode_q4_k
+// TUNED: kind(parallel) attributes {llmc.tune = "matmul.decode.w128x6912.i8"}
+// TUNED-NOT: tl.prefetch
 // NEAR-LABEL: func.func @decode_q4_k
 // NEAR: tl.prefetch {{.*}} {bytes = 2304 : i64, distance = 4096 : i64, line = 64 : i64}
 func.func @decode_q4_k(%x: tensor<1x768xf32>, %w: !graph.weights) -> tensor<1x2048xf32> attributes {llmc.phase = "decode"} {
@@ -51,11 +57,23 @@ func.func @decode_small(%x: tensor<1x768xf32>, %w: !graph.weights) -> tensor<1x3
 
 // -----
 
-// f32 weights in decode step 4 rows at a time: an iteration reads 4 runs
-// a row apart, not one run, and the hardware's own prefetcher follows
-// such plain streams: no prefetch.
+// f32 weights in decode step 4 rows at a time: an iteration of the
+// reduction's loop reads 4 runs a row apart, not one run; the parallel loop
+// over the tiles of rows reads one run per iteration (4 rows, 12 KiB, the
+// next tile the next 12 KiB), and each thread runs consecutive tiles: that
+// loop fetches the distance ahead. (The hardware's own prefetcher, with 4
+// streams in flight, left a core at half the read bandwidth.)
+// CHECK: #[[TILE:.+]] = affine_map<(d0) -> (d0 * 3072)>
 // CHECK-LABEL: func.func @decode_f32
+// CHECK: tl.for %[[T:.+]] = %{{.+}} to %c192 step %{{.+}} kind(parallel)
+// CHECK-NEXT: %[[AT:.+]] = affine.apply #[[TILE]](%[[T]])
+// CHECK-NEXT: tl.prefetch %{{.+}}[%[[AT]]] {bytes = 12288 : i64, distance = 8192 : i64, line = 64 : i64} : memref<768x768xf32>
 // CHECK-NOT: tl.prefetch
+// OFF-LABEL: func.func @decode_f32
+// OFF-NOT: tl.prefetch
+// TUNED-LABEL: func.func @decode_f32
+// TUNED: kind(parallel) attributes {llmc.tune = "matmul.decode.w768x768.f32"}
+// TUNED: tl.prefetch {{.*}} {bytes = 12288 : i64, distance = 16384 : i64, line = 64 : i64}
 func.func @decode_f32(%x: tensor<1x768xf32>, %w: !graph.weights) -> tensor<1x768xf32> attributes {llmc.phase = "decode"} {
   %k = graph.param %w["k"] {blob_offset = 0 : i64} : tensor<768x768xf32>
   %0 = graph.matmul %x, %k : tensor<1x768xf32>, tensor<768x768xf32> -> tensor<1x768xf32>

@@ -166,7 +166,8 @@ def TLDefaultSchedule : Pass<"tl-default-schedule", "mlir::ModuleOp"> {
       field (a shift amount), unrolled;
     - decode: a loop streaming a weight (each iteration the next run of its
       bytes) prefetches the target's `prefetch` distance ahead
-      (`tl.prefetch`).
+      (`tl.prefetch`): the outermost serial one, else the parallel loop
+      (an f32 weight's tiles of rows, consecutive on each thread).
     Decode and prefill versions (`tl-specialize-decode`) get their own
     schedules from the shapes their nests have.
 

@@ -242,6 +242,10 @@ public:
       for (Operation *op = prev ? prev->getNextNode() : &body->front();
            op != next; op = op->getNextNode())
         range.push_back(op);
+      // In decode, a nest streaming a weight: how far ahead it prefetches
+      // is tunable per weight shape.
+      if (decode && nestKey.empty())
+        nestKey = streamKey(range);
       // A nest tuning decided (its tail's included) carries its key, for
       // the kernels' metadata and `llmc tune`.
       if (!nestKey.empty())
@@ -467,14 +471,19 @@ private:
   /// buffers of at least kStreamPrefetches times the distance (shorter ones
   /// end before a prefetch pays).
   void prefetchStreams(func::FuncOp fn) {
-    if (!decode || target.prefetch <= 0)
+    if (!decode)
       return;
+    // Serial loops first; then the parallel loops, for the buffers no loop
+    // inside or around them streams (a plain f32/f16 weight whose tiles of
+    // rows are the parallel loop's iterations: each thread runs a range of
+    // consecutive iterations, so fetching ahead stays mostly in its range).
     SmallVector<ForOp> loops;
-    fn->walk<WalkOrder::PreOrder>([&](ForOp l) {
-      if (l.getKind() == LoopKind::serial)
-        loops.push_back(l);
-    });
-    DenseMap<Value, ForOp> streamed;
+    for (LoopKind kind : {LoopKind::serial, LoopKind::parallel})
+      fn->walk<WalkOrder::PreOrder>([&](ForOp l) {
+        if (l.getKind() == kind)
+          loops.push_back(l);
+      });
+    DenseMap<Value, SmallVector<ForOp>> streamed;
     for (ForOp loop : loops) {
       SetVector<Value> buffers;
       loop->walk([&](BlockOp b) {
@@ -482,23 +491,41 @@ private:
           buffers.insert(buf);
       });
       for (Value buf : buffers) {
-        auto done = streamed.find(buf);
-        if (done != streamed.end() && done->second->isAncestor(loop))
+        if (llvm::any_of(streamed[buf], [&](ForOp other) {
+              return other->isAncestor(loop) || loop->isAncestor(other);
+            }))
           continue;
         if (prefetchStream(loop, buf))
-          streamed[buf] = loop;
+          streamed[buf].push_back(loop);
       }
     }
   }
 
+  /// The prefetch distance of `loop`'s nest: what `llmc tune` measured for
+  /// its key, else the target's.
+  int64_t prefetchDistance(ForOp loop) {
+    Operation *root = loop;
+    while (root->getParentOp() && !isa<func::FuncOp>(root->getParentOp()))
+      root = root->getParentOp();
+    if (auto key = root->getAttrOfType<StringAttr>(kTuneAttr)) {
+      ScheduleChoice c = tuning.lookup(key.getValue());
+      if (c.prefetchKiB >= 0)
+        return c.prefetchKiB * 1024;
+    }
+    return target.prefetch;
+  }
+
   /// prefetchStreams for one loop and buffer: whether it applied.
   bool prefetchStream(ForOp loop, Value buf) {
+    int64_t distance = prefetchDistance(loop);
+    if (distance <= 0)
+      return false;
     auto type = dyn_cast<MemRefType>(buf.getType());
     if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
         type.getElementTypeBitWidth() % 8)
       return false;
     int64_t elementBytes = type.getElementTypeBitWidth() / 8;
-    if (type.getNumElements() * elementBytes < kStreamPrefetches * target.prefetch)
+    if (type.getNumElements() * elementBytes < kStreamPrefetches * distance)
       return false;
     auto step = getConstantIntValue(loop.getStep());
     if (!step || *step <= 0)
@@ -591,7 +618,7 @@ private:
     at = at.replaceDims(renumber);
     Value offset = affine::AffineApplyOp::create(
         b, loc, AffineMap::get(operands.size(), 0, at), operands);
-    PrefetchOp::create(b, loc, buf, offset, target.prefetch, run,
+    PrefetchOp::create(b, loc, buf, offset, distance, run,
                        target.cacheLine);
     return true;
   }
@@ -1189,6 +1216,35 @@ private:
       tileRows(tail, {}, {}, tl[tl.size() - 2], tl.back(), lanes, finish);
     }
     return true;
+  }
+
+  /// A decode nest's key when it reads a weight (a view of the function's
+  /// weights argument): the largest one's shape and element type
+  /// (`matmul.decode.w768x768.f32`, an interleaved Q8_0 weight's
+  /// `matmul.decode.w64x17408.i8`).
+  static std::string streamKey(ArrayRef<Operation *> range) {
+    MemRefType widest;
+    for (Operation *op : range)
+      op->walk([&](BlockOp b) {
+        for (Value r : b.getReads()) {
+          auto view = r.getDefiningOp<memref::ViewOp>();
+          auto type = dyn_cast<MemRefType>(r.getType());
+          if (!view || !isa<BlockArgument>(view.getSource()) || !type ||
+              !type.hasStaticShape() || type.getRank() != 2)
+            continue;
+          if (!widest || type.getNumElements() * type.getElementTypeBitWidth() >
+                             widest.getNumElements() *
+                                 widest.getElementTypeBitWidth())
+            widest = type;
+        }
+      });
+    if (!widest)
+      return "";
+    std::string key;
+    llvm::raw_string_ostream os(key);
+    os << "matmul.decode.w" << widest.getDimSize(0) << "x"
+       << widest.getDimSize(1) << "." << widest.getElementType();
+    return key;
   }
 
   /// A prefill matmul's key: its reduction and rows, and the element types
