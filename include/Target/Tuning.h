@@ -19,7 +19,8 @@
 // within 1/R of the L1 cache and the weight rows' chunks within 1/C of the
 // L2 cache, 0 for no blocking (the rule: r2c2), then optionally `p<P>`: a
 // decode nest streaming a weight prefetches P KiB ahead (0: none; absent:
-// the target's distance). Prefill keys are `matmul.prefill.k<K>.n<N>.<types>`,
+// the target's distance), and `t<T>`: a decode GEMV over a dense weight
+// steps T rows at a time (absent: the rule). Prefill keys are `matmul.prefill.k<K>.n<N>.<types>`,
 // decode ones `matmul.decode.w<R>x<C>.<element>` (the weight's buffer).
 //
 //===----------------------------------------------------------------------===//
@@ -47,12 +48,16 @@ struct ScheduleChoice {
   /// Decode: how far ahead a weight's stream prefetches, in KiB (0: no
   /// prefetch; -1: the target's `prefetch`).
   int prefetchKiB = -1;
+  /// Decode: the rows of a dense (f32) weight one step of a GEMV reads (1,
+  /// 2 or 4; 0: the rule, 4 rows of f32, 1 of f16).
+  int decodeRows = 0;
 
   bool operator==(const ScheduleChoice &o) const {
     return reductionShare == o.reductionShare && chunkShare == o.chunkShare &&
-           prefetchKiB == o.prefetchKiB;
+           prefetchKiB == o.prefetchKiB && decodeRows == o.decodeRows;
   }
-  /// `r2c2`, `r2c2p16` with a prefetch distance.
+  /// `r2c2`, `r2c2p16` with a prefetch distance, `r2c2p0t1` with one row a
+  /// step.
   std::string str() const;
   static std::optional<ScheduleChoice> parse(llvm::StringRef s);
 };

@@ -17,7 +17,8 @@ using namespace llmc;
 std::string ScheduleChoice::str() const {
   return "r" + std::to_string(reductionShare) + "c" +
          std::to_string(chunkShare) +
-         (prefetchKiB >= 0 ? "p" + std::to_string(prefetchKiB) : "");
+         (prefetchKiB >= 0 ? "p" + std::to_string(prefetchKiB) : "") +
+         (decodeRows > 0 ? "t" + std::to_string(decodeRows) : "");
 }
 
 std::optional<ScheduleChoice> ScheduleChoice::parse(llvm::StringRef s) {
@@ -31,6 +32,12 @@ std::optional<ScheduleChoice> ScheduleChoice::parse(llvm::StringRef s) {
       return std::nullopt;
     c.prefetchKiB = static_cast<int>(p);
   }
+  if (s.consume_front("t")) {
+    unsigned t = 0;
+    if (s.consumeInteger(10, t) || (t != 1 && t != 2 && t != 4))
+      return std::nullopt;
+    c.decodeRows = static_cast<int>(t);
+  }
   if (!s.empty())
     return std::nullopt;
   c.reductionShare = static_cast<int>(r);
@@ -40,9 +47,10 @@ std::optional<ScheduleChoice> ScheduleChoice::parse(llvm::StringRef s) {
 
 std::vector<ScheduleChoice> llmc::tuneCandidates() {
   // The rule first; the cache blocking's alternatives (prefill), then the
-  // prefetch distance's (decode).
-  return {{2, 2, -1}, {0, 2, -1}, {4, 2, -1}, {2, 0, -1}, {2, 4, -1},
-          {0, 0, -1}, {2, 2, 0},  {2, 2, 4},  {2, 2, 16}};
+  // prefetch distance's and the GEMV's rows a step (decode).
+  return {{2, 2, -1}, {0, 2, -1}, {4, 2, -1}, {2, 0, -1},
+          {2, 4, -1}, {0, 0, -1}, {2, 2, 0},  {2, 2, 4},
+          {2, 2, 16}, {2, 2, -1, 1}, {2, 2, 0, 1}};
 }
 
 ScheduleChoice Tuning::lookup(llvm::StringRef key) const {
@@ -70,7 +78,7 @@ llvm::Expected<Tuning> Tuning::parse(llvm::StringRef s) {
     std::optional<ScheduleChoice> c = ScheduleChoice::parse(value);
     if (key.empty() || !c)
       return llvm::createStringError(
-          "tuning: expected KEY=r<R>c<C>[p<P>] (or *=...), got '" + item.str() +
+          "tuning: expected KEY=r<R>c<C>[p<P>][t<T>] (or *=...), got '" + item.str() +
           "'");
     if (key == "*")
       t.all = *c;
@@ -131,7 +139,7 @@ llmc::readTuneCache(llvm::StringRef path) {
     std::optional<ScheduleChoice> c = ScheduleChoice::parse(*choice);
     if (!c)
       return cacheError(path, "field '" + field + ".choice' is \"" + *choice +
-                                  "\", expected r<R>c<C>[p<P>]");
+                                  "\", expected r<R>c<C>[p<P>][t<T>]");
     TuneEntry &t = entries.emplace_back();
     t.target = target->str();
     t.key = key->str();

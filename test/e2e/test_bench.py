@@ -244,14 +244,20 @@ def test_tune(llmc, tmp_path):
     cache = tmp_path / "tune.json"
     p = e2e_util.run([llmc, "tune", gguf, "-p", "8", "-n", "4", "-r", "1", "-t", "1", "-o", cache],
                      check=True)
-    cands = re.search(r"^\| key \|((?: r\d+c\d+(?:p\d+)? \|)+) choice", p.stdout, re.M).group(1)
+    choice_re = r"r\d+c\d+(?:p\d+)?(?:t\d)?"
+    cands = re.search(r"^\| key \|((?: %s \|)+) choice" % choice_re, p.stdout, re.M).group(1)
     cands = cands.strip(" |").split(" | ")
-    assert cands[0] == "r2c2" and {"r0c2", "r2c2p0", "r2c2p16"} <= set(cands), cands
+    assert cands[0] == "r2c2" and {"r0c2", "r2c2p0", "r2c2p16", "r2c2p0t1"} <= set(cands), cands
     table = re.findall(r"^\| (matmul\.(?:prefill|decode)\.[\w.]+) \|((?: [\d.]+ \|){%d}) "
-                       r"(r\d+c\d+(?:p\d+)?) \| ([\d.]+) \|$" % len(cands), p.stdout, re.M)
+                       r"(%s) \| ([\d.]+) \|$" % (len(cands), choice_re), p.stdout, re.M)
     # Keys of both phases: the prompt's products, and the decode steps'
-    # weight streams.
+    # weight streams; each picks among the choices of its own phase.
     assert {k.split(".")[1] for k, *_ in table} == {"prefill", "decode"}, p.stdout
+    for key, _, choice, _ in table:
+        if key.startswith("matmul.prefill."):
+            assert re.fullmatch(r"r\d+c\d+", choice), (key, choice)
+        else:
+            assert choice.startswith("r2c2"), (key, choice)
     doc = json.loads(cache.read_text())
     assert doc["format"] == "llmc-tune" and doc["version"] == 1
     keys = {e["key"]: e for e in doc["entries"]}

@@ -55,7 +55,8 @@ const char *kTuneUsage =
     "3) on THREADS threads (-t, default the cores) and keeps, per kernel\n"
     "key (a matmul's shape, prefill or decode), the candidate\n"
     "whose kernels took the least time, if it beats the rule by more than\n"
-    "3 % (else the rule). The winners go into the tune cache\n"
+    "3 % (else the rule), among the candidates that change that key's\n"
+    "phase (prefill: r, c; decode: p, t). The winners go into the tune cache\n"
     "(-o, default $LLMC_TUNE_CACHE, else ~/.cache/llmc/tune.json), replacing\n"
     "earlier ones of the same target and key; `llmc compile` reads them for\n"
     "the same target (--tune FILE|none).\n";
@@ -266,7 +267,15 @@ int tune(const TuneOptions &opts) {
         continue;
       }
       std::printf(" %.2f |", it->second * 1e3);
-      if (i > 0 && it->second < bestSeconds) {
+      // A candidate competes for the keys of the phase its choices change
+      // (the others build the same code: their differences are noise).
+      const llmc::ScheduleChoice &c = candidates[i], &rule = candidates[0];
+      bool decodeKey = llvm::StringRef(key).starts_with("matmul.decode.");
+      bool changes = decodeKey ? c.prefetchKiB != rule.prefetchKiB ||
+                                     c.decodeRows != rule.decodeRows
+                               : c.reductionShare != rule.reductionShare ||
+                                     c.chunkShare != rule.chunkShare;
+      if (i > 0 && changes && it->second < bestSeconds) {
         bestSeconds = it->second;
         winner = i;
       }

@@ -2,6 +2,7 @@
 // RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4,prefetch=0" | FileCheck %s --check-prefix=OFF
 // RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4,prefetch=4K" | FileCheck %s --check-prefix=NEAR
 // RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4 tuning=matmul.decode.w768x768.f32=r2c2p16;matmul.decode.w128x6912.i8=r2c2p0" | FileCheck %s --check-prefix=TUNED
+// RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4 tuning=matmul.decode.w768x768.f32=r2c2p0t1" | FileCheck %s --check-prefix=ONEROW
 
 // Decode streams every weight from memory: the loop over an interleaved
 // Q4_K weight's super-blocks (each iteration the 16 rows' 2304 bytes, the
@@ -19,7 +20,8 @@
 // OFF-LABEL: func.func @decode_q4_k
 // OFF-NOT: tl.prefetch
 // Tuned (`llmc tune`): a decode nest's key is its weight's buffer; its
-// choice's p<KiB> is the distance, p0 none.
+// choice's p<KiB> is the distance, p0 none; t<T> the rows of a dense
+// weight a step of the GEMV reads (t1: one row, one stream).
 // TUNED-LABEL: func.func @decode_q4_k
 // TUNED: kind(parallel) attributes {llmc.tune = "matmul.decode.w128x6912.i8"}
 // TUNED-NOT: tl.prefetch
@@ -71,6 +73,10 @@ func.func @decode_small(%x: tensor<1x768xf32>, %w: !graph.weights) -> tensor<1x3
 // CHECK-NOT: tl.prefetch
 // OFF-LABEL: func.func @decode_f32
 // OFF-NOT: tl.prefetch
+// ONEROW-LABEL: func.func @decode_f32
+// ONEROW: tl.for %{{.+}} = %{{.+}} to %c768{{.*}} kind(parallel) attributes {llmc.tune = "matmul.decode.w768x768.f32"}
+// ONEROW-NEXT: memref.alloca() {{.*}} : memref<1x64xf32>
+// ONEROW-NOT: tl.prefetch
 // TUNED-LABEL: func.func @decode_f32
 // TUNED: kind(parallel) attributes {llmc.tune = "matmul.decode.w768x768.f32"}
 // TUNED: tl.prefetch {{.*}} {bytes = 12288 : i64, distance = 16384 : i64, line = 64 : i64}

@@ -1191,7 +1191,14 @@ private:
       block->walk([&](arith::ExtFOp ext) {
         f16 |= ext.getIn().getType().isF16();
       });
-      return tileRows(block, {}, {}, n, k, lanes, finish, f16 ? 1 : 4);
+      // Or as `llmc tune` measured for the weight (rows in one stream or
+      // side by side: which the memory system streams faster is the
+      // machine's).
+      nestKey = streamKey({block.getOperation()});
+      int64_t rows = f16 ? 1 : 4;
+      if (int t = tuning.lookup(nestKey).decodeRows; t > 0)
+        rows = t;
+      return tileRows(block, {}, {}, n, k, lanes, finish, rows);
     }
     // The cache blocking of this shape: the rule, or what `llmc tune`
     // measured for its key (recorded on the nest for the tuner).
