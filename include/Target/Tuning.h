@@ -52,15 +52,28 @@ struct ScheduleChoice {
   /// 2 or 4; 0: the rule, 4 rows of f32, 1 of f16).
   int decodeRows = 0;
 
+  /// Whether this choice and `o` build the same prefill (decode) code:
+  /// the cache blocking (the prefetch distance and the GEMV's rows) agree.
+  bool samePrefill(const ScheduleChoice &o) const {
+    return reductionShare == o.reductionShare && chunkShare == o.chunkShare;
+  }
+  bool sameDecode(const ScheduleChoice &o) const {
+    return prefetchKiB == o.prefetchKiB && decodeRows == o.decodeRows;
+  }
   bool operator==(const ScheduleChoice &o) const {
-    return reductionShare == o.reductionShare && chunkShare == o.chunkShare &&
-           prefetchKiB == o.prefetchKiB && decodeRows == o.decodeRows;
+    return samePrefill(o) && sameDecode(o);
   }
   /// `r2c2`, `r2c2p16` with a prefetch distance, `r2c2p0t1` with one row a
   /// step.
   std::string str() const;
   static std::optional<ScheduleChoice> parse(llvm::StringRef s);
 };
+
+/// The kernel keys' prefixes: a prefill matmul's
+/// (`matmul.prefill.k<K>.n<N>.<types>`) and a decode nest streaming a
+/// weight (`matmul.decode.w<R>x<C>.<element>`).
+inline constexpr llvm::StringLiteral kPrefillKeyPrefix = "matmul.prefill.";
+inline constexpr llvm::StringLiteral kDecodeKeyPrefix = "matmul.decode.";
 
 /// The choices `llmc tune` measures, the rule's first.
 std::vector<ScheduleChoice> tuneCandidates();

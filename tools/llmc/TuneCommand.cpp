@@ -251,9 +251,7 @@ int tune(const TuneOptions &opts) {
   for (size_t i = 0; i < candidates.size(); ++i)
     std::printf("---:|");
   std::printf("---|---:|\n");
-  std::vector<llmc::TuneEntry> entries;
-  for (const llmc::TuneEntry &e : *cached)
-    entries.push_back(e);
+  std::vector<llmc::TuneEntry> entries(cached->begin(), cached->end());
   for (auto &[key, ruleSeconds] : times[0]) {
     // Another candidate wins only by more than the runs' noise: the rule
     // stays unless beaten by kMargin.
@@ -270,11 +268,9 @@ int tune(const TuneOptions &opts) {
       // A candidate competes for the keys of the phase its choices change
       // (the others build the same code: their differences are noise).
       const llmc::ScheduleChoice &c = candidates[i], &rule = candidates[0];
-      bool decodeKey = llvm::StringRef(key).starts_with("matmul.decode.");
-      bool changes = decodeKey ? c.prefetchKiB != rule.prefetchKiB ||
-                                     c.decodeRows != rule.decodeRows
-                               : c.reductionShare != rule.reductionShare ||
-                                     c.chunkShare != rule.chunkShare;
+      bool changes = llvm::StringRef(key).starts_with(llmc::kDecodeKeyPrefix)
+                         ? !c.sameDecode(rule)
+                         : !c.samePrefill(rule);
       if (i > 0 && changes && it->second < bestSeconds) {
         bestSeconds = it->second;
         winner = i;
@@ -284,8 +280,8 @@ int tune(const TuneOptions &opts) {
       bestSeconds = ruleSeconds;
     std::printf(" %s | %.2f |\n", candidates[winner].str().c_str(),
                 ruleSeconds / bestSeconds);
-    llvm::erase_if(entries, [&](const llmc::TuneEntry &e) {
-      return e.target == target && e.key == key;
+    llvm::erase_if(entries, [&, &k = key](const llmc::TuneEntry &e) {
+      return e.target == target && e.key == k;
     });
     entries.push_back({target, key, candidates[winner], bestSeconds * 1e3,
                        ruleSeconds * 1e3});

@@ -1249,7 +1249,7 @@ private:
       return "";
     std::string key;
     llvm::raw_string_ostream os(key);
-    os << "matmul.decode.w" << widest.getDimSize(0) << "x"
+    os << kDecodeKeyPrefix << "w" << widest.getDimSize(0) << "x"
        << widest.getDimSize(1) << "." << widest.getElementType();
     return key;
   }
@@ -1265,7 +1265,7 @@ private:
       types.insert(t);
     }
     std::string key =
-        "matmul.prefill.k" + std::to_string(k) + ".n" + std::to_string(n);
+        kPrefillKeyPrefix.str() + "k" + std::to_string(k) + ".n" + std::to_string(n);
     for (const std::string &t : types)
       key += "." + t;
     return key;
