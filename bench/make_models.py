@@ -12,6 +12,8 @@ Shapes (issue 9's benchmark rows):
                FFN 3072, vocab 151936, tied; written with the `llama`
                architecture (mainline llama.cpp at the peers' commit has no
                `qwen3`), so no q/k norms
+  mqa-110m     llama-110m with one KV head (MQA, as Gemma-2B or Falcon):
+               decode's attention has no KV heads to spread over threads
 
 The F32 file is written by test/e2e/tools/make_gguf_model.py; the others are
 made from it by `llama-quantize` when --llama-quantize is given (exactly as
@@ -35,6 +37,9 @@ SHAPES = {
     "qwen3-0.6b": dict(hidden_size=1024, intermediate_size=3072, num_hidden_layers=28,
                        num_attention_heads=16, num_key_value_heads=8, vocab_size=151936,
                        max_position_embeddings=2048, tied=True, head_dim=128),
+    "mqa-110m": dict(hidden_size=768, intermediate_size=2048, num_hidden_layers=12,
+                     num_attention_heads=12, num_key_value_heads=1, vocab_size=32000,
+                     max_position_embeddings=2048, tied=False, head_dim=64),
 }
 QUANT_NAMES = {"f16": "F16", "q8_0": "Q8_0", "q4_0": "Q4_0", "q4_k_m": "Q4_K_M"}
 

@@ -3,6 +3,7 @@
 // RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4,prefetch=4K" | FileCheck %s --check-prefix=NEAR
 // RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4 tuning=matmul.decode.w768x768.f32=r2c2p16;matmul.decode.w128x6912.i8=r2c2p0" | FileCheck %s --check-prefix=TUNED
 // RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4 tuning=matmul.decode.w768x768.f32=r2c2p0t1" | FileCheck %s --check-prefix=ONEROW
+// RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4 tuning=matmul.decode.w768x768.f32=r2c2p16t4" | FileCheck %s --check-prefix=FOUR
 
 // Decode streams every weight from memory: the loop over an interleaved
 // Q4_K weight's super-blocks (each iteration the 16 rows' 2304 bytes, the
@@ -59,17 +60,17 @@ func.func @decode_small(%x: tensor<1x768xf32>, %w: !graph.weights) -> tensor<1x3
 
 // -----
 
-// f32 weights in decode step 4 rows at a time: an iteration of the
-// reduction's loop reads 4 runs a row apart, not one run; the parallel loop
-// over the tiles of rows reads one run per iteration (4 rows, 12 KiB, the
-// next tile the next 12 KiB), and each thread runs consecutive tiles: that
-// loop fetches the distance ahead. (The hardware's own prefetcher, with 4
-// streams in flight, left a core at half the read bandwidth.)
-// CHECK: #[[TILE:.+]] = affine_map<(d0) -> (d0 * 3072)>
+// f32 weights in decode: one row per step of the GEMV, one stream the
+// hardware's prefetcher follows, no software prefetch (on znver4 4-row
+// tiles, 4 streams, left a core at half the read bandwidth, with or
+// without it). `llmc tune` may choose otherwise per weight: t4 steps 4
+// rows at a time, whose reduction loop reads 4 runs a row apart, so the
+// parallel loop over the tiles of rows (one 12 KiB run per iteration,
+// consecutive per thread) fetches its distance ahead; with one row and
+// a distance (p16), the reduction's loop over the row streams.
 // CHECK-LABEL: func.func @decode_f32
-// CHECK: tl.for %[[T:.+]] = %{{.+}} to %c192 step %{{.+}} kind(parallel)
-// CHECK-NEXT: %[[AT:.+]] = affine.apply #[[TILE]](%[[T]])
-// CHECK-NEXT: tl.prefetch %{{.+}}[%[[AT]]] {bytes = 12288 : i64, distance = 8192 : i64, line = 64 : i64} : memref<768x768xf32>
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c768{{.*}} kind(parallel)
+// CHECK-NEXT: memref.alloca() {{.*}} : memref<1x64xf32>
 // CHECK-NOT: tl.prefetch
 // OFF-LABEL: func.func @decode_f32
 // OFF-NOT: tl.prefetch
@@ -79,7 +80,16 @@ func.func @decode_small(%x: tensor<1x768xf32>, %w: !graph.weights) -> tensor<1x3
 // ONEROW-NOT: tl.prefetch
 // TUNED-LABEL: func.func @decode_f32
 // TUNED: kind(parallel) attributes {llmc.tune = "matmul.decode.w768x768.f32"}
-// TUNED: tl.prefetch {{.*}} {bytes = 12288 : i64, distance = 16384 : i64, line = 64 : i64}
+// TUNED: tl.for %{{.+}} = %{{.+}} to %c12
+// TUNED-NEXT: affine.apply
+// TUNED-NEXT: tl.prefetch {{.*}} {bytes = 256 : i64, distance = 16384 : i64, line = 64 : i64}
+// FOUR: #[[TILE:.+]] = affine_map<(d0) -> (d0 * 3072)>
+// FOUR-LABEL: func.func @decode_f32
+// FOUR: tl.for %[[T:.+]] = %{{.+}} to %c192 step %{{.+}} kind(parallel)
+// FOUR-NEXT: %[[AT:.+]] = affine.apply #[[TILE]](%[[T]])
+// FOUR-NEXT: tl.prefetch %{{.+}}[%[[AT]]] {bytes = 12288 : i64, distance = 16384 : i64, line = 64 : i64} : memref<768x768xf32>
+// FOUR-NEXT: memref.alloca() {{.*}} : memref<4x64xf32>
+// FOUR-NOT: tl.prefetch
 func.func @decode_f32(%x: tensor<1x768xf32>, %w: !graph.weights) -> tensor<1x768xf32> attributes {llmc.phase = "decode"} {
   %k = graph.param %w["k"] {blob_offset = 0 : i64} : tensor<768x768xf32>
   %0 = graph.matmul %x, %k : tensor<1x768xf32>, tensor<768x768xf32> -> tensor<1x768xf32>

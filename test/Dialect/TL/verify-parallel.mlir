@@ -122,3 +122,49 @@ func.func @nested(%y: memref<8x8xf32>) {
   }
   return
 }
+
+// -----
+
+// The loop as the fastest digit (p.V's outputs of a GQA group, head g's
+// output d at g * 64 + d, on the threads over d): the loop inside moves an
+// element by multiples of 64 and two iterations differ by less than 64.
+// CHECK-LABEL: func.func @fastest_digit
+func.func @fastest_digit(%y: memref<256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  tl.for %d = %c0 to %c64 step %c1 kind(parallel) {
+    tl.for %g = %c0 to %c4 step %c1 {
+      tl.block "heads" (%vg = spatial %g, %vd = spatial %d) reads()
+          writes(%y[%vg * 64 + %vd + 0] : memref<256xf32>) {
+        %z = arith.constant 0.0 : f32
+        affine.store %z, %y[%vg * 64 + %vd] : memref<256xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Its near miss: the digits overlap (g * 32 + d, d < 64), so iterations d
+// and d + 32 write one element.
+func.func @overlapping_digits(%y: memref<256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  // expected-error @+1 {{cannot show that iterations of the loop write disjoint elements of a buffer of tl.block 'heads'}}
+  tl.for %d = %c0 to %c64 step %c1 kind(parallel) {
+    tl.for %g = %c0 to %c4 step %c1 {
+      // expected-note @+1 {{the block is here}}
+      tl.block "heads" (%vg = spatial %g, %vd = spatial %d) reads()
+          writes(%y[%vg * 32 + %vd] : memref<256xf32>) {
+        %z = arith.constant 0.0 : f32
+        affine.store %z, %y[%vg * 32 + %vd] : memref<256xf32>
+      }
+    }
+  }
+  return
+}

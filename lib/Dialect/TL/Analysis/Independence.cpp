@@ -7,6 +7,8 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/ADT/MapVector.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace llmc::tl;
 
@@ -159,15 +161,17 @@ LogicalResult llmc::tl::verifyIndependent(ForOp loop, StringRef what) {
                                  a.block.getName() + "'");
     unsigned rank = list.front().indices.size();
     // Each access as `c * iv + fixed + [lo, hi]` in dimension d.
+    // `k` is the constant in [lo, hi]; every coefficient of the loops
+    // inside is a multiple of `g` (0: none).
     struct Form {
-      int64_t c, lo, hi;
+      int64_t c, lo, hi, k, g;
       AffineExpr fixed;
     };
     auto formOf = [&](AffineExpr e) -> std::optional<Form> {
       auto coef = linearCoefficient(e, 0, numDims);
       if (!coef)
         return std::nullopt;
-      int64_t rlo = 0, rhi = 0;
+      int64_t rlo = 0, rhi = 0, g = 0;
       SmallVector<AffineExpr> repl;
       for (unsigned k = 0; k < numDims; ++k)
         repl.push_back(getAffineDimExpr(k, e.getContext()));
@@ -181,6 +185,7 @@ LogicalResult llmc::tl::verifyIndependent(ForOp loop, StringRef what) {
         int64_t x = *ak * range[k]->first, y = *ak * range[k]->second;
         rlo += std::min(x, y);
         rhi += std::max(x, y);
+        g = std::gcd(g, std::abs(*ak));
         repl[k] = getAffineConstantExpr(0, e.getContext());
       }
       AffineExpr rest = simplifyAffineExpr(e.replaceDims(repl), numDims, 0);
@@ -194,7 +199,7 @@ LogicalResult llmc::tl::verifyIndependent(ForOp loop, StringRef what) {
         constant = cast<AffineConstantExpr>(bin.getRHS()).getValue();
         rest = bin.getLHS();
       }
-      return Form{*coef, constant + rlo, constant + rhi, rest};
+      return Form{*coef, constant + rlo, constant + rhi, constant, g, rest};
     };
     // Iterations i != i' of the loop are at most `span` apart.
     std::optional<std::pair<int64_t, int64_t>> own = ivRange(loop);
@@ -229,6 +234,16 @@ LogicalResult llmc::tl::verifyIndependent(ForOp loop, StringRef what) {
           dlo = std::max(dlo, -span);
           dhi = std::min(dhi, span);
           bool clash = (dlo <= -1 && dhi >= dlo) || (dhi >= 1 && dlo <= dhi);
+          // The loops inside move the element by multiples of g only (the
+          // loop as the fastest digit: g * x + iv, iv < g): c * D must be
+          // the constants' difference modulo g, for some D != 0 in range.
+          int64_t g = std::gcd(fw->g, fa->g);
+          if (dlo <= dhi && clash && g > 1 && dhi - dlo <= 65536) {
+            int64_t dk = fw->c < 0 ? fw->k - fa->k : fa->k - fw->k;
+            clash = false;
+            for (int64_t dd = dlo; dd <= dhi && !clash; ++dd)
+              clash = dd != 0 && ((c * dd - dk) % g + g) % g == 0;
+          }
           if (dlo <= dhi && clash && !(dlo == 0 && dhi == 0))
             ok = false;
         }

@@ -237,11 +237,15 @@ public:
       Block *body = root->getBlock();
       Operation *prev = root->getPrevNode(), *next = root->getNextNode();
       nestKey.clear();
+      nestThreaded = false;
       scheduleNest(root);
       SmallVector<Operation *> range;
       for (Operation *op = prev ? prev->getNextNode() : &body->front();
            op != next; op = op->getNextNode())
         range.push_back(op);
+      for (Operation *op : range)
+        if (auto nest = dyn_cast<ForOp>(op))
+          rethread(nest);
       // In decode, a nest streaming a weight: how far ahead it prefetches
       // is tunable per weight shape.
       if (decode && nestKey.empty())
@@ -351,7 +355,7 @@ private:
     ForOp tail;
     root = cacheStationary(root, blocks);
     root = weightsStationary(root, blocks, tileTokens, tail);
-    parallelize(root, blocks);
+    nestThreaded |= parallelize(root);
     for (BlockOp b : blocks)
       scheduleBlock(b);
     // The tokens after the last whole tile, one at a time.
@@ -503,7 +507,10 @@ private:
 
   /// The prefetch distance of `loop`'s nest: what `llmc tune` measured for
   /// its key, else the target's.
-  int64_t prefetchDistance(ForOp loop) {
+  /// An f32 weight streams without: its GEMV reads a row at a time (a
+  /// stream the hardware's prefetcher follows), and fetching ahead of it
+  /// only added requests (znver4: 1.4-1.6x without, one row per step).
+  int64_t prefetchDistance(ForOp loop, Value buf) {
     Operation *root = loop;
     while (root->getParentOp() && !isa<func::FuncOp>(root->getParentOp()))
       root = root->getParentOp();
@@ -512,16 +519,22 @@ private:
       if (c.prefetchKiB >= 0)
         return c.prefetchKiB * 1024;
     }
+    auto view = buf.getDefiningOp<memref::ViewOp>();
+    if (view && isa<BlockArgument>(view.getSource()) &&
+        cast<MemRefType>(buf.getType()).getElementType().isF32())
+      return 0;
     return target.prefetch;
   }
 
   /// prefetchStreams for one loop and buffer: whether it applied.
   bool prefetchStream(ForOp loop, Value buf) {
-    int64_t distance = prefetchDistance(loop);
+    auto type = dyn_cast<MemRefType>(buf.getType());
+    if (!type)
+      return false;
+    int64_t distance = prefetchDistance(loop, buf);
     if (distance <= 0)
       return false;
-    auto type = dyn_cast<MemRefType>(buf.getType());
-    if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity() ||
+    if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
         type.getElementTypeBitWidth() % 8)
       return false;
     int64_t elementBytes = type.getElementTypeBitWidth() / 8;
@@ -632,9 +645,10 @@ private:
            llvm::zip(body->getArguments(), b.getIterValues())) {
         if (!isComputedFrom(iter, loop.getInductionVar(), loop))
           continue;
+        Value bitsOf = arg;
         WalkResult shifts = b->walk([&](Operation *op) {
           if (isa<arith::ShRUIOp, arith::ShRSIOp, arith::ShLIOp>(op) &&
-              isComputedFrom(op->getOperand(1), arg, b))
+              isComputedFrom(op->getOperand(1), bitsOf, b))
             return WalkResult::interrupt();
           return WalkResult::advance();
         });
@@ -695,20 +709,25 @@ private:
 
   /// Threads: the outermost loop common to every block of the nest that
   /// runs more than once and binds no reduction, when the nest is big
-  /// enough to pay for starting threads.
-  void parallelize(ForOp root, ArrayRef<BlockOp> blocks) {
+  /// enough to pay for starting threads. Whether a loop went on the
+  /// threads. With `serialOnly` (a scheduled nest), only a serial loop.
+  bool parallelize(ForOp root, bool serialOnly = false) {
     int64_t work = 1;
     root->walk([&](ForOp l) {
       std::optional<int64_t> e = extentOf(l);
       work = std::min<int64_t>(work * (e ? *e : 64), int64_t(1) << 40);
     });
     if (work < 16384)
-      return;
+      return false;
+    auto threads = [&](ForOp l) {
+      return (!serialOnly || l.getKind() == LoopKind::serial) &&
+             succeeded(quietly([&] { return parallel(l); }));
+    };
     for (ForOp l = root; l;) {
       std::optional<int64_t> e = extentOf(l);
       if (!e || *e > 1) {
-        if (succeeded(quietly([&] { return parallel(l); })))
-          return;
+        if (threads(l))
+          return true;
         // The outermost candidate carries something, or no analysis tells
         // its iterations apart (a KV store's positions, written at a
         // stride): a loop perfectly nested below it with an iteration per
@@ -721,6 +740,7 @@ private:
           chain.push_back(inner);
           std::optional<int64_t> ie = extentOf(inner);
           if (!ie || *ie < std::max<int64_t>(target.cores, 2) ||
+              (serialOnly && inner.getKind() != LoopKind::serial) ||
               failed(quietly([&] {
                 return verifyIndependent(inner, "parallel");
               })))
@@ -728,14 +748,40 @@ private:
           SmallVector<ForOp> order = {inner};
           order.append(chain.begin(), chain.end() - 1);
           auto moved = quietly([&] { return reorder(rw, order); });
-          if (succeeded(moved))
-            (void)quietly([&] { return parallel((*moved)[0]); });
-          return;
+          return succeeded(moved) && threads((*moved)[0]);
         }
-        return;
+        return false;
       }
       l = onlyLoopIn(l);
     }
+    return false;
+  }
+
+  /// A block's rules may move the loop on the threads inside others (a GQA
+  /// group's heads into a register tile, inside the positions of p.V's
+  /// reduction): a parallel region per position is never what the threads
+  /// were for. Such a loop goes back to serial; a nest left with no loop on
+  /// the threads gets the outermost serial loop its schedule allows (MQA's
+  /// decode: the positions of q.k, the outputs of p.V).
+  void rethread(ForOp root) {
+    bool threaded = false;
+    SmallVector<ForOp> inner;
+    root->walk([&](ForOp l) {
+      if (l.getKind() != LoopKind::parallel)
+        return;
+      for (Operation *p = l->getParentOp(); p != root->getParentOp();
+           p = p->getParentOp())
+        if (auto o = dyn_cast<ForOp>(p);
+            o && o.getKind() != LoopKind::parallel && !extentOf(o)) {
+          inner.push_back(l);
+          return;
+        }
+      threaded = true;
+    });
+    for (ForOp l : inner)
+      l.setKind(LoopKind::serial);
+    if (!threaded && (nestThreaded || !inner.empty()))
+      (void)parallelize(root, /*serialOnly=*/true);
   }
 
   void scheduleBlock(BlockOp block) {
@@ -1183,19 +1229,20 @@ private:
         k->getParentOp() != n)
       return false;
     if (!prefill) {
-      // f16 weights are widened in registers (a VCVTPH2PS per vector, into
-      // a register of its own): one row per step, its lanes' accumulators
-      // and conversions in registers, rather than 4 rows' (measured on
-      // znver5: 1.2-1.35x the decode tok/s, where 4 rows spilled).
-      bool f16 = false;
+      // One row per step: one stream of the weight, which the hardware's
+      // prefetcher follows (f16: its lanes' accumulators and conversions,
+      // a VCVTPH2PS per vector, stay in registers, where 4 rows spilled,
+      // 1.2-1.35x on znver5; f32: 1.4-1.6x the 4-row tile's decode on
+      // znver4, where the tile's 4 streams left a core at half the read
+      // bandwidth, and mainline llama.cpp's one-row walk reads at the
+      // tile's rate on znver5). bf16 (VDPBF16PS on pairs) keeps 4 rows.
+      // Or as `llmc tune` measured for the weight.
+      bool bf16 = false;
       block->walk([&](arith::ExtFOp ext) {
-        f16 |= ext.getIn().getType().isF16();
+        bf16 |= ext.getIn().getType().isBF16();
       });
-      // Or as `llmc tune` measured for the weight (rows in one stream or
-      // side by side: which the memory system streams faster is the
-      // machine's).
       nestKey = streamKey({block.getOperation()});
-      int64_t rows = f16 ? 1 : 4;
+      int64_t rows = bf16 ? 4 : 1;
       if (int t = tuning.lookup(nestKey).decodeRows; t > 0)
         rows = t;
       return tileRows(block, {}, {}, n, k, lanes, finish, rows);
@@ -1570,6 +1617,8 @@ private:
   ScheduleChoice choice;
   /// The key of the nest being scheduled, when tuning decided any of it.
   std::string nestKey;
+  /// Whether the nest being scheduled got a loop on the threads.
+  bool nestThreaded = false;
 };
 
 struct TLDefaultSchedulePass

@@ -1,0 +1,21 @@
+// RUN: llm-opt %s -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4" | FileCheck %s
+
+!cache = !graph.kv_cache<layers = 2, max_seq = 256, kv_heads = 1, head_dim = 64, element_type = f32>
+
+// MQA (4 query heads, one KV head): no KV heads to put on the threads. The
+// group's heads go into register tiles (they share each load of the keys
+// and values), so the threads take what the scheduled nests leave: q.k's
+// positions and p.V's outputs. Never a parallel loop inside the positions
+// (p.V's tail once ran a parallel region per position, over the heads).
+// CHECK-LABEL: func.func @decode_mqa
+// CHECK: tl.for %[[T:.+]] = %{{.+}} to %{{.+}} step %{{[a-z0-9_]+}} kind(parallel)
+// CHECK: tl.block "attention_scores_rf" ({{.*}} = spatial %[[T]],
+// CHECK: tl.for %[[D:.+]] = %{{.+}} to %c64 step %{{[a-z0-9_]+}} kind(parallel)
+// CHECK: tl.block "attention_values_rf" ({{.*}} = spatial %[[D]],
+// CHECK: tl.block "attention_values_tail"
+// CHECK-NOT: kind(parallel)
+// CHECK: return
+func.func @decode_mqa(%q: tensor<1x256xf32>, %k: tensor<1x64xf32>, %c: !cache, %p: index) -> tensor<1x256xf32> attributes {llmc.phase = "decode"} {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 1 : i64, head_dim = 64 : i64, scale = 0.25 : f32} : tensor<1x256xf32>, tensor<1x64xf32>, tensor<1x64xf32>, !cache
+  return %0 : tensor<1x256xf32>
+}
