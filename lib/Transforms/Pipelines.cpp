@@ -69,10 +69,12 @@ void llmc::buildGraphPhase(OpPassManager &pm, const PipelineOptions &options) {
     kv.elementType = options.kvCache;
     pm.addPass(graph::createGraphKVCacheType(kv));
   }
+  // The numeric mode's attributes (exact: the KV view padded for whole
+  // lanes, nothing else).
+  graph::GraphActQuantOptions act;
+  act.mode = options.actQuant;
+  pm.addPass(graph::createGraphActQuant(act));
   if (options.actQuant != "exact") {
-    graph::GraphActQuantOptions act;
-    act.mode = options.actQuant;
-    pm.addPass(graph::createGraphActQuant(act));
     // Weight pre-packing for the integer products' lanes.
     graph::GraphInterleaveWeightsOptions interleave;
     interleave.target = options.target.str();

@@ -1,7 +1,7 @@
 // RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4" | FileCheck %s
 // RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4,prefetch=0" | FileCheck %s --check-prefix=OFF
 // RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4,prefetch=4K" | FileCheck %s --check-prefix=NEAR
-// RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4 tuning=matmul.decode.w768x768.f32=r2c2p16;matmul.decode.w128x6912.i8=r2c2p0" | FileCheck %s --check-prefix=TUNED
+// RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4 tuning=matmul.decode.w768x768.f32=r2c2p16;matmul.decode.w128x6912.i8=r2c2p0;matmul.decode.w768x2048.f16=r2c2p4" | FileCheck %s --check-prefix=TUNED
 // RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4 tuning=matmul.decode.w768x768.f32=r2c2p0t1" | FileCheck %s --check-prefix=ONEROW
 // RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4 tuning=matmul.decode.w768x768.f32=r2c2p16t4" | FileCheck %s --check-prefix=FOUR
 
@@ -93,5 +93,20 @@ func.func @decode_small(%x: tensor<1x768xf32>, %w: !graph.weights) -> tensor<1x3
 func.func @decode_f32(%x: tensor<1x768xf32>, %w: !graph.weights) -> tensor<1x768xf32> attributes {llmc.phase = "decode"} {
   %k = graph.param %w["k"] {blob_offset = 0 : i64} : tensor<768x768xf32>
   %0 = graph.matmul %x, %k : tensor<1x768xf32>, tensor<768x768xf32> -> tensor<1x768xf32>
+  return %0 : tensor<1x768xf32>
+}
+
+// -----
+
+// f16 weights too: one row per step, one stream, no software prefetch (on
+// znver4 the prefetch cost f16 decode 1.25x; `llmc tune` may choose one).
+// CHECK-LABEL: func.func @decode_f16
+// CHECK-NOT: tl.prefetch
+// TUNED-LABEL: func.func @decode_f16
+// TUNED: kind(parallel) attributes {llmc.tune = "matmul.decode.w768x2048.f16"}
+// TUNED: tl.prefetch {{.*}} {bytes = 128 : i64, distance = 4096 : i64, line = 64 : i64} : memref<768x2048xf16>
+func.func @decode_f16(%x: tensor<1x2048xf32>, %w: !graph.weights) -> tensor<1x768xf32> attributes {llmc.phase = "decode"} {
+  %k = graph.param %w["k"] {blob_offset = 0 : i64} : tensor<768x2048xf16>
+  %0 = graph.matmul %x, %k : tensor<1x2048xf32>, tensor<768x2048xf16> -> tensor<1x768xf32>
   return %0 : tensor<1x768xf32>
 }

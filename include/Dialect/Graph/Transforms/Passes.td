@@ -83,7 +83,8 @@ def GraphActQuant : Pass<"graph-act-quant", "mlir::ModuleOp"> {
     llama.cpp's (`kv_pad = 64`). These are numeric choices of
     the model, the same on every target: where the sums are ordered as
     llama.cpp orders them is up to the schedules. `mode=exact` (the
-    default) removes them.
+    default) removes them but the pad: exact sums run in any order, and a
+    view padded to 64 leaves p·V whole lanes and no ordered remainder.
   }];
   let options = [
     Option<"mode", "mode", "std::string", /*default=*/"\"exact\"",

@@ -61,9 +61,13 @@ struct GraphActQuantPass
     // uses, so p.V's lanes hold the terms ggml's do; llama.cpp pads to 256);
     // with an f16 cache, q and the probabilities rounded to f16 as ggml's
     // mul_mat converts them.
+    // The exact mode pads as well: its sums may run in any order, and
+    // whole multiples of every lane count leave p.V no remainder (ordered,
+    // one dependent add per position: at a short context all of p.V, 8.5x
+    // its predicted time in an f16 decode).
     getOperation().walk([&](AttentionOp op) {
       Builder b(op);
-      op.setKvPadAttr(b.getI64IntegerAttr(llamaCpp ? 64 : 1));
+      op.setKvPadAttr(b.getI64IntegerAttr(64));
       op.setSoftmaxBlockAttr(b.getI64IntegerAttr(llamaCpp ? 16 : 0));
       if (llamaCpp)
         op.setRoundToCacheAttr(b.getBoolAttr(true));

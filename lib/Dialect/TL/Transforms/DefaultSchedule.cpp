@@ -507,9 +507,13 @@ private:
 
   /// The prefetch distance of `loop`'s nest: what `llmc tune` measured for
   /// its key, else the target's.
-  /// An f32 weight streams without: its GEMV reads a row at a time (a
-  /// stream the hardware's prefetcher follows), and fetching ahead of it
-  /// only added requests (znver4: 1.4-1.6x without, one row per step).
+  /// An f32 or f16 weight streams without: its GEMV reads a row at a time
+  /// (a stream the hardware's prefetcher follows, with little work per
+  /// byte), and fetching ahead of it only added requests (znver4: f32
+  /// 1.4-1.6x without, one row per step; f16 Llama-110M tg128 1.25x,
+  /// where znver5 gained 1.1x from the prefetch). The interleaved
+  /// quantized products, with much work per byte, keep it (znver4: the
+  /// Q6_K head 1.7x slower without).
   int64_t prefetchDistance(ForOp loop, Value buf) {
     Operation *root = loop;
     while (root->getParentOp() && !isa<func::FuncOp>(root->getParentOp()))
@@ -520,8 +524,9 @@ private:
         return c.prefetchKiB * 1024;
     }
     auto view = buf.getDefiningOp<memref::ViewOp>();
+    Type element = cast<MemRefType>(buf.getType()).getElementType();
     if (view && isa<BlockArgument>(view.getSource()) &&
-        cast<MemRefType>(buf.getType()).getElementType().isF32())
+        (element.isF32() || element.isF16()))
       return 0;
     return target.prefetch;
   }
