@@ -62,7 +62,10 @@ typedef LLMC_MEMREF(int8_t, 1) llmc_arena_desc;
  *  computed (graph-output-rows). Every intermediate lives in `arena`, the
  *  caller's scratch bytes (aligned to LLMC_ARENA_ALIGNMENT, contents
  *  undefined between calls), at least as large as metadata.json's `arena`
- *  says for this call's sizes; the call allocates nothing. */
+ *  says for this call's sizes; the call allocates nothing. The cache must
+ *  hold finite values (zeros at first) at every position: attention's p.V
+ *  reads the values up to pos0 + n rounded up to its kv_pad (64), with
+ *  probabilities 0 past each row's end (0 * NaN would be NaN). */
 typedef void (*llmc_forward_fn)(llmc_tokens_desc *tokens, int64_t pos0,
                                 llmc_weights_desc *weights,
                                 llmc_kv_cache_desc *kv_cache, int64_t n_out,

@@ -168,3 +168,28 @@ func.func @overlapping_digits(%y: memref<256xf32>) {
   }
   return
 }
+
+// -----
+
+// The fastest digit with the constants apart: iteration d reads the element
+// iteration d + 1 writes (the loops inside move it by 64, the constant by
+// one, and c * (i - i') = 1 has a solution).
+func.func @digit_neighbour(%y: memref<260xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  // expected-error @+1 {{cannot show that iterations of the loop write disjoint elements of a buffer of tl.block 'shift'}}
+  tl.for %d = %c0 to %c64 step %c1 kind(parallel) {
+    tl.for %g = %c0 to %c4 step %c1 {
+      // expected-note @+1 {{the block is here}}
+      tl.block "shift" (%vg = spatial %g, %vd = spatial %d)
+          reads(%y[%vg * 64 + %vd + 1] : memref<260xf32>)
+          writes(%y[%vg * 64 + %vd] : memref<260xf32>) {
+        %v = affine.load %y[%vg * 64 + %vd + 1] : memref<260xf32>
+        affine.store %v, %y[%vg * 64 + %vd] : memref<260xf32>
+      }
+    }
+  }
+  return
+}

@@ -777,7 +777,8 @@ private:
       for (Operation *p = l->getParentOp(); p != root->getParentOp();
            p = p->getParentOp())
         if (auto o = dyn_cast<ForOp>(p);
-            o && o.getKind() != LoopKind::parallel && !extentOf(o)) {
+            o && o.getKind() != LoopKind::parallel &&
+            !getConstantIntValue(o.getUpperBound())) {
           inner.push_back(l);
           return;
         }
