@@ -19,3 +19,20 @@ func.func @decode_mqa(%q: tensor<1x256xf32>, %k: tensor<1x64xf32>, %c: !cache, %
   %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 1 : i64, head_dim = 64 : i64, scale = 0.25 : f32} : tensor<1x256xf32>, tensor<1x64xf32>, tensor<1x64xf32>, !cache
   return %0 : tensor<1x256xf32>
 }
+
+// A prompt with one KV head: the token loop shares each head's scores row
+// between its tokens and cannot take the threads; each block's loop over
+// the 12 query heads fuses into one (fuseSiblings), which goes outermost,
+// on the threads, the tokens inside it.
+// CHECK-LABEL: func.func @prefill_mqa
+// CHECK: tl.for %[[H:.+]] = %{{.+}} to %c12 step %{{[a-z0-9_]+}} kind(parallel)
+// CHECK-NEXT: tl.for %[[S:.+]] = %{{.+}} to %dim step
+// CHECK: tl.block "attention_scores_rf" (%{{.+}} = spatial %[[S]], %{{.+}} = spatial %c0, %{{.+}} = spatial %[[H]],
+// CHECK: tl.block "attention_values
+// CHECK-NOT: tl.for %{{.+}} = %{{.+}} to %c12
+// CHECK: return
+!cache12 = !graph.kv_cache<layers = 2, max_seq = 2048, kv_heads = 1, head_dim = 64, element_type = f32>
+func.func @prefill_mqa(%q: tensor<?x768xf32>, %k: tensor<?x64xf32>, %c: !cache12, %p: index) -> tensor<?x768xf32> attributes {llmc.phase = "prefill"} {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 12 : i64, num_kv_heads = 1 : i64, head_dim = 64 : i64, scale = 0.125 : f32} : tensor<?x768xf32>, tensor<?x64xf32>, tensor<?x64xf32>, !cache12
+  return %0 : tensor<?x768xf32>
+}

@@ -142,6 +142,16 @@ mlir::FailureOr<TreeReduceResult> treeReduce(mlir::RewriterBase &rewriter,
 /// have no other use.
 mlir::LogicalResult contract(mlir::RewriterBase &rewriter, BlockOp block);
 
+/// Fuses sibling loops (consecutive in one block, equal bounds and step;
+/// only side-effect-free scalar ops between them, which move before the
+/// first) into the first: one loop whose body runs each loop's body in
+/// turn. Legal where the fused loop's iterations are independent (checked
+/// with the independence analysis on a copy before anything changes): then
+/// running iteration i of every loop before iteration i + 1 of any computes
+/// what running each loop through in turn did. Returns the fused loop.
+mlir::FailureOr<ForOp> fuseSiblings(mlir::RewriterBase &rewriter,
+                                    llvm::ArrayRef<ForOp> loops);
+
 /// Runs normalised `loop` backwards: iteration i becomes ub - 1 - i (its
 /// variable is replaced by that expression). Every block under the loop
 /// must bind the loop's variable, so the loop enumerates their iteration

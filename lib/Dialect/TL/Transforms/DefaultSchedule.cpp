@@ -353,6 +353,7 @@ private:
     SmallVector<BlockOp> blocks;
     root->walk([&](BlockOp b) { blocks.push_back(b); });
     ForOp tail;
+    fuseHeads(root);
     root = cacheStationary(root, blocks);
     root = weightsStationary(root, blocks, tileTokens, tail);
     nestThreaded |= parallelize(root);
@@ -361,6 +362,28 @@ private:
     // The tokens after the last whole tile, one at a time.
     if (tail)
       scheduleNest(tail, /*tileTokens=*/false);
+  }
+
+  /// Prefill attention with no KV heads to split (MQA, one KV head): the
+  /// token loop holds a loop over the query heads per block, and cannot take
+  /// the threads, its tokens sharing each head's scores row. The blocks'
+  /// loops over the heads fuse into one (each head's steps in turn; the
+  /// heads are independent), which parallelize then puts outermost, on the
+  /// threads. Only where the token loop's iterations are not independent
+  /// and every loop directly inside it runs over the same heads.
+  void fuseHeads(ForOp root) {
+    if (decode || extentOf(root) || onlyLoopIn(root))
+      return;
+    SmallVector<ForOp> loops;
+    for (Operation &op : root.getBody()->without_terminator())
+      if (auto l = dyn_cast<ForOp>(&op))
+        loops.push_back(l);
+    std::optional<int64_t> heads =
+        loops.size() >= 2 ? extentOf(loops.front()) : std::nullopt;
+    if (!heads || *heads < std::max<int64_t>(target.cores, 2) ||
+        succeeded(quietly([&] { return verifyIndependent(root, "parallel"); })))
+      return;
+    (void)quietly([&] { return fuseSiblings(rw, loops); });
   }
 
   /// Prefill attention: the rows' nest over (tokens, KV heads, ...) whose

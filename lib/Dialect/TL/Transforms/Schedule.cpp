@@ -382,6 +382,89 @@ FailureOr<ForOp> llmc::tl::fuse(RewriterBase &rw, ArrayRef<ForOp> loops) {
 }
 
 //===----------------------------------------------------------------------===//
+// fuseSiblings
+//===----------------------------------------------------------------------===//
+
+/// Equal as loop bounds: the same value or the same constant.
+static bool sameBound(Value a, Value b) {
+  if (a == b)
+    return true;
+  auto ca = getConstantIntValue(a), cb = getConstantIntValue(b);
+  return ca && cb && *ca == *cb;
+}
+
+/// Moves the bodies of `rest` (in order) to the end of `first`'s body.
+static void mergeBodies(RewriterBase &rw, ForOp first, ArrayRef<ForOp> rest) {
+  for (ForOp l : rest) {
+    Block *body = l.getBody();
+    rw.eraseOp(body->getTerminator());
+    rw.inlineBlockBefore(body, first.getBody()->getTerminator(),
+                         {first.getInductionVar()});
+    rw.eraseOp(l);
+  }
+}
+
+FailureOr<ForOp> llmc::tl::fuseSiblings(RewriterBase &rw,
+                                        ArrayRef<ForOp> loops) {
+  if (loops.empty())
+    return failure();
+  ForOp first = loops.front();
+  for (ForOp l : loops.drop_front()) {
+    if (l->getBlock() != first->getBlock() || !first->isBeforeInBlock(l))
+      return l.emitError("fuseSiblings: the loops must be siblings, in order");
+    if (!sameBound(l.getLowerBound(), first.getLowerBound()) ||
+        !sameBound(l.getUpperBound(), first.getUpperBound()) ||
+        !sameBound(l.getStep(), first.getStep()) ||
+        l.getKind() != first.getKind())
+      return l.emitError("fuseSiblings: the loop's bounds, step or kind differ "
+                         "from the first loop's");
+  }
+  // What lies between them: scalar ops without effects (they move before
+  // the first loop, so they may not use anything defined after it) and
+  // the loops themselves.
+  SmallVector<Operation *> between;
+  for (Operation *op = first->getNextNode(); op != loops.back();
+       op = op->getNextNode()) {
+    if (llvm::is_contained(loops, dyn_cast<ForOp>(op)))
+      continue;
+    if (op->getNumRegions() || !isPure(op))
+      return op->emitError("fuseSiblings: an op with effects or regions lies "
+                           "between the loops");
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp();
+          def && def->getBlock() == first->getBlock() &&
+          !def->isBeforeInBlock(first))
+        return op->emitError("fuseSiblings: an op between the loops uses a "
+                             "value defined after the first loop");
+    between.push_back(op);
+  }
+  // Legality on a copy: fused, are the iterations independent?
+  {
+    OpBuilder::InsertionGuard guard(rw);
+    rw.setInsertionPoint(loops.back()->getNextNode());
+    IRMapping map;
+    SmallVector<ForOp> copies;
+    for (ForOp l : loops)
+      copies.push_back(cast<ForOp>(rw.clone(*l, map)));
+    mergeBodies(rw, copies.front(), ArrayRef<ForOp>(copies).drop_front());
+    LogicalResult independent = success();
+    {
+      ScopedDiagnosticHandler quiet(rw.getContext(),
+                                    [](Diagnostic &) { return success(); });
+      independent = verifyIndependent(copies.front(), "fuseSiblings");
+    }
+    rw.eraseOp(copies.front());
+    if (failed(independent))
+      return first.emitError("fuseSiblings: the fused loop's iterations "
+                             "would not be independent");
+  }
+  for (Operation *op : between)
+    rw.moveOpBefore(op, first);
+  mergeBodies(rw, first, loops.drop_front());
+  return first;
+}
+
+//===----------------------------------------------------------------------===//
 // reverse
 //===----------------------------------------------------------------------===//
 

@@ -55,6 +55,25 @@ struct TLSchedulePass : llmc::tl::impl::TLScheduleBase<TLSchedulePass> {
     };
     if (c.args.empty())
       return argError("needs a block name");
+    // fuse_siblings(block, loop, block, loop, ...): a loop of each block.
+    if (c.name == "fuse_siblings") {
+      if (c.args.size() < 4 || c.args.size() % 2)
+        return argError("needs (block, loop) pairs, at least two");
+      SmallVector<ForOp> ls;
+      for (size_t i = 0; i < c.args.size(); i += 2) {
+        FailureOr<BlockOp> b = getBlock(root, c.args[i]);
+        if (failed(b))
+          return failure();
+        int64_t at;
+        SmallVector<ForOp> loops = getLoops(*b);
+        if (StringRef(c.args[i + 1]).getAsInteger(10, at) || at < 0 ||
+            at >= (int64_t)loops.size())
+          return argError("'" + c.args[i + 1] + "' is not a loop of tl.block '" +
+                          c.args[i] + "'");
+        ls.push_back(loops[at]);
+      }
+      return fuseSiblings(rw, ls);
+    }
     FailureOr<BlockOp> block = getBlock(root, c.args[0]);
     if (failed(block))
       return failure();
