@@ -390,6 +390,17 @@ struct PySchedule {
       diags.raise("fuse");
     return {module, *r};
   }
+  OpHandle fuseSiblings(const std::vector<OpHandle> &hs) {
+    DiagnosticCollector diags(module->ctx.get());
+    IRRewriter rw(module->ctx.get());
+    llvm::SmallVector<llmc::tl::ForOp> loops;
+    for (const OpHandle &h : hs)
+      loops.push_back(loop(h, "fuse_siblings"));
+    auto r = llmc::tl::fuseSiblings(rw, loops);
+    if (failed(r))
+      diags.raise("fuse_siblings");
+    return {module, *r};
+  }
   OpHandle decomposeReduction(const OpHandle &block, const OpHandle &l) {
     DiagnosticCollector diags(module->ctx.get());
     auto b = dyn_cast<llmc::tl::BlockOp>(block.op);
@@ -665,6 +676,7 @@ PYBIND11_MODULE(_llmc, m) {
       .def("reverse", &PySchedule::reverse)
       .def("reorder", &PySchedule::reorder)
       .def("fuse", &PySchedule::fuse)
+      .def("fuse_siblings", &PySchedule::fuseSiblings)
       .def("decompose_reduction", &PySchedule::decomposeReduction)
       .def("compute_at", &PySchedule::computeAt)
       .def("reverse_compute_inline", &PySchedule::reverseComputeInline)

@@ -213,6 +213,15 @@ class Schedule:
         self._record("fuse", [list(loops)], [rv])
         return rv
 
+    def fuse_siblings(self, loops):
+        """Fuses sibling loops (consecutive, equal bounds) into the first,
+        each body in turn per iteration, where the fused loop's iterations
+        are independent; returns the fused loop (the others are gone)."""
+        handles = [self._loop(l, "fuse_siblings") for l in loops]
+        rv = self._rv("loop", self._native.fuse_siblings(handles))
+        self._record("fuse_siblings", [list(loops)], [rv])
+        return rv
+
     def decompose_reduction(self, block, loop):
         """Moves the init of reduction `block` into a new block
         "<name>_init" right before `loop` (which must enclose only reduction

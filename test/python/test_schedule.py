@@ -877,3 +877,55 @@ def test_reverse_compute_inline(llmc, tiny_model, tmp_path):
               "reverse_compute_inline", "has reduction variables")
         assert str(sch.module) == before
     llmc.compile(model, tmp_path / "r", schedule=schedule)
+
+
+SIBLINGS = """
+func.func @heads(%x: memref<4x8xf32>, %s: memref<4x8xf32>, %y: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  tl.for %h = %c0 to %c4 step %c1 {
+    tl.for %t = %c0 to %c8 step %c1 {
+      tl.block "a" (%vh = spatial %h, %vt = spatial %t) reads(%x[%vh, %vt] : memref<4x8xf32>)
+          writes(%s[%vh, %vt] : memref<4x8xf32>) {
+        %v = affine.load %x[%vh, %vt] : memref<4x8xf32>
+        affine.store %v, %s[%vh, %vt] : memref<4x8xf32>
+      }
+    }
+  }
+  tl.for %h = %c0 to %c4 step %c1 {
+    tl.for %t = %c0 to %c8 step %c1 {
+      tl.block "b" (%vh = spatial %h, %vt = spatial %t) reads(%s[%vh, %vt] : memref<4x8xf32>)
+          writes(%y[%vh, %vt] : memref<4x8xf32>) {
+        %v = affine.load %s[%vh, %vt] : memref<4x8xf32>
+        affine.store %v, %y[%vh, %vt] : memref<4x8xf32>
+      }
+    }
+  }
+  return
+}
+"""
+
+
+def test_fuse_siblings(llmc):
+    m = llmc.parse(SIBLINGS)
+    sch = llmc.Schedule(m)
+    ha, _ = sch.get_loops(sch.get_block("a"))
+    hb, _ = sch.get_loops(sch.get_block("b"))
+    h = sch.fuse_siblings([ha, hb])
+    m.verify()
+    assert str(m).count("to %c4 step") == 1
+    assert [str(l).splitlines()[0] for l in sch.get_loops(sch.get_block("b"))][0] == \
+        str(h).splitlines()[0]
+    assert "sch.fuse_siblings([" in sch.trace.as_python()
+
+
+def test_fuse_siblings_errors(llmc, loops_module):
+    before = str(loops_module)
+    sch = llmc.Schedule(loops_module)
+    i, k = sch.get_loops(sch.get_block("sum"))
+    t, u = sch.get_loops(sch.get_block("tri"))
+    fails(llmc, lambda: sch.fuse_siblings([i, t]), "bounds, step or kind differ")
+    fails(llmc, lambda: sch.fuse_siblings([t, i]), "must be siblings, in order")
+    assert str(loops_module) == before
