@@ -299,6 +299,13 @@ struct PySchedule {
       throw LLMCError(std::string(what) + ": the handle is not a tl.for");
     return l;
   }
+  static llvm::SmallVector<llmc::tl::ForOp>
+  loopsOf(const std::vector<OpHandle> &hs, const char *what) {
+    llvm::SmallVector<llmc::tl::ForOp> loops;
+    for (const OpHandle &h : hs)
+      loops.push_back(loop(h, what));
+    return loops;
+  }
   std::vector<OpHandle> wrap(llvm::ArrayRef<llmc::tl::ForOp> loops) {
     std::vector<OpHandle> r;
     for (llmc::tl::ForOp l : loops)
@@ -330,9 +337,7 @@ struct PySchedule {
     auto b = dyn_cast<llmc::tl::BlockOp>(block.op);
     if (!b)
       throw LLMCError("rfactor: the first handle is not a tl.block");
-    llvm::SmallVector<llmc::tl::ForOp> loops;
-    for (const OpHandle &h : hs)
-      loops.push_back(loop(h, "rfactor"));
+    llvm::SmallVector<llmc::tl::ForOp> loops = loopsOf(hs, "rfactor");
     IRRewriter rw(module->ctx.get());
     auto r = llmc::tl::rfactor(rw, b, loops);
     if (failed(r))
@@ -371,9 +376,7 @@ struct PySchedule {
   std::vector<OpHandle> reorder(const std::vector<OpHandle> &hs) {
     DiagnosticCollector diags(module->ctx.get());
     IRRewriter rw(module->ctx.get());
-    llvm::SmallVector<llmc::tl::ForOp> loops;
-    for (const OpHandle &h : hs)
-      loops.push_back(loop(h, "reorder"));
+    llvm::SmallVector<llmc::tl::ForOp> loops = loopsOf(hs, "reorder");
     auto r = llmc::tl::reorder(rw, loops);
     if (failed(r))
       diags.raise("reorder");
@@ -382,9 +385,7 @@ struct PySchedule {
   OpHandle fuse(const std::vector<OpHandle> &hs) {
     DiagnosticCollector diags(module->ctx.get());
     IRRewriter rw(module->ctx.get());
-    llvm::SmallVector<llmc::tl::ForOp> loops;
-    for (const OpHandle &h : hs)
-      loops.push_back(loop(h, "fuse"));
+    llvm::SmallVector<llmc::tl::ForOp> loops = loopsOf(hs, "fuse");
     auto r = llmc::tl::fuse(rw, loops);
     if (failed(r))
       diags.raise("fuse");
@@ -393,9 +394,7 @@ struct PySchedule {
   OpHandle fuseSiblings(const std::vector<OpHandle> &hs) {
     DiagnosticCollector diags(module->ctx.get());
     IRRewriter rw(module->ctx.get());
-    llvm::SmallVector<llmc::tl::ForOp> loops;
-    for (const OpHandle &h : hs)
-      loops.push_back(loop(h, "fuse_siblings"));
+    llvm::SmallVector<llmc::tl::ForOp> loops = loopsOf(hs, "fuse_siblings");
     auto r = llmc::tl::fuseSiblings(rw, loops);
     if (failed(r))
       diags.raise("fuse_siblings");

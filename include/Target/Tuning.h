@@ -48,8 +48,8 @@ struct ScheduleChoice {
   /// Decode: how far ahead a weight's stream prefetches, in KiB (0: no
   /// prefetch; -1: the target's `prefetch`).
   int prefetchKiB = -1;
-  /// Decode: the rows of a dense (f32) weight one step of a GEMV reads (1,
-  /// 2 or 4; 0: the rule, 4 rows of f32, 1 of f16).
+  /// Decode: the rows of a dense weight one step of a GEMV reads (1, 2 or
+  /// 4; 0: the rule, 1 row of f32 or f16, 4 of bf16).
   int decodeRows = 0;
 
   /// Whether this choice and `o` build the same prefill (decode) code:

@@ -167,7 +167,9 @@ def TLDefaultSchedule : Pass<"tl-default-schedule", "mlir::ModuleOp"> {
     - decode: a loop streaming a weight (each iteration the next run of its
       bytes) prefetches the target's `prefetch` distance ahead
       (`tl.prefetch`): the outermost serial one, else the parallel loop
-      (an f32 weight's tiles of rows, consecutive on each thread).
+      (tiles of a dense weight's rows, consecutive on each thread); an f32
+      or f16 weight only at a distance `llmc tune` chose (the rule reads
+      it a row at a time and leaves it to the hardware's prefetcher).
     Decode and prefill versions (`tl-specialize-decode`) get their own
     schedules from the shapes their nests have.
 

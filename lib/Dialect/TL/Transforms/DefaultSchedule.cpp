@@ -501,9 +501,10 @@ private:
     if (!decode)
       return;
     // Serial loops first; then the parallel loops, for the buffers no loop
-    // inside or around them streams (a plain f32/f16 weight whose tiles of
-    // rows are the parallel loop's iterations: each thread runs a range of
-    // consecutive iterations, so fetching ahead stays mostly in its range).
+    // inside or around them streams (a dense weight that `llmc tune` gave a
+    // distance and tiles of rows, t2/t4, the parallel loop's iterations:
+    // each thread runs a range of consecutive iterations, so fetching ahead
+    // stays mostly in its range).
     SmallVector<ForOp> loops;
     for (LoopKind kind : {LoopKind::serial, LoopKind::parallel})
       fn->walk<WalkOrder::PreOrder>([&](ForOp l) {
@@ -528,11 +529,10 @@ private:
     }
   }
 
-  /// The prefetch distance of `loop`'s nest: what `llmc tune` measured for
-  /// its key, else the target's.
-  /// An f32 or f16 weight streams without: its GEMV reads a row at a time
-  /// (a stream the hardware's prefetcher follows, with little work per
-  /// byte), and fetching ahead of it only added requests (znver4: f32
+  /// The prefetch distance of `loop`'s nest for `buf`: what `llmc tune`
+  /// measured for its key, else the target's, but none for an f32 or f16
+  /// weight: its GEMV reads a row at a time (a stream the hardware's
+  /// prefetcher follows, with little work per byte), and fetching ahead of it only added requests (znver4: f32
   /// 1.4-1.6x without, one row per step; f16 Llama-110M tg128 1.25x,
   /// where znver5 gained 1.1x from the prefetch). The interleaved
   /// quantized products, with much work per byte, keep it (znver4: the
@@ -546,10 +546,9 @@ private:
       if (c.prefetchKiB >= 0)
         return c.prefetchKiB * 1024;
     }
-    auto view = buf.getDefiningOp<memref::ViewOp>();
-    Type element = cast<MemRefType>(buf.getType()).getElementType();
-    if (view && isa<BlockArgument>(view.getSource()) &&
-        (element.isF32() || element.isF16()))
+    if (MemRefType weight = weightView(buf);
+        weight && (weight.getElementType().isF32() ||
+                   weight.getElementType().isF16()))
       return 0;
     return target.prefetch;
   }
@@ -1301,6 +1300,15 @@ private:
     return true;
   }
 
+  /// The type of `v` when it is a weight: a view of the function's
+  /// weights argument (GraphToTL's graph.param); else null.
+  static MemRefType weightView(Value v) {
+    auto view = v.getDefiningOp<memref::ViewOp>();
+    if (!view || !isa<BlockArgument>(view.getSource()))
+      return {};
+    return dyn_cast<MemRefType>(v.getType());
+  }
+
   /// A decode nest's key when it reads a weight (a view of the function's
   /// weights argument): the largest one's shape and element type
   /// (`matmul.decode.w768x768.f32`, an interleaved Q8_0 weight's
@@ -1310,10 +1318,8 @@ private:
     for (Operation *op : range)
       op->walk([&](BlockOp b) {
         for (Value r : b.getReads()) {
-          auto view = r.getDefiningOp<memref::ViewOp>();
-          auto type = dyn_cast<MemRefType>(r.getType());
-          if (!view || !isa<BlockArgument>(view.getSource()) || !type ||
-              !type.hasStaticShape() || type.getRank() != 2)
+          MemRefType type = weightView(r);
+          if (!type || !type.hasStaticShape() || type.getRank() != 2)
             continue;
           if (!widest || type.getNumElements() * type.getElementTypeBitWidth() >
                              widest.getNumElements() *
