@@ -2,9 +2,11 @@
 
 // Two loops over the heads, the second reading the rows the first wrote
 // (each head its own row): one loop, each head's two blocks in turn. The
-// index arithmetic between them moves before the fused loop.
+// index arithmetic between them moves before the fused loop, in its order
+// (the second op uses the first).
 // CHECK-LABEL: func.func @heads
-// CHECK: arith.addi
+// CHECK: %[[E:.+]] = arith.addi %arg3
+// CHECK-NEXT: arith.addi %[[E]]
 // CHECK-NEXT: tl.for %[[H:.+]] = %{{.+}} to %c4
 // CHECK: tl.block "a"
 // CHECK: tl.block "b"
@@ -25,6 +27,7 @@ func.func @heads(%x: memref<4x8xf32>, %s: memref<4x8xf32>, %y: memref<4x8xf32>, 
     }
   }
   %e = arith.addi %n, %c1 : index
+  %e2 = arith.addi %e, %c1 : index
   tl.for %h = %c0 to %c4 step %c1 {
     tl.for %t = %c0 to %c8 step %c1 {
       tl.block "b" (%vh = spatial %h, %vt = spatial %t) reads(%s[%vh, 7 - %vt] : memref<4x8xf32>)

@@ -419,9 +419,9 @@ FailureOr<ForOp> llmc::tl::fuseSiblings(RewriterBase &rw,
       return l.emitError("fuseSiblings: the loop's bounds, step or kind differ "
                          "from the first loop's");
   }
-  // What lies between them: scalar ops without effects (they move before
-  // the first loop, so they may not use anything defined after it) and
-  // the loops themselves.
+  // What lies between them: scalar ops without effects, which move before
+  // the first loop in their order (what they use is defined before it or
+  // by one of them), and the loops themselves.
   SmallVector<Operation *> between;
   for (Operation *op = first->getNextNode(); op != loops.back();
        op = op->getNextNode()) {
@@ -430,12 +430,6 @@ FailureOr<ForOp> llmc::tl::fuseSiblings(RewriterBase &rw,
     if (op->getNumRegions() || !isPure(op))
       return op->emitError("fuseSiblings: an op with effects or regions lies "
                            "between the loops");
-    for (Value v : op->getOperands())
-      if (Operation *def = v.getDefiningOp();
-          def && def->getBlock() == first->getBlock() &&
-          !def->isBeforeInBlock(first))
-        return op->emitError("fuseSiblings: an op between the loops uses a "
-                             "value defined after the first loop");
     between.push_back(op);
   }
   // Legality on a copy: fused, are the iterations independent?
