@@ -14,6 +14,9 @@ Shapes (issue 9's benchmark rows):
                `qwen3`), so no q/k norms
   mqa-110m     llama-110m with one KV head (MQA, as Gemma-2B or Falcon):
                decode's attention has no KV heads to spread over threads
+  qwen3qk-0.6b qwen3-0.6b with the `qwen3` architecture: q/k norms and
+               NEOX RoPE, as the real model (ik_llama.cpp runs it; mainline
+               at the peers' commit does not)
 
 The F32 file is written by test/e2e/tools/make_gguf_model.py; the others are
 made from it by `llama-quantize` when --llama-quantize is given (exactly as
@@ -40,15 +43,24 @@ SHAPES = {
     "mqa-110m": dict(hidden_size=768, intermediate_size=2048, num_hidden_layers=12,
                      num_attention_heads=12, num_key_value_heads=1, vocab_size=32000,
                      max_position_embeddings=2048, tied=False, head_dim=64),
+    "qwen3qk-0.6b": dict(hidden_size=1024, intermediate_size=3072, num_hidden_layers=28,
+                         num_attention_heads=16, num_key_value_heads=8, vocab_size=151936,
+                         max_position_embeddings=2048, tied=True, head_dim=128,
+                         arch="qwen3"),
 }
 QUANT_NAMES = {"f16": "F16", "q8_0": "Q8_0", "q4_0": "Q4_0", "q4_k_m": "Q4_K_M"}
 
 
-def write_f32(path, shape, seed=0):
+def config(shape):
     s = dict(SHAPES[shape])
     tied = s.pop("tied")
-    cfg = M.hf_config("llama", tied)
+    cfg = M.hf_config(s.pop("arch", "llama"), tied)
     cfg.update(s)
+    return cfg
+
+
+def write_f32(path, shape, seed=0):
+    cfg = config(shape)
     hf = M.hf_tensors(cfg, seed)
     tensors = [G.Tensor.from_array(name, a, G.F32) for name, a in M.gguf_tensor_arrays(cfg, hf)]
     del hf
@@ -60,12 +72,9 @@ def write_quantized(src, dst, mtype, shape, quantize):
         subprocess.run([quantize, src, dst, QUANT_NAMES[mtype]], check=True,
                        stdout=subprocess.DEVNULL)
         return
-    s = dict(SHAPES[shape])
-    tied = s.pop("tied")
-    cfg = M.hf_config("llama", tied)
-    cfg.update(s)
+    cfg = config(shape)
     hf = M.hf_tensors(cfg, 0)
-    tensors = [G.Tensor.from_array(name, a, M.tensor_type(name, a.ndim, mtype, tied,
+    tensors = [G.Tensor.from_array(name, a, M.tensor_type(name, a.ndim, mtype, SHAPES[shape]["tied"],
                                                             cfg["num_hidden_layers"]))
                for name, a in M.gguf_tensor_arrays(cfg, hf)]
     G.write(dst, M.metadata(cfg, mtype), tensors)

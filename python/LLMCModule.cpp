@@ -432,6 +432,15 @@ struct PySchedule {
     if (failed(llmc::tl::reverseComputeInline(rw, b)))
       diags.raise("reverse_compute_inline");
   }
+  void computeInline(const OpHandle &block) {
+    DiagnosticCollector diags(module->ctx.get());
+    auto b = dyn_cast<llmc::tl::BlockOp>(block.op);
+    if (!b)
+      throw LLMCError("compute_inline: the handle is not a tl.block");
+    IRRewriter rw(module->ctx.get());
+    if (failed(llmc::tl::computeInline(rw, b)))
+      diags.raise("compute_inline");
+  }
   template <typename Fn>
   OpHandle cache(const OpHandle &block, unsigned index, const char *what,
                  Fn fn) {
@@ -679,6 +688,7 @@ PYBIND11_MODULE(_llmc, m) {
       .def("decompose_reduction", &PySchedule::decomposeReduction)
       .def("compute_at", &PySchedule::computeAt)
       .def("reverse_compute_inline", &PySchedule::reverseComputeInline)
+      .def("compute_inline", &PySchedule::computeInline)
       .def("cache_read",
            [](PySchedule &s, const OpHandle &b, unsigned i) {
              return s.cache(b, i, "cache_read", llmc::tl::cacheRead);

@@ -169,8 +169,11 @@ llvm::Expected<OwningOpRef<ModuleOp>> DecoderEmitter::build() {
     auto rope = [&](Value t, StringRef what) -> Value {
       return graph::RopeOp::create(
           b, loc(p + "self_attn." + what.str()), t.getType(), t, pos0,
-          b.getI64IntegerAttr(c.headDim), b.getF64FloatAttr(c.ropeTheta),
-          graph::RopeStyleAttr::get(ctx, ropeStyle));
+          /*norm_weight=*/Value(), b.getI64IntegerAttr(c.headDim),
+          b.getF64FloatAttr(c.ropeTheta),
+          graph::RopeStyleAttr::get(ctx, ropeStyle),
+          graph::RopeAnglesAttr::get(ctx, graph::RopeAngles::direct),
+          /*norm_eps=*/FloatAttr());
     };
     q = rope(q, "q_rope");
     k = rope(k, "k_rope");

@@ -82,6 +82,8 @@ void llmc::buildGraphPhase(OpPassManager &pm, const PipelineOptions &options) {
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Qwen3's q/k norms into their RoPE.
+  pm.addPass(graph::createGraphFuseRopeNorm());
   // After graph-output-rows, which moves row slices through single ops.
   pm.addPass(graph::createGraphFuseElementwise());
   pm.addPass(graph::createGraphLayoutWeights());
@@ -110,6 +112,9 @@ void llmc::buildTLPhase(OpPassManager &pm, const PipelineOptions &options) {
   // Elementwise blocks computed where their input is produced (the residual
   // adds and silu·mul after the quantized products' output blocks).
   pm.addNestedPass<func::FuncOp>(tl::createTLInlineEpilogues());
+  // Cheap elementwise blocks computed where they are read (the norm's
+  // scale in the blocks quantizing the matmuls' activations).
+  pm.addNestedPass<func::FuncOp>(tl::createTLInlinePrologues());
   // The schedule: the target's default, or the one given (Python, C++) at
   // the schedule slot, which starts from the canonical nests.
   if (options.schedule) {

@@ -253,6 +253,15 @@ class Schedule:
         self._native.reverse_compute_inline(block.handle)
         self._record("reverse_compute_inline", [block], [])
 
+    def compute_inline(self, block):
+        """Computes spatial `block`'s elements where its consumers load them
+        (TVM's compute_inline); `block`, its loop nest and the buffer it
+        writes are gone afterwards."""
+        if not isinstance(block, _RV) or block.kind != "block":
+            raise TypeError("compute_inline: expected a block, got %r" % (block,))
+        self._native.compute_inline(block.handle)
+        self._record("compute_inline", [block], [])
+
     def _cache(self, method, block, index):
         if not isinstance(block, _RV) or block.kind != "block":
             raise TypeError("%s: expected a block, got %r" % (method, block))

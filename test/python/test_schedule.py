@@ -534,12 +534,22 @@ def test_model_preconditions(llmc, model_tl):
     fails(llmc, lambda: sch.compute_at(sch.get_block("kv_store", P), s),
           "iteration variable 1 is not bound to a loop")
     assert str(model_tl) == before
-    # A legal one: the sum of squares per row, computed inside the scaling's
-    # row loop.
-    r = sch.get_loops(sch.get_block("rms_norm_scale", P))[0]
+    # RoPE stores two elements per instance: not one write region.
+    fails(llmc, lambda: sch.compute_inline(sch.get_block("rope", P)), "2 write regions")
+    assert str(model_tl) == before
+    # Legal ones: the sum of squares per row, computed inside the inverse
+    # root's row loop; the inverse root computed where the scaling loads it.
+    r = sch.get_loops(sch.get_block("rms_norm_inv", P))[0]
     moved = sch.compute_at(sch.get_block("rms_norm_sumsq", P), r)
     model_tl.verify()
     assert len(sch.get_loops(moved)) == 3
+    # (now not alone in its nest)
+    fails(llmc, lambda: sch.compute_inline(sch.get_block("rms_norm_inv", P)),
+          "the only block of its loop nest")
+    sch.compute_inline(sch.get_block("rms_norm_inv_1", P))
+    model_tl.verify()
+    fails(llmc, lambda: sch.get_block("rms_norm_inv_1", P))
+    assert "compute_inline" in str(sch.trace)
 
 
 NONLINEAR = """

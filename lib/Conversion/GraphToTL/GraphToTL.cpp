@@ -128,6 +128,47 @@ struct EmbeddingLowering : GraphLowering<EmbeddingOp> {
 // graph.rms_norm
 //===----------------------------------------------------------------------===//
 
+/// The block summing the squares of a row of `x` into `ss` (f64, zero
+/// first): iteration variables `ivs`, the last a reduction over the row.
+/// Like ggml's rms_norm, the f32 squares are summed in f64 and the mean is
+/// rounded to f32 once (rmsInverse): fewer rounding steps than an f32 sum.
+static void sumSquaresBlock(NestBuilder &nb, StringRef name, ValueRange ivs,
+                            Value x, AffineMap xMap, Value ss,
+                            AffineMap rowMap) {
+  SmallVector<IterKind> kinds(ivs.size() - 1, IterKind::spatial);
+  kinds.push_back(IterKind::reduce);
+  Type f64 = nb.b.getF64Type();
+  nb.block(
+      name, ivs, kinds, {{x, xMap}}, {{ss, rowMap}},
+      [&](ImplicitLocOpBuilder &b, ValueRange it) {
+        Value v = nb.load(x, xMap, it);
+        Value acc = nb.load(ss, rowMap, it);
+        Value sq = arith::ExtFOp::create(
+            b, f64, arith::MulFOp::create(b, v, v).getResult());
+        nb.store(arith::AddFOp::create(b, acc, sq), ss, rowMap, it);
+      },
+      [&](ImplicitLocOpBuilder &b, ValueRange it) {
+        nb.store(arith::ConstantOp::create(b, b.getF64FloatAttr(0.0)), ss,
+                 rowMap, it);
+      });
+}
+
+/// 1 / sqrt(mean + eps) from a row's f64 sum of `dim` squares.
+static Value rmsInverse(ImplicitLocOpBuilder &b, NestBuilder &nb, Value sum,
+                        int64_t dim, float eps) {
+  Value mean = arith::TruncFOp::create(
+      b, b.getF32Type(),
+      arith::DivFOp::create(
+          b, sum, arith::ConstantOp::create(b, b.getF64FloatAttr(dim))));
+  Value var = arith::AddFOp::create(b, mean, nb.f32(eps));
+  return arith::DivFOp::create(b, nb.f32(1.0), math::SqrtOp::create(b, var));
+}
+
+/// Element `v` of a row normalised: (v * inv) * g.
+static Value rmsScale(ImplicitLocOpBuilder &b, Value v, Value inv, Value g) {
+  return arith::MulFOp::create(b, arith::MulFOp::create(b, v, inv), g);
+}
+
 struct RMSNormLowering : GraphLowering<RMSNormOp> {
   using GraphLowering::GraphLowering;
   LogicalResult
@@ -141,57 +182,44 @@ struct RMSNormLowering : GraphLowering<RMSNormOp> {
     int64_t dim = xType.getShape().back();
     SmallVector<Value> sizes = nb.sizes(x);
     Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
-    // Sum of squares per row, kept in a scratch buffer of the leading shape.
-    // Like ggml's rms_norm, the f32 squares are summed in f64 and the mean
-    // is rounded to f32 once: fewer rounding steps than an f32 sum.
-    Type f64 = b.getF64Type(), f32 = b.getF32Type();
-    auto ssType = MemRefType::get(xType.getShape().drop_back(), f64);
-    SmallVector<Value> ssDyn;
+    // Sum of squares per row, then its inverse root, in scratch buffers of
+    // the leading shape: the scale block multiplies only (and stays cheap
+    // where tl-inline-prologues moves it into its consumers).
+    SmallVector<Value> rowDyn;
     for (unsigned i = 0; i < lead; ++i)
       if (xType.isDynamicDim(i))
-        ssDyn.push_back(sizes[i]);
-    Value ss = nb.alloc(ssType, ssDyn);
+        rowDyn.push_back(sizes[i]);
+    ArrayRef<int64_t> rowShape = xType.getShape().drop_back();
+    Value ss = nb.alloc(MemRefType::get(rowShape, b.getF64Type()), rowDyn);
+    Value inv = nb.alloc(MemRefType::get(rowShape, b.getF32Type()), rowDyn);
     float eps = op.getEps().convertToFloat();
 
     unsigned n = rank; // lead spatial vars + one more (reduce or spatial)
     AffineMap xMap = dimsMap(nb, n, 0, rank);
     AffineMap rowMap = dimsMap(nb, n, 0, lead);
     AffineMap wMap = nb.map(n, {nb.d(lead)});
-    SmallVector<IterKind> reduceKinds(lead, IterKind::spatial);
-    reduceKinds.push_back(IterKind::reduce);
     SmallVector<IterKind> spatialKinds(rank, IterKind::spatial);
 
     nb.nest(sizes, [&](ValueRange ivs) {
-      nb.block(
-          "rms_norm_sumsq", ivs, reduceKinds, {{x, xMap}}, {{ss, rowMap}},
-          [&](ImplicitLocOpBuilder &b, ValueRange it) {
-            Value v = nb.load(x, xMap, it);
-            Value acc = nb.load(ss, rowMap, it);
-            Value sq = arith::ExtFOp::create(b, f64, arith::MulFOp::create(b, v, v).getResult());
-            nb.store(arith::AddFOp::create(b, acc, sq), ss, rowMap, it);
-          },
-          [&](ImplicitLocOpBuilder &b, ValueRange it) {
-            nb.store(arith::ConstantOp::create(b, b.getF64FloatAttr(0.0)), ss,
-                     rowMap, it);
-          });
+      sumSquaresBlock(nb, "rms_norm_sumsq", ivs, x, xMap, ss, rowMap);
+    });
+    ArrayRef<Value> rows = ArrayRef<Value>(sizes).drop_back();
+    AffineMap own = dimsMap(nb, lead, 0, lead);
+    nb.nest(rows, [&](ValueRange ivs) {
+      nb.block("rms_norm_inv", ivs, ArrayRef<IterKind>(spatialKinds).drop_back(), {{ss, own}},
+               {{inv, own}}, [&](ImplicitLocOpBuilder &b, ValueRange it) {
+                 nb.store(rmsInverse(b, nb, nb.load(ss, own, it), dim, eps),
+                          inv, own, it);
+               });
     });
     nb.nest(sizes, [&](ValueRange ivs) {
       nb.block("rms_norm_scale", ivs, spatialKinds,
-               {{x, xMap}, {ss, rowMap}, {w, wMap}}, {{out, xMap}},
+               {{x, xMap}, {inv, rowMap}, {w, wMap}}, {{out, xMap}},
                [&](ImplicitLocOpBuilder &b, ValueRange it) {
                  Value v = nb.load(x, xMap, it);
-                 Value sum = nb.load(ss, rowMap, it);
-                 Value g = nb.load(w, wMap, it);
-                 Value mean = arith::TruncFOp::create(
-                     b, f32,
-                     arith::DivFOp::create(
-                         b, sum,
-                         arith::ConstantOp::create(b, b.getF64FloatAttr(dim))));
-                 Value var = arith::AddFOp::create(b, mean, nb.f32(eps));
-                 Value inv = arith::DivFOp::create(
-                     b, nb.f32(1.0), math::SqrtOp::create(b, var));
-                 Value y = arith::MulFOp::create(b, v, inv);
-                 nb.store(arith::MulFOp::create(b, y, g), out, xMap, it);
+                 nb.store(rmsScale(b, v, nb.load(inv, rowMap, it),
+                                   nb.load(w, wMap, it)),
+                          out, xMap, it);
                });
     });
     rewriter.replaceOp(op, out);
@@ -392,21 +420,46 @@ struct RopeLowering : GraphLowering<RopeOp> {
     });
     // Iteration variables: (s, h, i) for pair i of head h of row s.
     AffineExpr s = nb.d(0), h = nb.d(1), i = nb.d(2);
-    AffineExpr first = interleaved ? h * hd + i * 2 : h * hd + i;
-    AffineExpr second = interleaved ? h * hd + i * 2 + 1 : h * hd + i + hd / 2;
+    // The pair's places in its head, and in the row.
+    AffineExpr firstIn = interleaved ? i * 2 : i;
+    AffineExpr secondIn = interleaved ? i * 2 + 1 : i + hd / 2;
+    AffineExpr first = h * hd + firstIn, second = h * hd + secondIn;
     AffineMap m0 = nb.map(3, {s, first}), m1 = nb.map(3, {s, second});
     AffineMap angleMap = nb.map(3, {s, i});
+    SmallVector<Access> reads = {
+        {x, m0}, {x, m1}, {cosT, angleMap}, {sinT, angleMap}};
+    // A fused head norm (graph-fuse-rope-norm): each head's sum of squares
+    // first, then the pair normalised as it is loaded, as rms_norm's scale
+    // block computes it.
+    Value g = adaptor.getNormWeight(), ss;
+    AffineMap headMap = nb.map(3, {s, h});
+    AffineMap g0 = nb.map(3, {firstIn}), g1 = nb.map(3, {secondIn});
+    if (g) {
+      ss = nb.alloc(MemRefType::get({ShapedType::kDynamic, heads}, b.getF64Type()),
+                    {sizes[0]});
+      nb.nest({sizes[0], nb.index(heads), nb.index(hd)}, [&](ValueRange ivs) {
+        sumSquaresBlock(nb, "rope_norm_sumsq", ivs, x,
+                        nb.map(3, {s, h * hd + nb.d(2)}), ss, headMap);
+      });
+      reads.append({{ss, headMap}, {g, g0}, {g, g1}});
+    }
     nb.nest({sizes[0], nb.index(heads), nb.index(hd / 2)},
             [&](ValueRange ivs) {
               nb.block(
                   "rope", ivs,
                   {IterKind::spatial, IterKind::spatial, IterKind::spatial},
-                  {{x, m0}, {x, m1}, {cosT, angleMap}, {sinT, angleMap}},
-                  {{out, m0}, {out, m1}},
+                  reads, {{out, m0}, {out, m1}},
                   [&](ImplicitLocOpBuilder &b, ValueRange it) {
                     Value cos = nb.load(cosT, angleMap, it);
                     Value sin = nb.load(sinT, angleMap, it);
                     Value a = nb.load(x, m0, it), c = nb.load(x, m1, it);
+                    if (g) {
+                      Value inv = rmsInverse(
+                          b, nb, nb.load(ss, headMap, it), hd,
+                          op.getNormEpsAttr().getValue().convertToFloat());
+                      a = rmsScale(b, a, inv, nb.load(g, g0, it));
+                      c = rmsScale(b, c, inv, nb.load(g, g1, it));
+                    }
                     auto mul = [&](Value p, Value q) {
                       return arith::MulFOp::create(b, p, q).getResult();
                     };

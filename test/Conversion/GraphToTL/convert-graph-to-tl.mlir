@@ -35,11 +35,15 @@ func.func @matmul(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> tensor<?x4xf32> {
 
 // -----
 
-// rms_norm: a sum-of-squares reduction per row, then the scaling.
+// rms_norm: a sum-of-squares reduction per row (f64), the inverse root per
+// row, then the scaling, which only multiplies.
 // CHECK-LABEL: func.func @rms_norm
 // CHECK: tl.block "rms_norm_sumsq" ({{.*}} = spatial {{.*}}, {{.*}} = reduce {{.*}})
-// CHECK: tl.block "rms_norm_scale"
+// CHECK: tl.block "rms_norm_inv" (%[[R:.+]] = spatial %{{.+}}) reads(%[[SS:.+]][%[[R]]] : memref<?xf64>) writes(%[[INV:.+]][%[[R]]] : memref<?xf32>)
 // CHECK: math.sqrt
+// CHECK: tl.block "rms_norm_scale" (%[[S:.+]] = spatial %{{.+}}, %[[K:.+]] = spatial %{{.+}}) reads(%{{.+}}[%[[S]], %[[K]]] : memref<?x8xf32>, %[[INV]][%[[S]]] : memref<?xf32>, %{{.+}}[%[[K]]] : memref<8xf32>)
+// CHECK-NOT: math.sqrt
+// CHECK: return
 func.func @rms_norm(%x: tensor<?x8xf32>, %g: tensor<8xf32>) -> tensor<?x8xf32> {
   %0 = graph.rms_norm %x, %g {eps = 1.0e-5 : f32} : tensor<?x8xf32>, tensor<8xf32>
   return %0 : tensor<?x8xf32>
@@ -79,6 +83,26 @@ func.func @rope(%x: tensor<?x8xf32>, %p: index) -> (tensor<?x8xf32>, tensor<?x8x
   %0 = graph.rope %x, %p {head_dim = 4 : i64, theta = 1.0e4 : f64, style = #graph.rope_style<interleaved>} : tensor<?x8xf32>
   %1 = graph.rope %x, %p {head_dim = 4 : i64, theta = 1.0e4 : f64, style = #graph.rope_style<half>, angles = #graph.rope_angles<iterated>} : tensor<?x8xf32>
   return %0, %1 : tensor<?x8xf32>, tensor<?x8xf32>
+}
+
+// -----
+
+// RoPE with a head norm (graph-fuse-rope-norm): each head's squares summed in
+// f64 first (a reduction over the head's elements into [rows, heads]), then
+// the rotation loads the pair's two elements and normalises them as the
+// rms_norm scale block does, with the gain of each one's place in the head
+// (half style: i and i + 2). No normalised buffer, no scale nest.
+// CHECK-LABEL: func.func @rope_norm
+// CHECK-SAME: (%[[X:[a-z0-9_]+]]: memref<?x8xf32>, %{{.+}}: index, %[[G:[a-z0-9_]+]]: memref<4xf32>)
+// CHECK: %[[SS:.+]] = memref.alloc(%{{.+}}) {{.*}} : memref<?x2xf64>
+// CHECK: tl.block "rope_norm_sumsq" (%[[S0:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[H0:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[D0:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}}) reads(%[[X]][%[[S0]], %[[H0]] * 4 + %[[D0]]] : memref<?x8xf32>, %[[SS]][%[[S0]], %[[H0]]] : memref<?x2xf64>) writes(%[[SS]][%[[S0]], %[[H0]]] : memref<?x2xf64>) init
+// CHECK: tl.block "rope" (%[[S:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[H:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[I:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}) reads({{.*}}, %[[SS]][%[[S]], %[[H]]] : memref<?x2xf64>, %[[G]][%[[I]]] : memref<4xf32>, %[[G]][%[[I]] + 2] : memref<4xf32>)
+// CHECK: math.sqrt
+// CHECK-NOT: tl.block
+// CHECK: return
+func.func @rope_norm(%x: tensor<?x8xf32>, %p: index, %g: tensor<4xf32>) -> tensor<?x8xf32> {
+  %0 = graph.rope %x, %p norm(%g : tensor<4xf32>) {head_dim = 4 : i64, norm_eps = 1.0e-6 : f32, theta = 1.0e4 : f64, style = #graph.rope_style<half>} : tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
 }
 
 // -----

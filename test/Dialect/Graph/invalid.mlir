@@ -88,6 +88,38 @@ func.func @rope_width(%x: tensor<?x10xf32>, %p: index) {
 
 // -----
 
+func.func @rope_norm_no_eps(%x: tensor<?x8xf32>, %p: index, %g: tensor<4xf32>) {
+  // expected-error @+1 {{norm and norm_eps come together}}
+  %0 = graph.rope %x, %p norm(%g : tensor<4xf32>) {head_dim = 4 : i64, theta = 1.0e4 : f64, style = #graph.rope_style<half>} : tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_eps_no_norm(%x: tensor<?x8xf32>, %p: index) {
+  // expected-error @+1 {{norm and norm_eps come together}}
+  %0 = graph.rope %x, %p {head_dim = 4 : i64, norm_eps = 1.0e-6 : f32, theta = 1.0e4 : f64, style = #graph.rope_style<half>} : tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_norm_size(%x: tensor<?x8xf32>, %p: index, %g: tensor<8xf32>) {
+  // expected-error @+1 {{norm weight must be a vector of head_dim (4), got 'tensor<8xf32>'}}
+  %0 = graph.rope %x, %p norm(%g : tensor<8xf32>) {head_dim = 4 : i64, norm_eps = 1.0e-6 : f32, theta = 1.0e4 : f64, style = #graph.rope_style<half>} : tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_norm_eps(%x: tensor<?x8xf32>, %p: index, %g: tensor<4xf32>) {
+  // expected-error @+1 {{norm_eps must be positive}}
+  %0 = graph.rope %x, %p norm(%g : tensor<4xf32>) {head_dim = 4 : i64, norm_eps = 0.0 : f32, theta = 1.0e4 : f64, style = #graph.rope_style<half>} : tensor<?x8xf32>
+  return
+}
+
+// -----
+
 !cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
 func.func @attention_groups(%q: tensor<?x12xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) {
   // expected-error @+1 {{num_heads (3) must be a positive multiple of num_kv_heads (2)}}

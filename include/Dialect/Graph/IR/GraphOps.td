@@ -198,17 +198,30 @@ def Graph_RopeOp : Graph_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> 
     with the subtraction or addition that follows it); `graph-act-quant`
     chooses it.
 
+    With `norm(%g)` (and `norm_eps`), each head is first RMS-normalised
+    with gain `%g` (`head_dim` values), as `graph.rms_norm` over the head
+    would do it: Qwen3's q/k norms, fused by `graph-fuse-rope-norm`. The
+    normalised head is never stored.
+
     ```mlir
     %q2 = graph.rope %q, %pos0 {head_dim = 8 : i64, theta = 1.0e+04 : f64,
                                 style = #graph.rope_style<interleaved>} : tensor<?x64xf32>
+    %k2 = graph.rope %k, %pos0 norm(%g : tensor<8xf32>) {head_dim = 8 : i64,
+              norm_eps = 1.0e-06 : f32, theta = 1.0e+04 : f64,
+              style = #graph.rope_style<half>} : tensor<?x32xf32>
     ```
   }];
-  let arguments = (ins Graph_F32Tensor:$input, Index:$pos0, I64Attr:$head_dim,
+  let arguments = (ins Graph_F32Tensor:$input, Index:$pos0,
+                       Optional<Graph_F32Tensor>:$norm_weight, I64Attr:$head_dim,
                        F64Attr:$theta, Graph_RopeStyleAttr:$style,
                        DefaultValuedAttr<Graph_RopeAnglesAttr,
-                                         "::llmc::graph::RopeAngles::direct">:$angles);
+                                         "::llmc::graph::RopeAngles::direct">:$angles,
+                       OptionalAttr<F32Attr>:$norm_eps);
   let results = (outs Graph_F32Tensor:$result);
-  let assemblyFormat = "$input `,` $pos0 attr-dict `:` type($input)";
+  let assemblyFormat = [{
+    $input `,` $pos0 (`norm` `(` $norm_weight^ `:` type($norm_weight) `)`)?
+    attr-dict `:` type($input)
+  }];
   let hasVerifier = 1;
 }
 

@@ -110,6 +110,23 @@ def GraphFuseElementwise : Pass<"graph-fuse-elementwise", "mlir::ModuleOp"> {
   }];
 }
 
+def GraphFuseRopeNorm : Pass<"graph-fuse-rope-norm", "mlir::ModuleOp"> {
+  let summary = "Fuse a per-head RMS norm into the RoPE that follows it";
+  let description = [{
+    Qwen3's q/k norms normalise each head before RoPE: `graph.reshape` to
+    `[seq, heads, head_dim]`, `graph.rms_norm`, `graph.reshape` back, then
+    `graph.rope`. Where the norm's result feeds only that rope, the chain
+    becomes one `graph.rope ... norm(%g)`: its lowering sums each head's
+    squares and normalises the two elements of a pair as it loads them, so
+    the normalised heads are never written and read back, and the
+    normalisation's loop nest goes. Each element is computed with the same
+    operations in the same order: the logits do not change by a bit.
+
+    Input: graph functions. Output: such chains replaced by a rope with a
+    `norm` operand; everything else unchanged.
+  }];
+}
+
 def GraphKVCacheType : Pass<"graph-kv-cache-type", "mlir::ModuleOp"> {
   let summary = "Store the KV cache in another element type (f16)";
   let description = [{

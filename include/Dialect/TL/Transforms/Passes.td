@@ -41,6 +41,28 @@ def TLInlineEpilogues : Pass<"tl-inline-epilogues", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::affine::AffineDialect"];
 }
 
+def TLInlinePrologues : Pass<"tl-inline-prologues", "mlir::func::FuncOp"> {
+  let summary = "Compute cheap elementwise producers where their consumers load them";
+  let description = [{
+    Applies `compute_inline` (include/Dialect/TL/Transforms/Schedule.h) to
+    every block alone in its loop nest that is a cheap elementwise map: no
+    reduction, no transcendental op (`math` ops other than fma), at most
+    two consumers, each of which reads an element of its output at most
+    once per load (every consumer variable in the index: no reuse that
+    would repeat the computation, as a matmul's activations would). The
+    norm's scale (`x * inv[row] * g`) then happens in the blocks that
+    quantize a matmul's activations (llama.cpp mode: rms_norm into the
+    matmuls' prologue), and the normalised rows are never written and read
+    back; a last-rows copy computes the final residual add of only the
+    rows it keeps. Each element is computed with the same operations: no
+    bit changes.
+
+    Input: canonical nests (before the schedule). Output: the same
+    computation in fewer nests and buffers.
+  }];
+  let dependentDialects = ["mlir::affine::AffineDialect"];
+}
+
 def TLPlanArena : Pass<"tl-plan-arena", "mlir::ModuleOp"> {
   let summary = "Place function-level buffers in one arena, by liveness";
   let description = [{
@@ -212,6 +234,7 @@ def TLSchedule : Pass<"tl-schedule"> {
     tree_reduce(matmul)             # or tree_reduce(matmul, 16): per 16 lanes
     contract(matmul_rf)             # acc + a * b as one fma
     reverse_compute_inline(add)     # add computed in its producer
+    compute_inline(rms_norm_scale)  # computed where its consumers load it
     reverse(matmul_rf, 4)           # loop 4 of the block runs backwards
     parallel(matmul, 0); vectorize(matmul_rf, 3); unroll(matmul, 1)
     decompose_reduction(matmul, 1); bind(matmul, 0, threadIdx.x)

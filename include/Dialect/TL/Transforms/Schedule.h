@@ -14,6 +14,7 @@
 
 #include "Dialect/TL/IR/TL.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Support/LLVM.h"
 
@@ -201,6 +202,28 @@ mlir::FailureOr<BlockOp> computeAt(mlir::RewriterBase &rewriter,
 /// without a diagnostic (a pass trying every block).
 mlir::LogicalResult reverseComputeInline(mlir::RewriterBase &rewriter,
                                          BlockOp block, bool quiet = false);
+
+/// The spatial blocks alone in a top-level loop nest of `func` (none when it
+/// is external or has several blocks), in program order: the candidates of
+/// the passes that try the inlining primitives on every block.
+llvm::SmallVector<BlockOp> spatialBlocksAloneInNests(mlir::func::FuncOp func);
+
+/// Inlines spatial producer `block` into every block that reads its output
+/// (TVM's compute_inline): each load of the buffer becomes the producer's
+/// computation of that element, at the consumer's indices; the producer's
+/// loop nest and the buffer go. Requirements: `block` has no reduction
+/// variable, is alone in its loop nest, writes one buffer of the function's
+/// own with one store in its body and a write region of one variable per
+/// dimension, each variable once, and does not read it; every other user
+/// of the buffer is a block after the producer's nest that only reads it
+/// (affine loads over its variables); nothing from the producer's nest to
+/// the last consumer writes what the producer reads; the values the
+/// producer uses from outside are defined before the consumers. Each
+/// element is computed with the same operations: every bit is unchanged.
+/// Every precondition is checked before anything changes; `quiet` fails
+/// without a diagnostic (a pass trying every block).
+mlir::LogicalResult computeInline(mlir::RewriterBase &rewriter, BlockOp block,
+                                  bool quiet = false);
 
 } // namespace llmc::tl
 

@@ -322,6 +322,16 @@ LogicalResult RopeOp::verify() {
     return emitOpError("input must be [seq, heads * head_dim]");
   if (!(getTheta().convertToDouble() > 0.0))
     return emitOpError("theta must be positive");
+  if (bool(getNormWeight()) != bool(getNormEpsAttr()))
+    return emitOpError("norm and norm_eps come together");
+  if (Value g = getNormWeight()) {
+    auto gType = llvm::cast<RankedTensorType>(g.getType());
+    if (gType.getRank() != 1 || gType.getDimSize(0) != hd)
+      return emitOpError("norm weight must be a vector of head_dim (")
+             << hd << "), got " << gType;
+    if (!(getNormEpsAttr().getValueAsDouble() > 0.0))
+      return emitOpError("norm_eps must be positive");
+  }
   return success();
 }
 

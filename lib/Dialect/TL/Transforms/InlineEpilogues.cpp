@@ -23,20 +23,9 @@ namespace {
 struct TLInlineEpiloguesPass
     : llmc::tl::impl::TLInlineEpiloguesBase<TLInlineEpiloguesPass> {
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
-    if (func.isExternal() || !func.getBody().hasOneBlock())
-      return;
-    // Candidates: the blocks that are alone in a top-level loop nest.
-    SmallVector<BlockOp> candidates;
-    for (Operation &top : func.getBody().front()) {
-      SmallVector<BlockOp> blocks;
-      top.walk([&](BlockOp b) { blocks.push_back(b); });
-      if (blocks.size() == 1 && !blocks.front().hasReduction())
-        candidates.push_back(blocks.front());
-    }
     IRRewriter rw(&getContext());
     // Blocks that do not qualify are not an error here.
-    for (BlockOp block : candidates)
+    for (BlockOp block : spatialBlocksAloneInNests(getOperation()))
       (void)reverseComputeInline(rw, block, /*quiet=*/true);
   }
 };

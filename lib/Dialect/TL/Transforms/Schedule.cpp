@@ -10,6 +10,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
@@ -1437,6 +1438,247 @@ LogicalResult llmc::tl::reverseComputeInline(RewriterBase &rw, BlockOp consumer,
       rw.eraseOp(user);
   if (Operation *def = buffer.getDefiningOp();
       def && isa<memref::AllocOp>(def) && def->use_empty())
+    rw.eraseOp(def);
+  return success();
+}
+
+SmallVector<BlockOp> llmc::tl::spatialBlocksAloneInNests(func::FuncOp func) {
+  SmallVector<BlockOp> found;
+  if (func.isExternal() || !func.getBody().hasOneBlock())
+    return found;
+  for (Operation &top : func.getBody().front()) {
+    SmallVector<BlockOp> blocks;
+    top.walk([&](BlockOp b) { blocks.push_back(b); });
+    if (blocks.size() == 1 && !blocks.front().hasReduction())
+      found.push_back(blocks.front());
+  }
+  return found;
+}
+
+//===----------------------------------------------------------------------===//
+// compute_inline
+//===----------------------------------------------------------------------===//
+
+/// The allocation or argument `v` is a view of.
+static Value viewBase(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
+LogicalResult llmc::tl::computeInline(RewriterBase &rw, BlockOp producer,
+                                      bool quiet) {
+  auto error = [&](const Twine &msg) -> LogicalResult {
+    if (!quiet)
+      producer.emitError("compute_inline: ") << msg;
+    return failure();
+  };
+  std::string name = ("tl.block '" + producer.getName() + "'").str();
+  // --- The producer: spatial, one store of one buffer of its own.
+  if (producer.hasReduction() || producer.getInitBlock())
+    return error(name + " has reduction variables");
+  if (producer.getWrites().size() != 1)
+    return error(name + " has " + Twine(producer.getWrites().size()) +
+                 " write regions, not one");
+  Value buffer = producer.getWrites()[0];
+  if (!buffer.getDefiningOp<memref::AllocOp>())
+    return error("the buffer " + name +
+                 " writes is not an allocation of the function's own");
+  if (llvm::is_contained(producer.getReads(), buffer))
+    return error(name + " reads the buffer it writes");
+  unsigned np = producer.getNumIters();
+  AffineMap write =
+      cast<AffineMapAttr>(producer.getWriteMaps()[0]).getValue();
+  // Which variable each dimension is, each variable once: a consumer's
+  // index then names the producer's instance that computes it.
+  SmallVector<int> dimOfVar(np, -1);
+  bool oneToOne = write.getNumResults() == np;
+  for (auto [d, e] : llvm::enumerate(write.getResults())) {
+    auto dim = dyn_cast<AffineDimExpr>(e);
+    if (!oneToOne || !dim || dimOfVar[dim.getPosition()] >= 0) {
+      oneToOne = false;
+      break;
+    }
+    dimOfVar[dim.getPosition()] = d;
+  }
+  if (!oneToOne)
+    return error("the write region of " + name +
+                 " is not one variable per dimension, each variable once");
+  Block *pBody = producer.getBodyBlock();
+  affine::AffineStoreOp store;
+  for (Operation &op : pBody->without_terminator()) {
+    if (op.getNumRegions() != 0)
+      return error("the body of " + name + " has an op with regions");
+    if (auto st = dyn_cast<affine::AffineStoreOp>(op)) {
+      if (store)
+        return error(name + " must store the buffer once, in its body");
+      store = st;
+    } else if (auto load = dyn_cast<affine::AffineLoadOp>(op)) {
+      if (failed(accessOverIters(load.getAffineMap(), load.getMapOperands(),
+                                 pBody)))
+        return error("an access of the body of " + name +
+                     " is not over its variables");
+    } else if (!isMemoryEffectFree(&op)) {
+      return error("the body of " + name + " has an op with memory effects");
+    }
+  }
+  if (!store)
+    return error(name + " must store the buffer once, in its body");
+  Operation *pRoot = rootOf(producer);
+  unsigned blocksInNest = 0;
+  pRoot->walk([&](BlockOp) { ++blocksInNest; });
+  if (blocksInNest != 1)
+    return error(name + " must be the only block of its loop nest");
+  // --- Its consumers: blocks after its nest that read the buffer.
+  SmallVector<BlockOp> consumers;
+  for (Operation *user : buffer.getUsers()) {
+    if (producer->isAncestor(user) || isa<memref::DeallocOp>(user))
+      continue;
+    auto load = dyn_cast<affine::AffineLoadOp>(user);
+    auto block = user->getParentOfType<BlockOp>();
+    if (auto b = dyn_cast<BlockOp>(user)) {
+      if (llvm::is_contained(b.getWrites(), buffer))
+        return error("tl.block '" + b.getName() +
+                     "' writes the buffer as well");
+      if (!llvm::is_contained(consumers, b))
+        consumers.push_back(b);
+      continue;
+    }
+    if (!load || !block ||
+        failed(accessOverIters(load.getAffineMap(), load.getMapOperands(),
+                               block.getBodyBlock())))
+      return error("the buffer is used by " + user->getName().getStringRef() +
+                   " other than as an affine load over a block's variables");
+  }
+  if (consumers.empty())
+    return error("no block reads the buffer " + name + " writes");
+  Operation *last = pRoot;
+  for (BlockOp c : consumers) {
+    Operation *cRoot = rootOf(c);
+    if (cRoot->getBlock() != pRoot->getBlock() || !pRoot->isBeforeInBlock(cRoot))
+      return error("tl.block '" + c.getName() +
+                   "' is not in a loop nest after the producer's, in one block");
+    if (last->isBeforeInBlock(cRoot))
+      last = cRoot;
+  }
+  // --- Nothing in between changes what the producer reads.
+  SmallVector<Value> readBases;
+  for (Value r : producer.getReads())
+    readBases.push_back(viewBase(r));
+  for (Operation *op = pRoot->getNextNode(); op != last->getNextNode();
+       op = op->getNextNode()) {
+    if (op->getNumRegions() == 0 && isMemoryEffectFree(op))
+      continue;
+    if (isa<memref::AllocOp, memref::AllocaOp, memref::ViewOp>(op))
+      continue;
+    if (!isa<ForOp, BlockOp>(op))
+      return error("an op between it and its last consumer (" +
+                   op->getName().getStringRef() + ") may write what it reads");
+    bool clobbers = false;
+    op->walk([&](BlockOp b) {
+      for (Value w : b.getWrites())
+        clobbers |= llvm::is_contained(readBases, viewBase(w));
+    });
+    if (clobbers)
+      return error("a block between it and its last consumer writes what it "
+                   "reads");
+  }
+  // Values its body uses from outside must exist at every consumer.
+  Operation *scope = producer->getParentOfType<func::FuncOp>().getOperation();
+  if (!scope)
+    return error(name + " is not in a function");
+  DominanceInfo dom(scope);
+  bool visible = true;
+  pBody->walk([&](Operation *op) {
+    for (Value v : op->getOperands())
+      if (!producer->isAncestor(v.getParentBlock()->getParentOp()))
+        for (BlockOp c : consumers)
+          visible &= dom.properlyDominates(v, c);
+  });
+  if (!visible)
+    return error("a value " + name +
+                 " uses is not defined before its consumers");
+
+  // --- Rewrite: every load of the buffer computes its element.
+  MLIRContext *ctx = producer.getContext();
+  for (BlockOp consumer : consumers) {
+    Block *cBody = consumer.getBodyBlock();
+    unsigned nc = consumer.getNumIters();
+    SmallVector<Value> cArgs(cBody->getArguments());
+    SmallVector<affine::AffineLoadOp> loads;
+    cBody->walk([&](affine::AffineLoadOp l) {
+      if (l.getMemRef() == buffer)
+        loads.push_back(l);
+    });
+    // The producer's read regions at the consumer's instances.
+    SmallVector<Value> newReads;
+    SmallVector<Attribute> newMaps;
+    auto addRead = [&](Value b, AffineMap m) {
+      for (auto [rb, rm] : llvm::zip(newReads, newMaps))
+        if (rb == b && cast<AffineMapAttr>(rm).getValue() == m)
+          return;
+      newReads.push_back(b);
+      newMaps.push_back(AffineMapAttr::get(m));
+    };
+    for (auto [b, m] : llvm::zip(consumer.getReads(), consumer.getReadMaps()))
+      if (b != buffer)
+        addRead(b, cast<AffineMapAttr>(m).getValue());
+    for (affine::AffineLoadOp load : loads) {
+      AffineMap at = *accessOverIters(load.getAffineMap(),
+                                      load.getMapOperands(), cBody);
+      // sigma: the producer's variables as functions of the consumer's.
+      SmallVector<AffineExpr> sigma;
+      for (unsigned v = 0; v < np; ++v)
+        sigma.push_back(at.getResult(dimOfVar[v]));
+      AffineMap sigmaMap = AffineMap::get(nc, 0, sigma, ctx);
+      rw.setInsertionPoint(load);
+      IRMapping map;
+      for (unsigned v = 0; v < np; ++v) {
+        BlockArgument arg = pBody->getArgument(v);
+        // Loads and the store are rebuilt from sigma; other uses (index
+        // arithmetic) need the value.
+        if (llvm::all_of(arg.getUsers(), [](Operation *u) {
+              return isa<affine::AffineLoadOp, affine::AffineStoreOp>(u);
+            }))
+          continue;
+        if (auto d = dyn_cast<AffineDimExpr>(sigma[v])) {
+          map.map(arg, cArgs[d.getPosition()]);
+          continue;
+        }
+        map.map(arg, affine::AffineApplyOp::create(
+                         rw, load.getLoc(),
+                         AffineMap::get(nc, 0, sigma[v]), cArgs));
+      }
+      Value element;
+      for (Operation &op : pBody->without_terminator()) {
+        if (auto l = dyn_cast<affine::AffineLoadOp>(op)) {
+          AffineMap there = simplifyAffineMap(
+              accessOverIters(l.getAffineMap(), l.getMapOperands(), pBody)
+                  ->compose(sigmaMap));
+          auto moved = affine::AffineLoadOp::create(
+              rw, l.getLoc(), l.getMemRef(), overArgsAsSymbols(there), cArgs);
+          map.map(l.getResult(), moved.getResult());
+          addRead(l.getMemRef(), there);
+          continue;
+        }
+        if (&op == store.getOperation()) {
+          element = map.lookupOrDefault(store.getValueToStore());
+          continue;
+        }
+        rw.clone(op, map);
+      }
+      rw.replaceOp(load, element);
+    }
+    rw.modifyOpInPlace(consumer, [&] {
+      consumer.getReadsMutable().assign(newReads);
+      consumer.setReadMapsAttr(rw.getArrayAttr(newMaps));
+    });
+  }
+  rw.eraseOp(pRoot);
+  for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
+    if (isa<memref::DeallocOp>(user))
+      rw.eraseOp(user);
+  if (Operation *def = buffer.getDefiningOp(); def && def->use_empty())
     rw.eraseOp(def);
   return success();
 }

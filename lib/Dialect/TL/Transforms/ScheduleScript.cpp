@@ -133,6 +133,8 @@ struct TLSchedulePass : llmc::tl::impl::TLScheduleBase<TLSchedulePass> {
       return contract(rw, *block);
     if (c.name == "reverse_compute_inline")
       return reverseComputeInline(rw, *block);
+    if (c.name == "compute_inline")
+      return computeInline(rw, *block);
     if (c.name == "reverse") {
       if (failed(needs(1)))
         return failure();
