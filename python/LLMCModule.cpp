@@ -432,6 +432,28 @@ struct PySchedule {
     if (failed(llmc::tl::reverseComputeInline(rw, b)))
       diags.raise("reverse_compute_inline");
   }
+  std::vector<OpHandle> distribute(const OpHandle &l) {
+    DiagnosticCollector diags(module->ctx.get());
+    IRRewriter rw(module->ctx.get());
+    auto r = llmc::tl::distribute(rw, loop(l, "distribute"));
+    if (failed(r))
+      diags.raise("distribute");
+    std::vector<OpHandle> loops;
+    for (llmc::tl::ForOp f : *r)
+      loops.push_back({module, f});
+    return loops;
+  }
+  void expand(const OpHandle &block, unsigned write, const OpHandle &l) {
+    DiagnosticCollector diags(module->ctx.get());
+    auto b = dyn_cast<llmc::tl::BlockOp>(block.op);
+    if (!b)
+      throw LLMCError("expand: the handle is not a tl.block");
+    if (write >= b.getWrites().size())
+      throw LLMCError("expand: the block has no write " + std::to_string(write));
+    IRRewriter rw(module->ctx.get());
+    if (failed(llmc::tl::expand(rw, b.getWrites()[write], loop(l, "expand"))))
+      diags.raise("expand");
+  }
   void computeInline(const OpHandle &block) {
     DiagnosticCollector diags(module->ctx.get());
     auto b = dyn_cast<llmc::tl::BlockOp>(block.op);
@@ -689,6 +711,8 @@ PYBIND11_MODULE(_llmc, m) {
       .def("compute_at", &PySchedule::computeAt)
       .def("reverse_compute_inline", &PySchedule::reverseComputeInline)
       .def("compute_inline", &PySchedule::computeInline)
+      .def("distribute", &PySchedule::distribute)
+      .def("expand", &PySchedule::expand)
       .def("cache_read",
            [](PySchedule &s, const OpHandle &b, unsigned i) {
              return s.cache(b, i, "cache_read", llmc::tl::cacheRead);

@@ -253,6 +253,22 @@ class Schedule:
         self._native.reverse_compute_inline(block.handle)
         self._record("reverse_compute_inline", [block], [])
 
+    def distribute(self, loop):
+        """Splits `loop` into one loop per loop nest or block of its body, in
+        order (loop distribution); returns the new loops."""
+        rvs = [self._rv("loop", h) for h in self._native.distribute(self._loop(loop, "distribute"))]
+        self._record("distribute", [loop], rvs)
+        return rvs
+
+    def expand(self, block, write, loop):
+        """Allocates stack buffer `block.writes[write]`, made in `loop`'s body
+        for each iteration, once before the loop with a leading dimension
+        of the loop's extent: each iteration its own slice."""
+        if not isinstance(block, _RV) or block.kind != "block":
+            raise TypeError("expand: expected a block, got %r" % (block,))
+        self._native.expand(block.handle, int(write), self._loop(loop, "expand"))
+        self._record("expand", [block, int(write), loop], [])
+
     def compute_inline(self, block):
         """Computes spatial `block`'s elements where its consumers load them
         (TVM's compute_inline); `block`, its loop nest and the buffer it

@@ -182,16 +182,16 @@ struct RMSNormLowering : GraphLowering<RMSNormOp> {
     int64_t dim = xType.getShape().back();
     SmallVector<Value> sizes = nb.sizes(x);
     Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
-    // Sum of squares per row, then its inverse root, in scratch buffers of
-    // the leading shape: the scale block multiplies only (and stays cheap
-    // where tl-inline-prologues moves it into its consumers).
-    SmallVector<Value> rowDyn;
+    // Sum of squares per row, kept in a scratch buffer of the leading shape.
+    // The scale block computes the inverse root from it per element (a
+    // nest of its own for the inverse measured slower: docs/performance.md,
+    // issue 9 step 11).
+    auto ssType = MemRefType::get(xType.getShape().drop_back(), b.getF64Type());
+    SmallVector<Value> ssDyn;
     for (unsigned i = 0; i < lead; ++i)
       if (xType.isDynamicDim(i))
-        rowDyn.push_back(sizes[i]);
-    ArrayRef<int64_t> rowShape = xType.getShape().drop_back();
-    Value ss = nb.alloc(MemRefType::get(rowShape, b.getF64Type()), rowDyn);
-    Value inv = nb.alloc(MemRefType::get(rowShape, b.getF32Type()), rowDyn);
+        ssDyn.push_back(sizes[i]);
+    Value ss = nb.alloc(ssType, ssDyn);
     float eps = op.getEps().convertToFloat();
 
     unsigned n = rank; // lead spatial vars + one more (reduce or spatial)
@@ -203,23 +203,14 @@ struct RMSNormLowering : GraphLowering<RMSNormOp> {
     nb.nest(sizes, [&](ValueRange ivs) {
       sumSquaresBlock(nb, "rms_norm_sumsq", ivs, x, xMap, ss, rowMap);
     });
-    ArrayRef<Value> rows = ArrayRef<Value>(sizes).drop_back();
-    AffineMap own = dimsMap(nb, lead, 0, lead);
-    nb.nest(rows, [&](ValueRange ivs) {
-      nb.block("rms_norm_inv", ivs, ArrayRef<IterKind>(spatialKinds).drop_back(), {{ss, own}},
-               {{inv, own}}, [&](ImplicitLocOpBuilder &b, ValueRange it) {
-                 nb.store(rmsInverse(b, nb, nb.load(ss, own, it), dim, eps),
-                          inv, own, it);
-               });
-    });
     nb.nest(sizes, [&](ValueRange ivs) {
       nb.block("rms_norm_scale", ivs, spatialKinds,
-               {{x, xMap}, {inv, rowMap}, {w, wMap}}, {{out, xMap}},
+               {{x, xMap}, {ss, rowMap}, {w, wMap}}, {{out, xMap}},
                [&](ImplicitLocOpBuilder &b, ValueRange it) {
                  Value v = nb.load(x, xMap, it);
-                 nb.store(rmsScale(b, v, nb.load(inv, rowMap, it),
-                                   nb.load(w, wMap, it)),
-                          out, xMap, it);
+                 Value inv = rmsInverse(b, nb, nb.load(ss, rowMap, it), dim, eps);
+                 nb.store(rmsScale(b, v, inv, nb.load(w, wMap, it)), out,
+                          xMap, it);
                });
     });
     rewriter.replaceOp(op, out);

@@ -113,3 +113,33 @@ func.func @pairs(%x: memref<2x8xf32>, %out: memref<2x4xf32>) {
   }
   return
 }
+
+// -----
+
+// A producer that stores its own variable (an index buffer, as positions):
+// each load becomes the index at the consumer's instance.
+// CHECK-LABEL: func.func @iota
+// CHECK-NOT: tl.block "scale"
+// CHECK: tl.block "use" (%[[I:.+]] = spatial %{{.+}}) reads()
+// CHECK: %[[K:.+]] = affine.apply #{{.+}}(%[[I]])
+// CHECK: arith.index_cast %[[K]]
+func.func @iota(%out: memref<4xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %y = memref.alloc() : memref<8xindex>
+  tl.for %k = %c0 to %c8 step %c1 {
+    tl.block "scale" (%vk = spatial %k) reads() writes(%y[%vk] : memref<8xindex>) {
+      affine.store %vk, %y[symbol(%vk)] : memref<8xindex>
+    }
+  }
+  tl.for %i = %c0 to %c4 step %c1 {
+    tl.block "use" (%vi = spatial %i) reads(%y[%vi * 2] : memref<8xindex>) writes(%out[%vi] : memref<4xi32>) {
+      %a = affine.load %y[symbol(%vi) * 2] : memref<8xindex>
+      %b = arith.index_cast %a : index to i32
+      affine.store %b, %out[symbol(%vi)] : memref<4xi32>
+    }
+  }
+  return
+}

@@ -8,7 +8,6 @@
 // the threads, and the tokens inside: one KV head's keys and values stay in
 // the cache while every token reads them.
 // CHECK-LABEL: func.func @prefill_attention
-// CHECK: tl.block "kv_store_v_tail"
 // CHECK: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} kind(parallel)
 // CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %dim{{.*}} step
 // CHECK-NOT: kind(parallel)
@@ -33,7 +32,6 @@ func.func @prefill_attention(%q: tensor<?x64xf32>, %k: tensor<?x32xf32>, %c: !ca
 // threads and stream every head's keys and values once per token).
 !cache4 = !graph.kv_cache<layers = 2, max_seq = 256, kv_heads = 4, head_dim = 16, element_type = f32>
 // CHECK-LABEL: func.func @prefill_attention_mha
-// CHECK: tl.block "kv_store_v_tail"
 // CHECK: tl.for %[[H:.+]] = %{{.+}} to %c4 step %{{[a-z0-9_]+}} kind(parallel)
 // CHECK-NEXT: tl.for %[[S:.+]] = %{{.+}} to %dim{{.*}} step
 // CHECK-NOT: kind(parallel)

@@ -1,4 +1,4 @@
-// RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4" | FileCheck %s
+// RUN: llm-opt %s -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4" | FileCheck %s
 
 !cache = !graph.kv_cache<layers = 1, max_seq = 256, kv_heads = 8, head_dim = 64, element_type = f32>
 
@@ -23,22 +23,4 @@
 func.func @prefill_kv_store(%q: tensor<?x512xf32>, %k: tensor<?x512xf32>, %c: !cache, %p: index) -> tensor<?x512xf32> attributes {llmc.phase = "prefill"} {
   %0 = graph.attention %q, %k, %k, %c, %p {layer = 0 : i64, num_heads = 8 : i64, num_kv_heads = 8 : i64, head_dim = 64 : i64, scale = 0.125 : f32} : tensor<?x512xf32>, tensor<?x512xf32>, tensor<?x512xf32>, !cache
   return %0 : tensor<?x512xf32>
-}
-
-// -----
-
-!cache = !graph.kv_cache<layers = 1, max_seq = 256, kv_heads = 8, head_dim = 64, element_type = f32>
-
-// Decode's store of one position: 512 elements each. The keys' are
-// contiguous, too little work for threads. The values' go a row of max_seq
-// apart, each store a cache line of its own (a miss a core hides only as
-// far as its fill buffers go): with 256 lines or more, on the threads.
-// CHECK-LABEL: func.func @decode_kv_store
-// CHECK-NOT: kind(parallel)
-// CHECK: tl.block "kv_store"
-// CHECK: tl.for %{{.+}} = %{{.+}} to %c8{{.*}} kind(parallel)
-// CHECK: tl.block "kv_store_v"
-func.func @decode_kv_store(%q: tensor<1x512xf32>, %k: tensor<1x512xf32>, %c: !cache, %p: index) -> tensor<1x512xf32> attributes {llmc.phase = "decode"} {
-  %0 = graph.attention %q, %k, %k, %c, %p {layer = 0 : i64, num_heads = 8 : i64, num_kv_heads = 8 : i64, head_dim = 64 : i64, scale = 0.125 : f32} : tensor<1x512xf32>, tensor<1x512xf32>, tensor<1x512xf32>, !cache
-  return %0 : tensor<1x512xf32>
 }

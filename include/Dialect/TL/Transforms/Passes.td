@@ -50,12 +50,13 @@ def TLInlinePrologues : Pass<"tl-inline-prologues", "mlir::func::FuncOp"> {
     two consumers, each of which reads an element of its output at most
     once per load (every consumer variable in the index: no reuse that
     would repeat the computation, as a matmul's activations would). The
-    norm's scale (`x * inv[row] * g`) then happens in the blocks that
-    quantize a matmul's activations (llama.cpp mode: rms_norm into the
-    matmuls' prologue), and the normalised rows are never written and read
-    back; a last-rows copy computes the final residual add of only the
-    rows it keeps. Each element is computed with the same operations: no
-    bit changes.
+    intermediate is never written and read back; each element is computed
+    with the same operations: no bit changes. rms_norm's scale block, which
+    computes its row's inverse root (a sqrt and two divisions per element),
+    is not cheap: moving it into the two blocks that quantize a matmul's
+    activations would repeat those; the inverse in a nest of its own, which
+    makes the scale cheap, measured slower on Qwen3 q4_K_M decode
+    (docs/performance.md, issue 9 step 11).
 
     Input: canonical nests (before the schedule). Output: the same
     computation in fewer nests and buffers.
@@ -236,6 +237,8 @@ def TLSchedule : Pass<"tl-schedule"> {
     reverse_compute_inline(add)     # add computed in its producer
     compute_inline(rms_norm_scale)  # computed where its consumers load it
     reverse(matmul_rf, 4)           # loop 4 of the block runs backwards
+    distribute(scores, 0)           # loop 0 split into a loop per nest of its body
+    expand(lanes_init, 0, 1)        # its write 0, a stack buffer, sliced by loop 1
     parallel(matmul, 0); vectorize(matmul_rf, 3); unroll(matmul, 1)
     decompose_reduction(matmul, 1); bind(matmul, 0, threadIdx.x)
     ```

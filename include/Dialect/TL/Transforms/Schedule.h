@@ -153,6 +153,29 @@ mlir::LogicalResult contract(mlir::RewriterBase &rewriter, BlockOp block);
 mlir::FailureOr<ForOp> fuseSiblings(mlir::RewriterBase &rewriter,
                                     llvm::ArrayRef<ForOp> loops);
 
+/// Loop distribution (fission): `loop`, whose body is a sequence of loop
+/// nests and blocks (its parts) with scalar ops between them, becomes one
+/// copy of the loop per part, in order, each holding that part and the
+/// scalar ops it uses. Legal where the loop's iterations are independent
+/// (verifyIndependent): each part then sees, at every iteration, what the
+/// parts before it computed for that iteration. A stack buffer allocated in
+/// the body for one iteration must be used by one part only. Returns the
+/// new loops (the original is gone). Every precondition is checked first.
+mlir::FailureOr<llvm::SmallVector<ForOp>> distribute(mlir::RewriterBase &rewriter,
+                                                     ForOp loop);
+
+/// Buffer expansion: stack buffer `buffer`, allocated in the body of
+/// normalised `loop` (constant extent E) for each iteration, is allocated
+/// once before the loop with a leading dimension of E, each iteration using
+/// its own slice. Every access is through a tl.block with an iteration
+/// variable bound to the loop's variable plus multiples of E (a token's
+/// index after a split into tiles of E): its slice is that variable mod E.
+/// What each iteration computes is unchanged; the loop's iterations then
+/// share no stack buffer, so loops inside may move around it (distribute).
+/// Returns the new buffer. Every precondition is checked first.
+mlir::FailureOr<mlir::Value> expand(mlir::RewriterBase &rewriter,
+                                    mlir::Value buffer, ForOp loop);
+
 /// Runs normalised `loop` backwards: iteration i becomes ub - 1 - i (its
 /// variable is replaced by that expression). Every block under the loop
 /// must bind the loop's variable, so the loop enumerates their iteration

@@ -1,5 +1,6 @@
 //===- AffineIndex.cpp - index values as affine expressions ---------------===//
 #include "Dialect/TL/Analysis/AffineIndex.h"
+#include "Dialect/TL/IR/TL.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -59,6 +60,43 @@ std::optional<AffineExpr> AffineIndexBuilder::build(Value v) {
   return std::nullopt;
 }
 
+/// The constant extent of the tl.for whose variable `v` is, when it starts
+/// at 0 with step 1.
+static std::optional<int64_t> loopExtent(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg)
+    return std::nullopt;
+  auto loop = dyn_cast_if_present<ForOp>(arg.getOwner()->getParentOp());
+  if (!loop || loop.getInductionVar() != v ||
+      getConstantIntValue(loop.getLowerBound()) != 0 ||
+      getConstantIntValue(loop.getStep()) != 1)
+    return std::nullopt;
+  return getConstantIntValue(loop.getUpperBound());
+}
+
+/// `e` with `x mod c` = x and `x floordiv c` = 0 where x is a dim standing
+/// for a loop variable below c (a tile's slice: (t0 * 4 + t1) mod 4, which
+/// simplifies to t1 mod 4, is t1).
+static AffineExpr withLoopRanges(AffineExpr e, ArrayRef<Value> dims) {
+  auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+  if (!bin)
+    return e;
+  AffineExpr lhs = withLoopRanges(bin.getLHS(), dims);
+  AffineExpr rhs = withLoopRanges(bin.getRHS(), dims);
+  auto c = dyn_cast<AffineConstantExpr>(rhs);
+  auto d = dyn_cast<AffineDimExpr>(lhs);
+  if (c && d && d.getPosition() < dims.size() &&
+      (e.getKind() == AffineExprKind::Mod ||
+       e.getKind() == AffineExprKind::FloorDiv)) {
+    std::optional<int64_t> extent = loopExtent(dims[d.getPosition()]);
+    if (extent && *extent <= c.getValue())
+      return e.getKind() == AffineExprKind::Mod
+                 ? lhs
+                 : getAffineConstantExpr(0, e.getContext());
+  }
+  return getAffineBinaryOpExpr(e.getKind(), lhs, rhs);
+}
+
 std::optional<SmallVector<AffineExpr>>
 AffineIndexBuilder::compose(AffineMap map, ValueRange iterValues) {
   SmallVector<AffineExpr> bound(map.getNumDims());
@@ -77,9 +115,10 @@ AffineIndexBuilder::compose(AffineMap map, ValueRange iterValues) {
     for (unsigned i = 0; i < map.getNumDims(); ++i)
       repl.push_back(bound[i] ? bound[i]
                               : getAffineConstantExpr(0, map.getContext()));
-    results.push_back(simplifyAffineExpr(e.replaceDims(repl),
-                                         std::max<unsigned>(dims.size(), 1),
-                                         0));
+    unsigned n = std::max<unsigned>(dims.size(), 1);
+    results.push_back(simplifyAffineExpr(
+        withLoopRanges(simplifyAffineExpr(e.replaceDims(repl), n, 0), dims), n,
+        0));
   }
   return results;
 }

@@ -734,52 +734,6 @@ private:
     return (*order)[0];
   }
 
-  /// A store to its own cache line per iteration (a transposing copy: one
-  /// position of the values into their [dim][position] cache) is a miss
-  /// whose latency one core hides only as far as its line fill buffers go:
-  /// kScatteredLines of them take longer than a fork and join, and each
-  /// more core keeps as many more in flight (Llama-110M f16 decode at two
-  /// threads: 1.08-1.10x with the 768 lines of a step's values on the
-  /// threads). Whether every block of `root` writes, along its innermost
-  /// loop, a cache line or more apart, `work` times in all.
-  bool scatteredStores(ForOp root, int64_t work) {
-    constexpr int64_t kScatteredLines = 256;
-    if (work < kScatteredLines)
-      return false;
-    bool scattered = true;
-    root->walk([&](BlockOp block) {
-      SmallVector<ForOp> loops = getLoops(block);
-      if (loops.empty() || block.getWrites().empty()) {
-        scattered = false;
-        return;
-      }
-      ForOp inner = loops.back();
-      AffineIndexBuilder ab(inner, /*opaqueInside=*/true);
-      ab.dim(inner.getInductionVar());
-      unsigned n = std::max<unsigned>(ab.dims.size(), 1);
-      for (auto [buf, attr] :
-           llvm::zip(block.getWrites(), block.getWriteMaps())) {
-        auto exprs = ab.compose(cast<AffineMapAttr>(attr).getValue(),
-                                block.getIterValues());
-        auto type = cast<MemRefType>(buf.getType());
-        int64_t elem = type.getElementTypeBitWidth() / 8;
-        std::optional<int64_t> c;
-        if (exprs && !exprs->empty())
-          c = linearCoefficient(exprs->back(), 0, n);
-        // Apart by a line: along the last index by a line's elements, or
-        // along an outer one only.
-        bool apart =
-            exprs && c &&
-            (std::abs(*c) * std::max<int64_t>(elem, 1) >= target.cacheLine ||
-             (*c == 0 && llvm::any_of(*exprs, [](AffineExpr e) {
-                return e.isFunctionOfDim(0);
-              })));
-        scattered &= apart;
-      }
-    });
-    return scattered;
-  }
-
   /// Threads: the outermost loop common to every block of the nest that
   /// runs more than once and binds no reduction, when the nest is big
   /// enough to pay for starting threads. Whether a loop went on the
@@ -790,7 +744,7 @@ private:
       std::optional<int64_t> e = extentOf(l);
       work = std::min<int64_t>(work * (e ? *e : 64), int64_t(1) << 40);
     });
-    if (work < 16384 && !scatteredStores(root, work))
+    if (work < 16384)
       return false;
     auto threads = [&](ForOp l) {
       return (!serialOnly || l.getKind() == LoopKind::serial) &&

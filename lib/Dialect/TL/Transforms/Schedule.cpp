@@ -60,6 +60,8 @@ static LogicalResult checkNormalised(ForOp loop, StringRef primitive) {
   return success();
 }
 
+static AffineMap overArgsAsSymbols(AffineMap map);
+
 /// The chain of directly nested loops (sorted outermost first). Besides the
 /// next loop, a loop's body may hold only side-effect-free scalar ops (the
 /// index arithmetic that splits and fusions leave); makePerfect() moves
@@ -457,6 +459,230 @@ FailureOr<ForOp> llmc::tl::fuseSiblings(RewriterBase &rw,
     rw.moveOpBefore(op, first);
   mergeBodies(rw, first, loops.drop_front());
   return first;
+}
+
+//===----------------------------------------------------------------------===//
+// distribute
+//===----------------------------------------------------------------------===//
+
+FailureOr<SmallVector<ForOp>> llmc::tl::distribute(RewriterBase &rw,
+                                                   ForOp loop) {
+  if (failed(checkNormalised(loop, "distribute")))
+    return failure();
+  Block *body = loop.getBody();
+  // The parts: the loop nests and blocks of the body, in order. Scalar ops
+  // without effects are recomputed by every part that uses them; a stack
+  // buffer goes with the one part that uses it.
+  SmallVector<Operation *> parts;
+  for (Operation &op : body->without_terminator()) {
+    if (isa<memref::AllocaOp>(op) ||
+        (op.getNumRegions() == 0 && isMemoryEffectFree(&op)))
+      continue;
+    if (!isa<ForOp, BlockOp>(op))
+      return op.emitError("distribute: ")
+             << op.getName() << " in the loop's body is neither a loop nor a "
+             << "block nor a scalar op without effects";
+    parts.push_back(&op);
+  }
+  if (parts.size() < 2)
+    return loop.emitError("distribute: the loop's body has ")
+           << parts.size() << " loop nests or blocks, not two or more";
+  auto partOf = [&](Operation *user) -> Operation * {
+    for (Operation *p : parts)
+      if (p->isAncestor(user))
+        return p;
+    return nullptr;
+  };
+  for (Operation &op : body->without_terminator()) {
+    auto alloca = dyn_cast<memref::AllocaOp>(op);
+    if (!alloca)
+      continue;
+    SmallPtrSet<Operation *, 2> users;
+    for (Operation *u : alloca->getUsers())
+      users.insert(partOf(u));
+    if (users.size() > 1 || users.contains(nullptr))
+      return alloca.emitError("distribute: a stack buffer of the loop's body "
+                              "is used by more than one part");
+  }
+  if (failed(verifyIndependent(loop, "distribute")))
+    return failure();
+
+  // One copy of the loop per part, before the original, each with the
+  // scalar ops (and the stack buffer) its part uses, in the body's order.
+  SmallVector<ForOp> result;
+  rw.setInsertionPoint(loop);
+  for (Operation *part : parts) {
+    SetVector<Operation *> needed;
+    SmallVector<Operation *> worklist = {part};
+    while (!worklist.empty()) {
+      Operation *op = worklist.pop_back_val();
+      op->walk([&](Operation *inner) {
+        for (Value v : inner->getOperands()) {
+          Operation *def = v.getDefiningOp();
+          if (def && def->getBlock() == body && def != part &&
+              needed.insert(def))
+            worklist.push_back(def);
+        }
+      });
+    }
+    auto copy = ForOp::create(rw, loop.getLoc(), loop.getLowerBound(),
+                              loop.getUpperBound(), loop.getStep(),
+                              loop.getKind());
+    if (auto thread = loop.getThreadAttr())
+      copy.setThreadAttr(thread);
+    OpBuilder::InsertionGuard guard(rw);
+    rw.setInsertionPoint(copy.getBody()->getTerminator());
+    IRMapping map;
+    map.map(loop.getInductionVar(), copy.getInductionVar());
+    for (Operation &op : body->without_terminator())
+      if (needed.contains(&op) || &op == part)
+        rw.clone(op, map);
+    result.push_back(copy);
+  }
+  rw.eraseOp(loop);
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// expand
+//===----------------------------------------------------------------------===//
+
+/// The iteration variable of `block` bound to `loop`'s variable plus
+/// multiples of `extent` (other loops' variables, outside values and a
+/// constant, each times a multiple of it).
+static std::optional<unsigned> varModExtent(BlockOp block, ForOp loop,
+                                            int64_t extent) {
+  for (auto [i, v] : llvm::enumerate(block.getIterValues())) {
+    AffineIndexBuilder ab(loop);
+    ab.dim(loop.getInductionVar());
+    std::optional<AffineExpr> e = ab.build(v);
+    if (!e)
+      continue;
+    unsigned n = ab.dims.size();
+    if (linearCoefficient(*e, 0, n) != 1)
+      continue;
+    bool multiples = true;
+    for (unsigned d = 1; d < n; ++d) {
+      std::optional<int64_t> c = linearCoefficient(*e, d, n);
+      multiples &= c && *c % extent == 0;
+    }
+    SmallVector<AffineExpr> zeros(n, getAffineConstantExpr(0, e->getContext()));
+    auto k = dyn_cast<AffineConstantExpr>(
+        simplifyAffineExpr(e->replaceDims(zeros), 0, 0));
+    if (multiples && k && k.getValue() % extent == 0)
+      return i;
+  }
+  return std::nullopt;
+}
+
+FailureOr<Value> llmc::tl::expand(RewriterBase &rw, Value buffer,
+                                  ForOp loop) {
+  if (failed(checkNormalised(loop, "expand")))
+    return failure();
+  std::optional<int64_t> extent = getConstantIntValue(loop.getUpperBound());
+  if (!extent || *extent <= 0)
+    return loop.emitError("expand: the loop's extent must be a constant");
+  auto alloca = buffer.getDefiningOp<memref::AllocaOp>();
+  if (!alloca || alloca->getBlock() != loop.getBody())
+    return loop.emitError("expand: the buffer must be a stack buffer "
+                          "allocated directly in the loop's body");
+  MemRefType type = alloca.getType();
+  if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+    return alloca.emitError("expand: the stack buffer must have a static "
+                            "shape and the identity layout");
+  // Its users: blocks, through their regions and affine accesses.
+  SmallVector<BlockOp> blocks;
+  for (Operation *user : buffer.getUsers()) {
+    auto block = dyn_cast<BlockOp>(user);
+    if (!block && isa<affine::AffineLoadOp, affine::AffineStoreOp>(user))
+      block = user->getParentOfType<BlockOp>();
+    if (!block)
+      return user->emitError("expand: the stack buffer is used by ")
+             << user->getName() << ", not by a block's accesses";
+    if (!llvm::is_contained(blocks, block))
+      blocks.push_back(block);
+  }
+  SmallVector<unsigned> vars;
+  for (BlockOp block : blocks) {
+    std::optional<unsigned> v = varModExtent(block, loop, *extent);
+    if (!v)
+      return block.emitError("expand: no iteration variable of tl.block '")
+             << block.getName() << "' is the loop's variable plus multiples "
+             << "of its extent " << *extent;
+    vars.push_back(*v);
+  }
+
+  // --- Rewrite: one buffer before the loop, sliced by the variable mod E.
+  rw.setInsertionPoint(loop);
+  SmallVector<int64_t> shape = {*extent};
+  llvm::append_range(shape, type.getShape());
+  auto expanded = memref::AllocaOp::create(
+      rw, alloca.getLoc(), MemRefType::get(shape, type.getElementType()),
+      alloca.getAlignmentAttr());
+  MLIRContext *ctx = rw.getContext();
+  for (unsigned bi = 0; bi < blocks.size(); ++bi) {
+    BlockOp block = blocks[bi];
+    AffineExpr slice = getAffineDimExpr(vars[bi], ctx) % *extent;
+    auto prepend = [&](AffineMap m) {
+      SmallVector<AffineExpr> results = {slice};
+      llvm::append_range(results, m.getResults());
+      return AffineMap::get(m.getNumDims(), m.getNumSymbols(), results, ctx);
+    };
+    for (Region *region : {&block.getBody(), &block.getInit()}) {
+      if (region->empty())
+        continue;
+      Block *body = &region->front();
+      SmallVector<Operation *> accesses;
+      body->walk([&](Operation *op) {
+        if (auto l = dyn_cast<affine::AffineLoadOp>(op);
+            l && l.getMemRef() == buffer)
+          accesses.push_back(op);
+        if (auto st = dyn_cast<affine::AffineStoreOp>(op);
+            st && st.getMemRef() == buffer)
+          accesses.push_back(op);
+      });
+      SmallVector<Value> args(body->getArguments());
+      for (Operation *op : accesses) {
+        rw.setInsertionPoint(op);
+        if (auto l = dyn_cast<affine::AffineLoadOp>(op)) {
+          AffineMap at =
+              *accessOverIters(l.getAffineMap(), l.getMapOperands(), body);
+          rw.replaceOpWithNewOp<affine::AffineLoadOp>(
+              l, expanded, overArgsAsSymbols(prepend(at)), args);
+          continue;
+        }
+        auto st = cast<affine::AffineStoreOp>(op);
+        AffineMap at =
+            *accessOverIters(st.getAffineMap(), st.getMapOperands(), body);
+        rw.replaceOpWithNewOp<affine::AffineStoreOp>(
+            st, st.getValueToStore(), expanded,
+            overArgsAsSymbols(prepend(at)), args);
+      }
+    }
+    auto remap = [&](OperandRange buffers, ArrayAttr maps,
+                     SmallVector<Value> &newBuffers,
+                     SmallVector<Attribute> &newMaps) {
+      for (auto [b, m] : llvm::zip(buffers, maps)) {
+        bool ours = b == buffer;
+        newBuffers.push_back(ours ? Value(expanded) : b);
+        newMaps.push_back(
+            ours ? AffineMapAttr::get(prepend(cast<AffineMapAttr>(m).getValue()))
+                 : m);
+      }
+    };
+    SmallVector<Value> reads, writes;
+    SmallVector<Attribute> readMaps, writeMaps;
+    remap(block.getReads(), block.getReadMaps(), reads, readMaps);
+    remap(block.getWrites(), block.getWriteMaps(), writes, writeMaps);
+    rw.modifyOpInPlace(block, [&] {
+      block.getReadsMutable().assign(reads);
+      block.getWritesMutable().assign(writes);
+      block.setReadMapsAttr(rw.getArrayAttr(readMaps));
+      block.setWriteMapsAttr(rw.getArrayAttr(writeMaps));
+    });
+  }
+  rw.eraseOp(alloca);
+  return Value(expanded);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1637,8 +1863,10 @@ LogicalResult llmc::tl::computeInline(RewriterBase &rw, BlockOp producer,
         BlockArgument arg = pBody->getArgument(v);
         // Loads and the store are rebuilt from sigma; other uses (index
         // arithmetic) need the value.
-        if (llvm::all_of(arg.getUsers(), [](Operation *u) {
-              return isa<affine::AffineLoadOp, affine::AffineStoreOp>(u);
+        if (llvm::all_of(arg.getUses(), [&](OpOperand &u) {
+              return isa<affine::AffineLoadOp>(u.getOwner()) ||
+                     (u.getOwner() == store.getOperation() &&
+                      u.get() != store.getValueToStore());
             }))
           continue;
         if (auto d = dyn_cast<AffineDimExpr>(sigma[v])) {

@@ -135,6 +135,23 @@ struct TLSchedulePass : llmc::tl::impl::TLScheduleBase<TLSchedulePass> {
       return reverseComputeInline(rw, *block);
     if (c.name == "compute_inline")
       return computeInline(rw, *block);
+    // expand(block, w, loop): the block's write buffer w, along its loop.
+    if (c.name == "expand") {
+      if (failed(needs(2)))
+        return failure();
+      if (ints[0] < 0 || ints[0] >= (int64_t)block->getWrites().size())
+        return argError("tl.block '" + c.args[0] + "' has no write " +
+                        Twine(ints[0]));
+      auto l = loopAt(ints[1]);
+      return failed(l) ? failure()
+                       : LogicalResult(expand(rw, block->getWrites()[ints[0]], *l));
+    }
+    if (c.name == "distribute") {
+      if (failed(needs(1)))
+        return failure();
+      auto l = loopAt(ints[0]);
+      return failed(l) ? failure() : LogicalResult(distribute(rw, *l));
+    }
     if (c.name == "reverse") {
       if (failed(needs(1)))
         return failure();
