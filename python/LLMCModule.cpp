@@ -285,13 +285,13 @@ struct PySchedule {
     return {module, *block};
   }
   std::vector<OpHandle> getLoops(const OpHandle &block) {
-    auto b = dyn_cast<llmc::tl::BlockOp>(block.op);
+    return wrap(llmc::tl::getLoops(blockOf(block, "get_loops")));
+  }
+  static llmc::tl::BlockOp blockOf(const OpHandle &h, const char *what) {
+    auto b = dyn_cast<llmc::tl::BlockOp>(h.op);
     if (!b)
-      throw LLMCError("get_loops: the handle is not a tl.block");
-    std::vector<OpHandle> result;
-    for (llmc::tl::ForOp l : llmc::tl::getLoops(b))
-      result.push_back({module, l});
-    return result;
+      throw LLMCError(std::string(what) + ": the handle is not a tl.block");
+    return b;
   }
   static llmc::tl::ForOp loop(const OpHandle &h, const char *what) {
     auto l = dyn_cast<llmc::tl::ForOp>(h.op);
@@ -348,9 +348,7 @@ struct PySchedule {
   }
   OpHandle treeReduce(const OpHandle &block, int64_t segment) {
     DiagnosticCollector diags(module->ctx.get());
-    auto b = dyn_cast<llmc::tl::BlockOp>(block.op);
-    if (!b)
-      throw LLMCError("tree_reduce: the handle is not a tl.block");
+    llmc::tl::BlockOp b = blockOf(block, "tree_reduce");
     IRRewriter rw(module->ctx.get());
     auto r = llmc::tl::treeReduce(rw, b, segment);
     if (failed(r))
@@ -359,9 +357,7 @@ struct PySchedule {
   }
   void contract(const OpHandle &block) {
     DiagnosticCollector diags(module->ctx.get());
-    auto b = dyn_cast<llmc::tl::BlockOp>(block.op);
-    if (!b)
-      throw LLMCError("contract: the handle is not a tl.block");
+    llmc::tl::BlockOp b = blockOf(block, "contract");
     module->ctx->getOrLoadDialect<mlir::math::MathDialect>();
     IRRewriter rw(module->ctx.get());
     if (failed(llmc::tl::contract(rw, b)))
@@ -425,9 +421,7 @@ struct PySchedule {
   }
   void reverseComputeInline(const OpHandle &block) {
     DiagnosticCollector diags(module->ctx.get());
-    auto b = dyn_cast<llmc::tl::BlockOp>(block.op);
-    if (!b)
-      throw LLMCError("reverse_compute_inline: the handle is not a tl.block");
+    llmc::tl::BlockOp b = blockOf(block, "reverse_compute_inline");
     IRRewriter rw(module->ctx.get());
     if (failed(llmc::tl::reverseComputeInline(rw, b)))
       diags.raise("reverse_compute_inline");
@@ -438,16 +432,11 @@ struct PySchedule {
     auto r = llmc::tl::distribute(rw, loop(l, "distribute"));
     if (failed(r))
       diags.raise("distribute");
-    std::vector<OpHandle> loops;
-    for (llmc::tl::ForOp f : *r)
-      loops.push_back({module, f});
-    return loops;
+    return wrap(*r);
   }
   void expand(const OpHandle &block, unsigned write, const OpHandle &l) {
     DiagnosticCollector diags(module->ctx.get());
-    auto b = dyn_cast<llmc::tl::BlockOp>(block.op);
-    if (!b)
-      throw LLMCError("expand: the handle is not a tl.block");
+    llmc::tl::BlockOp b = blockOf(block, "expand");
     if (write >= b.getWrites().size())
       throw LLMCError("expand: the block has no write " + std::to_string(write));
     IRRewriter rw(module->ctx.get());
@@ -456,9 +445,7 @@ struct PySchedule {
   }
   void computeInline(const OpHandle &block) {
     DiagnosticCollector diags(module->ctx.get());
-    auto b = dyn_cast<llmc::tl::BlockOp>(block.op);
-    if (!b)
-      throw LLMCError("compute_inline: the handle is not a tl.block");
+    llmc::tl::BlockOp b = blockOf(block, "compute_inline");
     IRRewriter rw(module->ctx.get());
     if (failed(llmc::tl::computeInline(rw, b)))
       diags.raise("compute_inline");
@@ -467,9 +454,7 @@ struct PySchedule {
   OpHandle cache(const OpHandle &block, unsigned index, const char *what,
                  Fn fn) {
     DiagnosticCollector diags(module->ctx.get());
-    auto b = dyn_cast<llmc::tl::BlockOp>(block.op);
-    if (!b)
-      throw LLMCError(std::string(what) + ": the handle is not a tl.block");
+    llmc::tl::BlockOp b = blockOf(block, what);
     IRRewriter rw(module->ctx.get());
     auto r = fn(rw, b, index);
     if (failed(r))

@@ -39,7 +39,7 @@ std::optional<std::pair<Value, RMSNormOp>> headNormOf(RopeOp rope) {
   // The norm runs over exactly one head: [seq, heads, head_dim] of the
   // rope's own rows.
   if (rows.getType() != rope.getInput().getType() || headsType.getRank() != 3 ||
-      headsType.getDimSize(2) != rope.getHeadDim())
+      headsType.getDimSize(2) != static_cast<int64_t>(rope.getHeadDim()))
     return std::nullopt;
   return std::make_pair(rows, norm);
 }

@@ -532,9 +532,10 @@ private:
   /// The prefetch distance of `loop`'s nest for `buf`: what `llmc tune`
   /// measured for its key, else the target's, but none for an f32 or f16
   /// weight: its GEMV reads a row at a time (a stream the hardware's
-  /// prefetcher follows, with little work per byte), and fetching ahead of it only added requests (znver4: f32
-  /// 1.4-1.6x without, one row per step; f16 Llama-110M tg128 1.25x,
-  /// where znver5 gained 1.1x from the prefetch). The interleaved
+  /// prefetcher follows, with little work per byte), and fetching ahead of
+  /// it only added requests (znver4: f32 1.4-1.6x without, one row per
+  /// step; f16 Llama-110M tg128 1.25x, where znver5 gained 1.1x from the
+  /// prefetch). The interleaved
   /// quantized products, with much work per byte, keep it (znver4: the
   /// Q6_K head 1.7x slower without).
   int64_t prefetchDistance(ForOp loop, Value buf) {

@@ -62,6 +62,18 @@ static LogicalResult checkNormalised(ForOp loop, StringRef primitive) {
 
 static AffineMap overArgsAsSymbols(AffineMap map);
 
+/// Replaces `block`'s read and write regions.
+static void setRegions(RewriterBase &rw, BlockOp block, ValueRange reads,
+                       ArrayRef<Attribute> readMaps, ValueRange writes,
+                       ArrayRef<Attribute> writeMaps) {
+  rw.modifyOpInPlace(block, [&] {
+    block.getReadsMutable().assign(reads);
+    block.getWritesMutable().assign(writes);
+    block.setReadMapsAttr(rw.getArrayAttr(readMaps));
+    block.setWriteMapsAttr(rw.getArrayAttr(writeMaps));
+  });
+}
+
 /// The chain of directly nested loops (sorted outermost first). Besides the
 /// next loop, a loop's body may hold only side-effect-free scalar ops (the
 /// index arithmetic that splits and fusions leave); makePerfect() moves
@@ -388,14 +400,6 @@ FailureOr<ForOp> llmc::tl::fuse(RewriterBase &rw, ArrayRef<ForOp> loops) {
 // fuseSiblings
 //===----------------------------------------------------------------------===//
 
-/// Equal as loop bounds: the same value or the same constant.
-static bool sameBound(Value a, Value b) {
-  if (a == b)
-    return true;
-  auto ca = getConstantIntValue(a), cb = getConstantIntValue(b);
-  return ca && cb && *ca == *cb;
-}
-
 /// Moves the bodies of `rest` (in order) to the end of `first`'s body.
 static void mergeBodies(RewriterBase &rw, ForOp first, ArrayRef<ForOp> rest) {
   for (ForOp l : rest) {
@@ -415,9 +419,10 @@ FailureOr<ForOp> llmc::tl::fuseSiblings(RewriterBase &rw,
   for (ForOp l : loops.drop_front()) {
     if (l->getBlock() != first->getBlock() || !first->isBeforeInBlock(l))
       return l.emitError("fuseSiblings: the loops must be siblings, in order");
-    if (!sameBound(l.getLowerBound(), first.getLowerBound()) ||
-        !sameBound(l.getUpperBound(), first.getUpperBound()) ||
-        !sameBound(l.getStep(), first.getStep()) ||
+    // Equal as loop bounds: the same value or the same constant.
+    if (!isEqualConstantIntOrValue(l.getLowerBound(), first.getLowerBound()) ||
+        !isEqualConstantIntOrValue(l.getUpperBound(), first.getUpperBound()) ||
+        !isEqualConstantIntOrValue(l.getStep(), first.getStep()) ||
         l.getKind() != first.getKind())
       return l.emitError("fuseSiblings: the loop's bounds, step or kind differ "
                          "from the first loop's");
@@ -674,12 +679,7 @@ FailureOr<Value> llmc::tl::expand(RewriterBase &rw, Value buffer,
     SmallVector<Attribute> readMaps, writeMaps;
     remap(block.getReads(), block.getReadMaps(), reads, readMaps);
     remap(block.getWrites(), block.getWriteMaps(), writes, writeMaps);
-    rw.modifyOpInPlace(block, [&] {
-      block.getReadsMutable().assign(reads);
-      block.getWritesMutable().assign(writes);
-      block.setReadMapsAttr(rw.getArrayAttr(readMaps));
-      block.setWriteMapsAttr(rw.getArrayAttr(writeMaps));
-    });
+    setRegions(rw, block, reads, readMaps, writes, writeMaps);
   }
   rw.eraseOp(alloca);
   return Value(expanded);
@@ -1651,12 +1651,7 @@ LogicalResult llmc::tl::reverseComputeInline(RewriterBase &rw, BlockOp consumer,
   writes[w] = out;
   writeMaps[w] = AffineMapAttr::get(
       cast<AffineMapAttr>(consumer.getWriteMaps()[0]).getValue().compose(e));
-  rw.modifyOpInPlace(producer, [&] {
-    producer.getReadsMutable().assign(reads);
-    producer.getWritesMutable().assign(writes);
-    producer.setReadMapsAttr(rw.getArrayAttr(readMaps));
-    producer.setWriteMapsAttr(rw.getArrayAttr(writeMaps));
-  });
+  setRegions(rw, producer, reads, readMaps, writes, writeMaps);
   rw.eraseOp(cRoot);
   // The buffer is dead: so are its allocation and its free.
   for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
@@ -1897,10 +1892,11 @@ LogicalResult llmc::tl::computeInline(RewriterBase &rw, BlockOp producer,
       }
       rw.replaceOp(load, element);
     }
-    rw.modifyOpInPlace(consumer, [&] {
-      consumer.getReadsMutable().assign(newReads);
-      consumer.setReadMapsAttr(rw.getArrayAttr(newMaps));
-    });
+    // Its writes stay; copied first (an operand range assigned from the
+    // op's own operands would read storage the assignment rewrites).
+    SmallVector<Value> writes(consumer.getWrites());
+    SmallVector<Attribute> writeMaps(consumer.getWriteMaps().getValue());
+    setRegions(rw, consumer, newReads, newMaps, writes, writeMaps);
   }
   rw.eraseOp(pRoot);
   for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
