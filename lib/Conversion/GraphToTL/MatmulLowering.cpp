@@ -91,39 +91,82 @@ static QuantizedActivations quantizeActivations(NestBuilder &nb, Value x,
   QuantizedActivations qa;
   qa.block = block;
   // Per block the element of largest magnitude: its magnitude for Q8_0,
-  // the signed value (first one on ties) for Q8_K.
+  // the signed value (first one on ties) for Q8_K. quantize_row_q8_K finds
+  // the latter in one scan, an order no vector lanes keep; the same value
+  // comes from sums exact in any order: the magnitude (a max), then the
+  // first element of that magnitude with its sign (the least key, 2j for
+  // +max and 2j + 1 for -max), then the value.
   Value amax = allocLike(nb, x, k / block, f32);
+  Value mag = q8k ? allocLike(nb, x, k / block, f32) : amax;
   qa.scales = allocLike(nb, x, k / block, f32);
   qa.values = allocLike(nb, x, k, i8);
   // Nests over (.., block, element): the element and its block's value.
   AffineMap xMap =
       leadMap(nb, lead + 2, lead, {nb.d(lead) * block + nb.d(lead + 1)});
   AffineMap aMap = leadMap(nb, lead + 2, lead, {nb.d(lead)});
+  AffineMap bMap = leadMap(nb, lead + 1, lead, {nb.d(lead)});
   auto overBlocks = [&](function_ref<void(ValueRange)> fn) {
     nb.nest(withLead({nb.index(k / block), nb.index(block)}), fn);
   };
-  {
+  overBlocks([&](ValueRange ivs) {
+    nb.block(
+        "act_absmax", ivs, kinds({IterKind::spatial, IterKind::reduce}),
+        {{x, xMap}}, {{mag, aMap}},
+        [&](ImplicitLocOpBuilder &b, ValueRange it) {
+          Value m = math::AbsFOp::create(b, nb.load(x, xMap, it));
+          nb.store(arith::MaximumFOp::create(b, nb.load(mag, aMap, it), m),
+                   mag, aMap, it);
+        },
+        [&](ImplicitLocOpBuilder &b, ValueRange it) {
+          nb.store(nb.f32(0.0), mag, aMap, it);
+        });
+  });
+  if (q8k) {
+    Value first = allocLike(nb, x, k / block, i32);
+    auto i32c = [&](ImplicitLocOpBuilder &b, int64_t v) -> Value {
+      return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
+    };
     overBlocks([&](ValueRange ivs) {
       nb.block(
-          "act_absmax", ivs, kinds({IterKind::spatial, IterKind::reduce}),
-          {{x, xMap}}, {{amax, aMap}},
+          "act_first", ivs, kinds({IterKind::spatial, IterKind::reduce}),
+          {{x, xMap}, {mag, aMap}}, {{first, aMap}},
           [&](ImplicitLocOpBuilder &b, ValueRange it) {
-            Value v = nb.load(x, xMap, it), acc = nb.load(amax, aMap, it);
-            Value mag = math::AbsFOp::create(b, v);
-            Value r;
-            if (q8k) {
-              Value bigger = arith::CmpFOp::create(
-                  b, arith::CmpFPredicate::OGT, mag,
-                  math::AbsFOp::create(b, acc));
-              r = arith::SelectOp::create(b, bigger, v, acc);
-            } else {
-              r = arith::MaximumFOp::create(b, acc, mag);
-            }
-            nb.store(r, amax, aMap, it);
+            Value v = nb.load(x, xMap, it), m = nb.load(mag, aMap, it);
+            Value even = arith::IndexCastOp::create(
+                b, b.getI32Type(),
+                arith::MulIOp::create(b, it[lead + 1],
+                                      arith::ConstantIndexOp::create(b, 2)));
+            Value odd = arith::AddIOp::create(b, even, i32c(b, 1));
+            Value plus =
+                arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, v, m);
+            Value minus = arith::CmpFOp::create(
+                b, arith::CmpFPredicate::OEQ, v, arith::NegFOp::create(b, m));
+            Value key = arith::SelectOp::create(
+                b, plus, even,
+                arith::SelectOp::create(b, minus, odd, i32c(b, 2 * block)));
+            nb.store(
+                arith::MinSIOp::create(b, nb.load(first, aMap, it), key),
+                first, aMap, it);
           },
           [&](ImplicitLocOpBuilder &b, ValueRange it) {
-            nb.store(nb.f32(0.0), amax, aMap, it);
+            nb.store(i32c(b, 2 * block), first, aMap, it);
           });
+    });
+    nb.nest(withLead({nb.index(k / block)}), [&](ValueRange ivs) {
+      nb.block("act_signed_max", ivs, kinds({IterKind::spatial}),
+               {{mag, bMap}, {first, bMap}}, {{amax, bMap}},
+               [&](ImplicitLocOpBuilder &b, ValueRange it) {
+                 Value m = nb.load(mag, bMap, it), f = nb.load(first, bMap, it);
+                 Value none = arith::CmpIOp::create(
+                     b, arith::CmpIPredicate::eq, f, i32c(b, 2 * block));
+                 Value negative = arith::CmpIOp::create(
+                     b, arith::CmpIPredicate::ne,
+                     arith::AndIOp::create(b, f, i32c(b, 1)), i32c(b, 0));
+                 Value r = arith::SelectOp::create(
+                     b, negative, arith::NegFOp::create(b, m), m);
+                 nb.store(arith::SelectOp::create(b, none, nb.f32(0.0), r),
+                          amax, bMap, it);
+               });
     });
   }
   // The multiplier from x to the integer grid: Q8_0 127/amax (0 for an
@@ -135,7 +178,6 @@ static QuantizedActivations quantizeActivations(NestBuilder &nb, Value x,
     return arith::SelectOp::create(b, isZero, nb.f32(0.0), inv);
   };
   {
-    AffineMap bMap = leadMap(nb, lead + 1, lead, {nb.d(lead)});
     nb.nest(withLead({nb.index(k / block)}), [&](ValueRange ivs) {
       nb.block("act_scale", ivs, kinds({IterKind::spatial}), {{amax, bMap}},
                {{qa.scales, bMap}},

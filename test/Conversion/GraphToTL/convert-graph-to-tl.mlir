@@ -567,7 +567,11 @@ func.func @matmul_act_q8_k_interleaved(%x: tensor<?x256xf32>, %w: tensor<8x256x!
 
 // act_type q8_k with Q4_K weights: 256-blocks scaled by the signed value
 // of largest magnitude (-127/max, clamped to 127), with the sums of each
-// 32 activations. Integer sums: the dot of each group of four (one VNNI
+// 32 activations. The signed value (the first on ties, as
+// quantize_row_q8_K's scan finds it) from reductions exact in any order:
+// the magnitude (a max), the least key of the elements of that magnitude
+// (2j for +max, 2j + 1 for -max; 512 for none: an all-NaN block), then the
+// value by the key's parity. Integer sums: the dot of each group of four (one VNNI
 // lane), scaled by its sub-block's scale and summed per 64-element group;
 // the mins times the activation sums of each sub-block. Repacked (a
 // multiple of 8 rows), the d and dmin chains take one step per group for
@@ -576,6 +580,20 @@ func.func @matmul_act_q8_k_interleaved(%x: tensor<?x256xf32>, %w: tensor<8x256x!
 // subtracted.
 // CHECK-LABEL: func.func @matmul_act_q8_k
 // CHECK: tl.block "act_absmax"
+// CHECK: math.absf
+// CHECK: arith.maximumf
+// CHECK: tl.block "act_first" ({{.*}} = reduce
+// CHECK: affine.store %c512_i32
+// CHECK: arith.cmpf oeq
+// CHECK: arith.negf
+// CHECK: arith.cmpf oeq
+// CHECK: arith.select
+// CHECK: arith.select
+// CHECK: arith.minsi
+// CHECK: tl.block "act_signed_max"
+// CHECK: arith.andi
+// CHECK: arith.negf
+// CHECK: arith.select
 // CHECK: arith.select
 // CHECK: tl.block "act_quant"
 // CHECK: math.roundeven

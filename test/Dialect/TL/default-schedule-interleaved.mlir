@@ -90,27 +90,40 @@ func.func @prefill_q4_k(%x: tensor<?x256xf32>, %w: !graph.weights) -> tensor<?x3
 
 // Q8_0 over rows interleaved 16 at a time, the prompt: the row groups on
 // the threads and outermost (each group's weight bytes read from memory
-// once), the tokens inside; each row's 8 lanes of vec_dot (i1) unrolled,
-// the 16 rows in vector lanes: zeroed, one 512-bit VPDPBUSD (16 rows x 4
-// bytes) per lane and block, the steps (their chains over the blocks), and
-// hsum_float_8 of the lanes, all with the rows in lanes.
+// once), the tokens inside in tiles of 3 (each token's 8 lanes of vec_dot
+// x 16 rows are 8 of the 32 registers; 3 tokens leave a quarter for the
+// rest): the lanes expanded to one buffer per tile, a token's slice its
+// index mod 3, zeroed per token; per block the integer sums expanded too,
+// and per lane of vec_dot (i1) the tile's tokens (t1) innermost, so one
+// load of the weight's 16 rows x 4 bytes serves 3 tokens: one 512-bit
+// VPDPBUSD and its step (each row's chain over the blocks) per token, with
+// the rows in lanes; then hsum_float_8 per token. The tokens after the last
+// whole tile one at a time, as before.
 // CHECK-LABEL: func.func @prefill_q8_0
 // CHECK: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} kind(parallel)
-// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %dim{{.*}} step %{{[a-z0-9_]+}} {
-// CHECK-NEXT: memref.alloca() {{.*}} : memref<128xf32>
-// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c8 step %{{[a-z0-9_]+}} kind(unrolled)
+// CHECK-NEXT: arith.constant 3
+// CHECK: tl.for %[[T0:.+]] = %{{.+}} to %{{.+}} step %{{[a-z0-9_]+}} {
+// CHECK: %[[LANES:.+]] = memref.alloca() {{.*}} : memref<3x128xf32>
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c3{{.*}} kind(unrolled)
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c8 step %{{[a-z0-9_]+}} kind(unrolled)
 // CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
-// CHECK-NEXT: tl.block "matmul_lanes_init"
+// CHECK-NEXT: tl.block "matmul_lanes_init" (%[[T:[a-z0-9]+]] = spatial {{.*}} writes(%[[LANES]][%[[T]] mod 3, {{.*}}]
 // CHECK: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} {
-// CHECK: tl.for %{{.+}} = %{{.+}} to %c8 step %{{[a-z0-9_]+}} kind(unrolled)
-// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: %[[ISUM:.+]] = memref.alloca() {{.*}} : memref<3x128xi32>
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c8 step %{{[a-z0-9_]+}} kind(unrolled)
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c3{{.*}} kind(unrolled)
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
 // CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c4 step %{{[a-z0-9_]+}} kind(vectorized)
-// CHECK-NEXT: tl.block "matmul_idot"
-// CHECK: tl.for %{{.+}} = %{{.+}} to %c8 step %{{[a-z0-9_]+}} kind(unrolled)
-// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
-// CHECK-NEXT: tl.block "matmul_iscale"
+// CHECK-NEXT: tl.block "matmul_idot" (%[[U:[a-z0-9]+]] = spatial {{.*}} writes(%[[ISUM]][%[[U]] mod 3, {{.*}}]
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_iscale" (%[[V:[a-z0-9]+]] = spatial {{.*}} writes(%[[LANES]][%[[V]] mod 3, {{.*}}]
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c3{{.*}} kind(unrolled)
 // CHECK: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
 // CHECK-NEXT: tl.block "matmul_out"
+// CHECK: memref.alloca() {{.*}} : memref<128xf32>
+// CHECK: tl.block "matmul_idot_tail"
+// CHECK: tl.block "matmul_iscale_tail"
+// CHECK: tl.block "matmul_out_tail"
 func.func @prefill_q8_0(%x: tensor<?x64xf32>, %w: !graph.weights) -> tensor<?x32xf32> attributes {llmc.phase = "prefill"} {
   %q8 = graph.param %w["q8"] {blob_offset = 0 : i64} : tensor<32x64x!graph.q8_0, #graph.interleaved<rows = 16, chunk = 4>>
   %0 = graph.matmul %x, %q8 {act_type = !graph.q8_0} : tensor<?x64xf32>, tensor<32x64x!graph.q8_0, #graph.interleaved<rows = 16, chunk = 4>> -> tensor<?x32xf32>
@@ -149,4 +162,37 @@ func.func @decode_q6_k(%x: tensor<1x256xf32>, %w: !graph.weights) -> tensor<1x32
   %q6 = graph.param %w["q6"] {blob_offset = 0 : i64} : tensor<32x256x!graph.q6_k, #graph.interleaved<rows = 16, chunk = 4>>
   %0 = graph.matmul %x, %q6 {act_type = !graph.q8_k} : tensor<1x256xf32>, tensor<32x256x!graph.q6_k, #graph.interleaved<rows = 16, chunk = 4>> -> tensor<1x32xf32>
   return %0 : tensor<1x32xf32>
+}
+
+// -----
+
+// Q6_K over rows interleaved 16 at a time, a prompt of blocks of 4 super-
+// blocks: no token tile. Its integer sums (8 lanes x 16 rows) are summed
+// over the whole super-block by loops that do not fuse with the scale's
+// loop over the lanes, so each token of a tile would keep 16 registers
+// live (lanes and sums), and a tile of them spills: the tokens stay one at
+// a time inside the row groups. The activations' Q8_K signed maximum
+// comes from two reductions in 16 lanes and a tree each (a max of the
+// magnitudes, a min of the first one's key), not from a weight's tile.
+// CHECK-LABEL: func.func @prefill_q6_k
+// CHECK: tl.block "act_absmax_rf_init"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c16{{.*}} kind(vectorized)
+// CHECK: tl.block "act_absmax_rf"
+// CHECK: tl.block "act_absmax_tree3"
+// CHECK: tl.block "act_first_rf_init"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c16{{.*}} kind(vectorized)
+// CHECK: tl.block "act_first_rf"
+// CHECK: tl.block "act_first_tree3"
+// CHECK: tl.block "act_signed_max"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} kind(parallel)
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %dim{{.*}} step %{{[a-z0-9_]+}} {
+// CHECK-NEXT: memref.alloca() {{.*}} : memref<128xf32>
+// CHECK-NOT: mod 3
+// CHECK: tl.block "matmul_out"
+// CHECK-NOT: _tail
+// CHECK: return
+func.func @prefill_q6_k(%x: tensor<?x1024xf32>, %w: !graph.weights) -> tensor<?x32xf32> attributes {llmc.phase = "prefill"} {
+  %q6 = graph.param %w["q6"] {blob_offset = 0 : i64} : tensor<32x1024x!graph.q6_k, #graph.interleaved<rows = 16, chunk = 4>>
+  %0 = graph.matmul %x, %q6 {act_type = !graph.q8_k} : tensor<?x1024xf32>, tensor<32x1024x!graph.q6_k, #graph.interleaved<rows = 16, chunk = 4>> -> tensor<?x32xf32>
+  return %0 : tensor<?x32xf32>
 }

@@ -44,3 +44,42 @@ func.func @tile(%x: memref<8x4xf32>, %o: memref<8xf32>) {
   }
   return
 }
+
+// -----
+
+// The tile's first token (t0 * 4) computed outside the tile's loop, as
+// splitPeel and hoisting leave it: the slice is still t mod 4 (the index
+// analysis reads through the hoisted product).
+// CHECK-LABEL: func.func @hoisted_base
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<4x1xf32>
+// CHECK: tl.block "sum" (%[[V:.+]] = spatial %{{.+}}, %{{.+}} = reduce %{{.+}}) reads(%{{.+}}, %{{.+}}[%[[V]] mod 4, 0] : memref<4x1xf32>)
+// CHECK: tl.block "out" (%[[W:.+]] = spatial %{{.+}}) reads(%{{.+}}[%[[W]] mod 4, 0] : memref<4x1xf32>)
+func.func @hoisted_base(%x: memref<8x4xf32>, %o: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  tl.for %t0 = %c0 to %c2 step %c1 {
+    %b = arith.muli %t0, %c4 : index
+    tl.for %t1 = %c0 to %c4 step %c1 {
+      %t = arith.addi %b, %t1 : index
+      %acc = memref.alloca() {alignment = 64 : i64} : memref<1xf32>
+      tl.for %k = %c0 to %c4 step %c1 {
+        tl.block "sum" (%v = spatial %t, %vk = reduce %k) reads(%x[%v, %vk] : memref<8x4xf32>, %acc[0] : memref<1xf32>) writes(%acc[0] : memref<1xf32>) init {
+          %z = arith.constant 0.0 : f32
+          affine.store %z, %acc[0] : memref<1xf32>
+        } {
+          %a = affine.load %x[symbol(%v), symbol(%vk)] : memref<8x4xf32>
+          %s = affine.load %acc[0] : memref<1xf32>
+          %n = arith.addf %a, %s : f32
+          affine.store %n, %acc[0] : memref<1xf32>
+        }
+      }
+      tl.block "out" (%v = spatial %t) reads(%acc[0] : memref<1xf32>) writes(%o[%v] : memref<8xf32>) {
+        %a = affine.load %acc[0] : memref<1xf32>
+        affine.store %a, %o[symbol(%v)] : memref<8xf32>
+      }
+    }
+  }
+  return
+}

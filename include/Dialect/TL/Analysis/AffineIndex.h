@@ -20,10 +20,11 @@
 namespace llmc::tl {
 
 /// Turns index computations (constants, +, -, * by a constant) into affine
-/// expressions. Values defined inside `scope` by such ops are decomposed;
-/// every other value (a loop variable, a value from outside `scope`, or one
-/// defined inside by another op when `opaqueInside` is set) becomes a dim,
-/// collected in `dims`.
+/// expressions. Values made by such ops are decomposed, inside `scope` or
+/// outside it (a tile's first index hoisted out of the tile's loop); every
+/// other value (a loop variable, an argument, a value from outside `scope`
+/// made by another op, or one made inside by another op when `opaqueInside`
+/// is set) becomes a dim, collected in `dims`.
 struct AffineIndexBuilder {
   explicit AffineIndexBuilder(mlir::Operation *scope, bool opaqueInside = false)
       : scope(scope), opaqueInside(opaqueInside) {}

@@ -24,8 +24,12 @@ std::optional<AffineExpr> AffineIndexBuilder::build(Value v) {
   if (auto c = getConstantIntValue(v))
     return getAffineConstantExpr(*c, ctx);
   Operation *def = v.getDefiningOp();
-  if (!def || !scope->isAncestor(def))
-    return dim(v); // a loop variable or a value from outside
+  if (!def)
+    return dim(v); // a loop variable or an argument
+  // A value from outside is decomposed as far as it is affine (a tile's
+  // first index, t0 * 4, hoisted out of the tile's loop), its other parts
+  // dims.
+  bool inside = scope->isAncestor(def);
   auto binary = [&](Value a, Value b) {
     return std::make_pair(build(a), build(b));
   };
@@ -55,7 +59,7 @@ std::optional<AffineExpr> AffineIndexBuilder::build(Value v) {
         ArrayRef<AffineExpr>(operands).drop_front(m.getNumDims()));
     return r;
   }
-  if (opaqueInside)
+  if (opaqueInside || !inside)
     return dim(v);
   return std::nullopt;
 }

@@ -357,6 +357,13 @@ private:
     root = cacheStationary(root, blocks);
     root = weightsStationary(root, blocks, tileTokens, tail);
     nestThreaded |= parallelize(root);
+    // The blocks again: a tile may have distributed loops over copies of
+    // them. Those of the tail are its own nest's.
+    blocks.clear();
+    root->walk([&](BlockOp b) {
+      if (!tail || !tail->isAncestor(b))
+        blocks.push_back(b);
+    });
     for (BlockOp b : blocks)
       scheduleBlock(b);
     // The tokens after the last whole tile, one at a time.
@@ -445,11 +452,15 @@ private:
     ForOp rows = onlyLoopIn(root);
     if (!rows || !extentOf(rows) || !perfectlyAround(root, rows))
       return root;
+    // Integer sums of products with a weight (not the activations' own
+    // sums, whose rows are the token's blocks: nothing to keep in cache).
     bool intDot = llvm::any_of(blocks, [](BlockOp b) {
       return b.hasReduction() && b.getWrites().size() == 1 &&
              cast<MemRefType>(b.getWrites()[0].getType())
                  .getElementType()
-                 .isInteger(32);
+                 .isInteger(32) &&
+             llvm::any_of(b.getReads(),
+                          [](Value v) { return bool(weightView(v)); });
     });
     if (!intDot)
       return root;
@@ -464,7 +475,11 @@ private:
         perfectlyAround(rows, blk))
       return tileIntDot(root, tail);
     auto order = quietly([&] { return reorder(rw, {rows, root}); });
-    return succeeded(order) ? (*order)[0] : root;
+    if (failed(order))
+      return root;
+    if (tileTokens)
+      tileTokenLanes((*order)[1], tail);
+    return (*order)[0];
   }
 
   static constexpr int64_t kIntTileRows = 2, kIntTileTokens = 4;
@@ -733,6 +748,91 @@ private:
     for (ForOp l : ArrayRef<ForOp>(*order).take_back(2))
       (void)quietly([&] { return unroll(l); });
     return (*order)[0];
+  }
+
+  /// The stack buffers allocated directly in `loop`'s body.
+  static SmallVector<Value> stackBuffersIn(ForOp loop) {
+    SmallVector<Value> buffers;
+    for (Operation &op : loop.getBody()->without_terminator())
+      if (auto alloca = dyn_cast<memref::AllocaOp>(&op))
+        buffers.push_back(alloca.getResult());
+    return buffers;
+  }
+
+  /// weightsStationary's register tile where each token keeps its outputs'
+  /// partial sums in stack buffers of its own (the interleaved Q8_0
+  /// product: vec_dot's 8 lanes per row, for the rows in vector lanes), the
+  /// loop over the weight's blocks inside the token loop `t` with the
+  /// blocks' integer sums in a stack buffer per block:
+  ///   t { lanes; init; blk { isum; i1 { dot }; i1 { scale } }; out }
+  /// -> t0 { lanes[T]; t1 { init };
+  ///         blk { isum[T]; i1 { t1 { dot; scale } } }; t1 { out } }
+  /// so one load of a chunk of the weight serves T tokens, each output's
+  /// sums in the order of its own dot product. Only where the block's
+  /// loops fuse into one over the chunks (each chunk's integer sum then
+  /// lives in a register for one chunk, not the block: Q6_K's are summed
+  /// over its whole super-block, and tiles of them spill). T is as many
+  /// tokens as the lanes of their partial sums leave vector registers for
+  /// the weight chunk, the activations and the scales (a quarter of the
+  /// registers); the tokens after the last whole tile go to `tail`. Where a
+  /// primitive refuses, the nest stays as far as it got (each step keeps it
+  /// whole).
+  void tileTokenLanes(ForOp t, ForOp &tail) {
+    if (extentOf(t))
+      return;
+    int64_t laneBytes = 0;
+    for (Value buf : stackBuffersIn(t)) {
+      auto type = cast<MemRefType>(buf.getType());
+      if (!type.hasStaticShape())
+        return;
+      laneBytes += type.getNumElements() * type.getElementTypeBitWidth() / 8;
+    }
+    ForOp blk;
+    for (Operation &op : t.getBody()->without_terminator())
+      if (auto l = dyn_cast<ForOp>(&op); l && !stackBuffersIn(l).empty()) {
+        if (blk)
+          return;
+        blk = l;
+      }
+    if (!laneBytes || !blk)
+      return;
+    int64_t freeBytes = int64_t(target.vectorRegisters) * 3 / 4 * vectorBytes;
+    int64_t tile = std::min<int64_t>(freeBytes / laneBytes, kIntTileTokens);
+    SmallVector<ForOp> chunks;
+    for (Operation &op : blk.getBody()->without_terminator())
+      if (auto l = dyn_cast<ForOp>(&op))
+        chunks.push_back(l);
+    if (tile < 2 || chunks.empty() ||
+        (chunks.size() > 1 &&
+         failed(quietly([&] { return fuseSiblings(rw, chunks); }))))
+      return;
+    auto tokens = quietly([&] { return splitPeel(rw, t, {tile}); });
+    if (failed(tokens))
+      return;
+    tail = tokens->tail;
+    ForOp t1 = tokens->loops[1];
+    for (Value buf : stackBuffersIn(t1))
+      if (failed(quietly([&] { return expand(rw, buf, t1); })))
+        return;
+    auto parts = quietly([&] { return distribute(rw, t1); });
+    if (failed(parts))
+      return;
+    for (ForOp part : *parts) {
+      ForOp inner = onlyLoopIn(part);
+      if (!inner || !perfectlyAround(part, inner) ||
+          stackBuffersIn(inner).empty())
+        continue;
+      auto moved = quietly([&] { return reorder(rw, {inner, part}); });
+      if (failed(moved))
+        return;
+      ForOp tokensIn = (*moved)[1];
+      for (Value buf : stackBuffersIn(tokensIn))
+        if (failed(quietly([&] { return expand(rw, buf, tokensIn); })))
+          return;
+      ForOp chunk = onlyLoopIn(tokensIn);
+      if (chunk && perfectlyAround(tokensIn, chunk))
+        (void)quietly([&] { return reorder(rw, {chunk, tokensIn}); });
+    }
   }
 
   /// Threads: the outermost loop common to every block of the nest that
