@@ -166,14 +166,16 @@ func.func @decode_q6_k(%x: tensor<1x256xf32>, %w: !graph.weights) -> tensor<1x32
 
 // -----
 
-// Q6_K over rows interleaved 16 at a time, a prompt of blocks of 4 super-
-// blocks: no token tile. Its integer sums (8 lanes x 16 rows) are summed
-// over the whole super-block by loops that do not fuse with the scale's
-// loop over the lanes, so each token of a tile would keep 16 registers
-// live (lanes and sums), and a tile of them spills: the tokens stay one at
-// a time inside the row groups. The activations' Q8_K signed maximum
-// comes from two reductions in 16 lanes and a tree each (a max of the
-// magnitudes, a min of the first one's key), not from a weight's tile.
+// Q6_K over rows interleaved 16 at a time, a prompt of 4 super-blocks per
+// row. The integer sums of vec_dot's 8 lanes (l1, l0a) x 16 rows are summed
+// over runs (hf, qa, qb) around the lanes; the lanes go outermost in the
+// block (integer sums in another order: exact) and fuse with the scale's
+// loop over the lanes, so each lane's sums live for its runs only. Then
+// the token tile as for Q8_0 (3 tokens), moved inside the runs: one
+// unpacking of the 6-bit weights (a constant shift per run) serves 3
+// tokens. The activations' Q8_K signed maximum comes from two reductions
+// in 16 lanes and a tree each (a max of the magnitudes, a min of the first
+// one's key), not from a weight's tile.
 // CHECK-LABEL: func.func @prefill_q6_k
 // CHECK: tl.block "act_absmax_rf_init"
 // CHECK: tl.for %{{.+}} = %{{.+}} to %c16{{.*}} kind(vectorized)
@@ -185,12 +187,27 @@ func.func @decode_q6_k(%x: tensor<1x256xf32>, %w: !graph.weights) -> tensor<1x32
 // CHECK: tl.block "act_first_tree3"
 // CHECK: tl.block "act_signed_max"
 // CHECK: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} kind(parallel)
-// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %dim{{.*}} step %{{[a-z0-9_]+}} {
-// CHECK-NEXT: memref.alloca() {{.*}} : memref<128xf32>
-// CHECK-NOT: mod 3
+// CHECK: memref.alloca() {{.*}} : memref<3x128xf32>
+// CHECK: tl.block "matmul_lanes_init"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c4 step %{{[a-z0-9_]+}} {
+// CHECK-NEXT: memref.alloca() {{.*}} : memref<3x128xi32>
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} kind(unrolled)
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c4 step %{{[a-z0-9_]+}} kind(unrolled)
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} {
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} kind(unrolled)
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} kind(unrolled)
+// CHECK-NEXT: memref.alloca() {{.*}} : memref<3x16xi32>
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c3{{.*}} kind(unrolled)
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c4 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_idot"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_isum"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c3{{.*}} kind(unrolled)
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_iscale"
 // CHECK: tl.block "matmul_out"
-// CHECK-NOT: _tail
-// CHECK: return
+// CHECK: tl.block "matmul_idot_tail"
 func.func @prefill_q6_k(%x: tensor<?x1024xf32>, %w: !graph.weights) -> tensor<?x32xf32> attributes {llmc.phase = "prefill"} {
   %q6 = graph.param %w["q6"] {blob_offset = 0 : i64} : tensor<32x1024x!graph.q6_k, #graph.interleaved<rows = 16, chunk = 4>>
   %0 = graph.matmul %x, %q6 {act_type = !graph.q8_k} : tensor<?x1024xf32>, tensor<32x1024x!graph.q6_k, #graph.interleaved<rows = 16, chunk = 4>> -> tensor<?x32xf32>
