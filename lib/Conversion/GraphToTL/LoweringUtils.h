@@ -45,6 +45,9 @@ public:
   Value f32(double v) {
     return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
   }
+  Value i32(int64_t v) {
+    return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
+  }
 
   /// Emits `tl.for %iv = 0 to ub step 1` and calls `fn` inside. Lowering
   /// emits canonical loops only: their kinds are the schedules' choice.

@@ -93,9 +93,10 @@ static QuantizedActivations quantizeActivations(NestBuilder &nb, Value x,
   // Per block the element of largest magnitude: its magnitude for Q8_0,
   // the signed value (first one on ties) for Q8_K. quantize_row_q8_K finds
   // the latter in one scan, an order no vector lanes keep; the same value
-  // comes from sums exact in any order: the magnitude (a max), then the
-  // first element of that magnitude with its sign (the least key, 2j for
-  // +max and 2j + 1 for -max), then the value.
+  // comes from reductions exact in any order: the magnitude (a max that
+  // skips NaN, as the scan's comparison does), then the first element of
+  // that magnitude with its sign (the least key, 2j for +max and 2j + 1
+  // for -max), then the value.
   Value amax = allocLike(nb, x, k / block, f32);
   Value mag = q8k ? allocLike(nb, x, k / block, f32) : amax;
   qa.scales = allocLike(nb, x, k / block, f32);
@@ -114,8 +115,10 @@ static QuantizedActivations quantizeActivations(NestBuilder &nb, Value x,
         {{x, xMap}}, {{mag, aMap}},
         [&](ImplicitLocOpBuilder &b, ValueRange it) {
           Value m = math::AbsFOp::create(b, nb.load(x, xMap, it));
-          nb.store(arith::MaximumFOp::create(b, nb.load(mag, aMap, it), m),
-                   mag, aMap, it);
+          Value acc = nb.load(mag, aMap, it);
+          Value r = q8k ? arith::MaxNumFOp::create(b, acc, m).getResult()
+                        : arith::MaximumFOp::create(b, acc, m).getResult();
+          nb.store(r, mag, aMap, it);
         },
         [&](ImplicitLocOpBuilder &b, ValueRange it) {
           nb.store(nb.f32(0.0), mag, aMap, it);
@@ -123,9 +126,6 @@ static QuantizedActivations quantizeActivations(NestBuilder &nb, Value x,
   });
   if (q8k) {
     Value first = allocLike(nb, x, k / block, i32);
-    auto i32c = [&](ImplicitLocOpBuilder &b, int64_t v) -> Value {
-      return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
-    };
     overBlocks([&](ValueRange ivs) {
       nb.block(
           "act_first", ivs, kinds({IterKind::spatial, IterKind::reduce}),
@@ -136,20 +136,20 @@ static QuantizedActivations quantizeActivations(NestBuilder &nb, Value x,
                 b, b.getI32Type(),
                 arith::MulIOp::create(b, it[lead + 1],
                                       arith::ConstantIndexOp::create(b, 2)));
-            Value odd = arith::AddIOp::create(b, even, i32c(b, 1));
+            Value odd = arith::AddIOp::create(b, even, nb.i32(1));
             Value plus =
                 arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, v, m);
             Value minus = arith::CmpFOp::create(
                 b, arith::CmpFPredicate::OEQ, v, arith::NegFOp::create(b, m));
             Value key = arith::SelectOp::create(
                 b, plus, even,
-                arith::SelectOp::create(b, minus, odd, i32c(b, 2 * block)));
+                arith::SelectOp::create(b, minus, odd, nb.i32(2 * block)));
             nb.store(
                 arith::MinSIOp::create(b, nb.load(first, aMap, it), key),
                 first, aMap, it);
           },
           [&](ImplicitLocOpBuilder &b, ValueRange it) {
-            nb.store(i32c(b, 2 * block), first, aMap, it);
+            nb.store(nb.i32(2 * block), first, aMap, it);
           });
     });
     nb.nest(withLead({nb.index(k / block)}), [&](ValueRange ivs) {
@@ -158,10 +158,10 @@ static QuantizedActivations quantizeActivations(NestBuilder &nb, Value x,
                [&](ImplicitLocOpBuilder &b, ValueRange it) {
                  Value m = nb.load(mag, bMap, it), f = nb.load(first, bMap, it);
                  Value none = arith::CmpIOp::create(
-                     b, arith::CmpIPredicate::eq, f, i32c(b, 2 * block));
+                     b, arith::CmpIPredicate::eq, f, nb.i32(2 * block));
                  Value negative = arith::CmpIOp::create(
                      b, arith::CmpIPredicate::ne,
-                     arith::AndIOp::create(b, f, i32c(b, 1)), i32c(b, 0));
+                     arith::AndIOp::create(b, f, nb.i32(1)), nb.i32(0));
                  Value r = arith::SelectOp::create(
                      b, negative, arith::NegFOp::create(b, m), m);
                  nb.store(arith::SelectOp::create(b, none, nb.f32(0.0), r),
@@ -240,12 +240,12 @@ static QuantizedActivations quantizeActivations(NestBuilder &nb, Value x,
             if (sumFactor != 1)
               q = arith::MulIOp::create(
                   b, q,
-                  arith::ConstantOp::create(b, b.getI32IntegerAttr(sumFactor)));
+                  nb.i32(sumFactor));
             nb.store(arith::AddIOp::create(b, nb.load(qa.sums, sMap, it), q),
                      qa.sums, sMap, it);
           },
           [&](ImplicitLocOpBuilder &b, ValueRange it) {
-            nb.store(arith::ConstantOp::create(b, b.getI32IntegerAttr(0)),
+            nb.store(nb.i32(0),
                      qa.sums, sMap, it);
           });
     });
@@ -279,7 +279,7 @@ static void intSumBlock(NestBuilder &nb, StringRef name, ValueRange it,
                  accMap, iv);
       },
       [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-        nb.store(arith::ConstantOp::create(b, b.getI32IntegerAttr(0)), acc,
+        nb.store(nb.i32(0), acc,
                  accMap, iv);
       });
 }
@@ -747,7 +747,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                         b, d, nb.load(p.qa.scales, aScale, iv));
                     Value offset = arith::ShLIOp::create(
                         b, nb.load(p.qa.sums, aScale, iv),
-                        arith::ConstantOp::create(b, b.getI32IntegerAttr(3)));
+                        nb.i32(3));
                     Value lane = arith::SubIOp::create(
                         b, nb.load(isum, sumMap, iv), offset);
                     Value s = arith::SIToFPOp::create(b, f32, lane);
@@ -1330,7 +1330,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                      acc, sumMap, iv);
           },
           [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-            nb.store(arith::ConstantOp::create(b, b.getI32IntegerAttr(0)),
+            nb.store(nb.i32(0),
                      acc, sumMap, iv);
           });
     });
@@ -1468,7 +1468,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
               Value sub = arith::AddIOp::create(b, term(sc0, sum0),
                                                 term(sc1, sum1));
               sub = arith::ShLIOp::create(
-                  b, sub, arith::ConstantOp::create(b, b.getI32IntegerAttr(5)));
+                  b, sub, nb.i32(5));
               lane = arith::SubIOp::create(b, lane, sub);
             }
             Value s = arith::SIToFPOp::create(b, f32, lane);

@@ -569,9 +569,10 @@ func.func @matmul_act_q8_k_interleaved(%x: tensor<?x256xf32>, %w: tensor<8x256x!
 // of largest magnitude (-127/max, clamped to 127), with the sums of each
 // 32 activations. The signed value (the first on ties, as
 // quantize_row_q8_K's scan finds it) from reductions exact in any order:
-// the magnitude (a max), the least key of the elements of that magnitude
-// (2j for +max, 2j + 1 for -max; 512 for none: an all-NaN block), then the
-// value by the key's parity. Integer sums: the dot of each group of four (one VNNI
+// the magnitude (a max skipping NaN, as the scan does), the least key of
+// the elements of that magnitude (2j for +max, 2j + 1 for -max; 512 for
+// none: an all-NaN block), then the value by the key's parity. Integer
+// sums: the dot of each group of four (one VNNI
 // lane), scaled by its sub-block's scale and summed per 64-element group;
 // the mins times the activation sums of each sub-block. Repacked (a
 // multiple of 8 rows), the d and dmin chains take one step per group for
@@ -581,20 +582,29 @@ func.func @matmul_act_q8_k_interleaved(%x: tensor<?x256xf32>, %w: tensor<8x256x!
 // CHECK-LABEL: func.func @matmul_act_q8_k
 // CHECK: tl.block "act_absmax"
 // CHECK: math.absf
-// CHECK: arith.maximumf
-// CHECK: tl.block "act_first" ({{.*}} = reduce
+// CHECK: arith.maxnumf
+// CHECK: tl.block "act_first" (%{{.+}} = spatial %{{.+}}, %{{.+}} = spatial %{{.+}}, %[[J:.+]] = reduce
 // CHECK: affine.store %c512_i32
-// CHECK: arith.cmpf oeq
-// CHECK: arith.negf
-// CHECK: arith.cmpf oeq
-// CHECK: arith.select
-// CHECK: arith.select
-// CHECK: arith.minsi
+// CHECK: %[[X:.+]] = affine.load %arg0
+// CHECK-NEXT: %[[M:.+]] = affine.load
+// CHECK: %[[TWOJ:.+]] = arith.muli %[[J]], %c2
+// CHECK-NEXT: %[[EVEN:.+]] = arith.index_cast %[[TWOJ]] : index to i32
+// CHECK: %[[ODD:.+]] = arith.addi %[[EVEN]], %c1_i32
+// CHECK-NEXT: %[[PLUS:.+]] = arith.cmpf oeq, %[[X]], %[[M]]
+// CHECK-NEXT: %[[NEGM:.+]] = arith.negf %[[M]]
+// CHECK-NEXT: %[[MINUS:.+]] = arith.cmpf oeq, %[[X]], %[[NEGM]]
+// CHECK: %[[K1:.+]] = arith.select %[[MINUS]], %[[ODD]], %c512_i32
+// CHECK-NEXT: %[[KEY:.+]] = arith.select %[[PLUS]], %[[EVEN]], %[[K1]]
+// CHECK: arith.minsi %{{.+}}, %[[KEY]]
 // CHECK: tl.block "act_signed_max"
-// CHECK: arith.andi
-// CHECK: arith.negf
-// CHECK: arith.select
-// CHECK: arith.select
+// CHECK-NEXT: %[[MAG:.+]] = affine.load
+// CHECK-NEXT: %[[F:.+]] = affine.load
+// CHECK: %[[NONE:.+]] = arith.cmpi eq, %[[F]], %c512_i32
+// CHECK: %[[BIT:.+]] = arith.andi %[[F]], %c1_i32
+// CHECK: %[[NEG:.+]] = arith.cmpi ne, %[[BIT]], %c0_i32
+// CHECK-NEXT: %[[NMAG:.+]] = arith.negf %[[MAG]]
+// CHECK-NEXT: %[[SIGNED:.+]] = arith.select %[[NEG]], %[[NMAG]], %[[MAG]]
+// CHECK: arith.select %[[NONE]], %{{.+}}, %[[SIGNED]]
 // CHECK: tl.block "act_quant"
 // CHECK: math.roundeven
 // CHECK: arith.minimumf

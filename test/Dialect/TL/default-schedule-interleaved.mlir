@@ -1,4 +1,5 @@
 // RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:znver4" | FileCheck %s
+// RUN: llm-opt %s -split-input-file -convert-graph-to-tl -canonicalize -tl-default-schedule="target=cpu:x86-64-v3" | FileCheck %s --check-prefix=AVX2
 
 // A Q4_0 product over rows interleaved 16 at a time (llama.cpp mode), one
 // token: the row groups on the threads; per block the 16 rows' integer sums
@@ -99,6 +100,12 @@ func.func @prefill_q4_k(%x: tensor<?x256xf32>, %w: !graph.weights) -> tensor<?x3
 // VPDPBUSD and its step (each row's chain over the blocks) per token, with
 // the rows in lanes; then hsum_float_8 per token. The tokens after the last
 // whole tile one at a time, as before.
+// With 16 vector registers (AVX2) the 8 registers of one token's lanes
+// leave no room for a second token: no tile.
+// AVX2-LABEL: func.func @prefill_q8_0
+// AVX2: memref.alloca() {{.*}} : memref<128xf32>
+// AVX2-NOT: mod
+// AVX2: return
 // CHECK-LABEL: func.func @prefill_q8_0
 // CHECK: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} kind(parallel)
 // CHECK-NEXT: arith.constant 3
@@ -176,6 +183,13 @@ func.func @decode_q6_k(%x: tensor<1x256xf32>, %w: !graph.weights) -> tensor<1x32
 // tokens. The activations' Q8_K signed maximum comes from two reductions
 // in 16 lanes and a tree each (a max of the magnitudes, a min of the first
 // one's key), not from a weight's tile.
+// AVX2 (16 registers): no tile, and the runs stay around the lanes (the
+// lanes move only for a tile): the half's loop first.
+// AVX2-LABEL: func.func @prefill_q6_k
+// AVX2: memref.alloca() {{.*}} : memref<128xi32>
+// AVX2-NEXT: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} {
+// AVX2-NOT: mod
+// AVX2: return
 // CHECK-LABEL: func.func @prefill_q6_k
 // CHECK: tl.block "act_absmax_rf_init"
 // CHECK: tl.for %{{.+}} = %{{.+}} to %c16{{.*}} kind(vectorized)

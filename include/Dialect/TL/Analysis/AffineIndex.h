@@ -20,11 +20,12 @@
 namespace llmc::tl {
 
 /// Turns index computations (constants, +, -, * by a constant) into affine
-/// expressions. Values made by such ops are decomposed, inside `scope` or
-/// outside it (a tile's first index hoisted out of the tile's loop); every
-/// other value (a loop variable, an argument, a value from outside `scope`
-/// made by another op, or one made inside by another op when `opaqueInside`
-/// is set) becomes a dim, collected in `dims`.
+/// expressions. Values made by such ops (and affine.apply) inside `scope`
+/// are decomposed, and sums and constant multiples outside it too (a tile's
+/// first index hoisted out of the tile's loop); every other value (a loop
+/// variable, an argument, a value from outside `scope` made by another op,
+/// or one made inside by another op when `opaqueInside` is set) becomes a
+/// dim, collected in `dims`.
 struct AffineIndexBuilder {
   explicit AffineIndexBuilder(mlir::Operation *scope, bool opaqueInside = false)
       : scope(scope), opaqueInside(opaqueInside) {}

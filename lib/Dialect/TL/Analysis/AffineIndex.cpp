@@ -26,9 +26,10 @@ std::optional<AffineExpr> AffineIndexBuilder::build(Value v) {
   Operation *def = v.getDefiningOp();
   if (!def)
     return dim(v); // a loop variable or an argument
-  // A value from outside is decomposed as far as it is affine (a tile's
-  // first index, t0 * 4, hoisted out of the tile's loop), its other parts
-  // dims.
+  // A value from outside is decomposed through sums and constant multiples
+  // (a tile's first index, t0 * 4, hoisted out of the tile's loop), its
+  // other parts dims; an affine.apply from outside (possibly semi-affine
+  // in symbols) stays a dim.
   bool inside = scope->isAncestor(def);
   auto binary = [&](Value a, Value b) {
     return std::make_pair(build(a), build(b));
@@ -45,7 +46,8 @@ std::optional<AffineExpr> AffineIndexBuilder::build(Value v) {
     auto [a, b] = binary(mul.getLhs(), mul.getRhs());
     if (a && b && (isa<AffineConstantExpr>(*a) || isa<AffineConstantExpr>(*b)))
       return *a * *b;
-  } else if (auto apply = dyn_cast<affine::AffineApplyOp>(def)) {
+  } else if (auto apply = dyn_cast<affine::AffineApplyOp>(def);
+             apply && inside) {
     SmallVector<AffineExpr> operands;
     for (Value o : apply.getMapOperands()) {
       auto e = build(o);

@@ -139,6 +139,15 @@ ForOp onlyLoopIn(ForOp outer) {
   return only;
 }
 
+/// `outer` and the loops perfectly nested in it, outermost first.
+SmallVector<ForOp> perfectChain(ForOp outer) {
+  SmallVector<ForOp> chain = {outer};
+  for (ForOp inner = onlyLoopIn(outer);
+       inner && perfectlyAround(chain.back(), inner); inner = onlyLoopIn(inner))
+    chain.push_back(inner);
+  return chain;
+}
+
 /// Whether some read of `block` that moves with the innermost loop of `band`
 /// (directly nested, outermost first, constant extents) covers a contiguous
 /// range over the band: its last index is linear in the band's loops with
@@ -351,19 +360,22 @@ private:
 
   void scheduleNest(ForOp root, bool tileTokens = true) {
     SmallVector<BlockOp> blocks;
-    root->walk([&](BlockOp b) { blocks.push_back(b); });
     ForOp tail;
+    // The blocks of the nest but its tail's (a nest of its own).
+    auto collect = [&] {
+      blocks.clear();
+      root->walk([&](BlockOp b) {
+        if (!tail || !tail->isAncestor(b))
+          blocks.push_back(b);
+      });
+    };
+    collect();
     fuseHeads(root);
     root = cacheStationary(root, blocks);
     root = weightsStationary(root, blocks, tileTokens, tail);
     nestThreaded |= parallelize(root);
-    // The blocks again: a tile may have distributed loops over copies of
-    // them. Those of the tail are its own nest's.
-    blocks.clear();
-    root->walk([&](BlockOp b) {
-      if (!tail || !tail->isAncestor(b))
-        blocks.push_back(b);
-    });
+    // Again: a tile may have distributed loops over copies of them.
+    collect();
     for (BlockOp b : blocks)
       scheduleBlock(b);
     // The tokens after the last whole tile, one at a time.
@@ -477,7 +489,7 @@ private:
     auto order = quietly([&] { return reorder(rw, {rows, root}); });
     if (failed(order))
       return root;
-    if (tileTokens)
+    if (tileTokens && *extentOf(rows) >= 2)
       tileTokenLanes((*order)[1], tail);
     return (*order)[0];
   }
@@ -797,19 +809,20 @@ private:
       }
     if (!laneBytes || !blk)
       return;
+    int64_t freeBytes = int64_t(target.vectorRegisters) * 3 / 4 * vectorBytes;
+    int64_t tile = std::min<int64_t>(freeBytes / laneBytes, kIntTileTokens);
+    if (tile < 2)
+      return;
     // Q6_K's lane sums then live through a lane's runs, a register per
     // token more, which the tile does not count: 3 tokens (some spills)
     // measured faster than 2 (znver4, Qwen3-0.6B's Q6_K ffn_down in
     // prefill: 0.54 of its predicted time against 0.58-0.63 and 0.63-0.65
-    // without a tile).
-    (void)lanesOutermost(blk);
-    int64_t freeBytes = int64_t(target.vectorRegisters) * 3 / 4 * vectorBytes;
-    int64_t tile = std::min<int64_t>(freeBytes / laneBytes, kIntTileTokens);
-    SmallVector<ForOp> chunks;
-    for (Operation &op : blk.getBody()->without_terminator())
-      if (auto l = dyn_cast<ForOp>(&op))
-        chunks.push_back(l);
-    if (tile < 2 || chunks.empty() ||
+    // without a tile). A block whose lanes moved only part of the way
+    // keeps its tokens one at a time.
+    if (lanesOutermost(blk) == Moved::partly)
+      return;
+    SmallVector<ForOp> chunks(blk.getBody()->getOps<ForOp>());
+    if (chunks.empty() ||
         (chunks.size() > 1 &&
          failed(quietly([&] { return fuseSiblings(rw, chunks); }))))
       return;
@@ -836,6 +849,10 @@ private:
     };
     if (llvm::all_of(t1.getBody()->getOps<ForOp>(), oneBlock))
       return;
+    // Its iterations share nothing now (each token's buffers its own
+    // slice): any loop may move around it.
+    if (failed(quietly([&] { return verifyIndependent(t1, "tile"); })))
+      return;
     if (ForOp inner = onlyLoopIn(t1); inner && perfectlyAround(t1, inner)) {
       auto moved = quietly([&] { return reorder(rw, {inner, t1}); });
       if (succeeded(moved))
@@ -849,6 +866,9 @@ private:
       sinkTile(part);
   }
 
+  /// How far lanesOutermost got.
+  enum class Moved { no, partly, fully };
+
   /// A blocks loop `blk` whose integer sums (a stack buffer of lanes x
   /// rows) are summed by a nest of runs around the lanes and scaled by a
   /// loop over the lanes after it (Q6_K: runs (hf, qa, qb) around lanes
@@ -857,30 +877,38 @@ private:
   ///         i1 { scale } }
   /// -> blk { isum; l1 { l0a { hf { qa { qb { dot; sum } } }; scale } } }
   /// so that each lane's sums live for one lane's runs, not the whole
-  /// block. Integer sums in another order: exact. Whether it applied.
-  bool lanesOutermost(ForOp blk) {
+  /// block. Integer sums (an add into the sums, the other blocks there
+  /// writing only stack buffers of the innermost loop) in another order:
+  /// exact.
+  Moved lanesOutermost(ForOp blk) {
     SmallVector<ForOp> loops(blk.getBody()->getOps<ForOp>());
     SmallVector<Value> buffers = stackBuffersIn(blk);
     if (loops.size() != 2 || buffers.size() != 1 || !extentOf(loops[1]))
-      return false;
+      return Moved::no;
     Value sums = buffers[0];
     if (!cast<MemRefType>(sums.getType()).getElementType().isInteger(32))
-      return false;
-    SmallVector<ForOp> chain = {loops[0]};
-    for (ForOp inner = onlyLoopIn(chain.back());
-         inner && perfectlyAround(chain.back(), inner);
-         inner = onlyLoopIn(inner))
-      chain.push_back(inner);
+      return Moved::no;
+    SmallVector<ForOp> chain = perfectChain(loops[0]);
     // The block of the innermost loop that adds into the sums, and the
     // loops of the chain its index into them uses (by their coefficient,
     // largest first).
     BlockOp sum;
+    bool privateWrites = true;
     chain.back()->walk([&](BlockOp b) {
-      if (b.getWrites().size() == 1 && b.getWrites()[0] == sums)
+      if (b.getWrites().size() == 1 && b.getWrites()[0] == sums) {
         sum = b;
+        return;
+      }
+      for (Value w : b.getWrites()) {
+        auto alloca = w.getDefiningOp<memref::AllocaOp>();
+        privateWrites &= alloca && chain.back()->isAncestor(alloca);
+      }
     });
-    if (!sum)
-      return false;
+    if (!sum || !privateWrites)
+      return Moved::no;
+    FailureOr<ReductionUpdate> update = matchReductionUpdate(sum);
+    if (failed(update) || update->kind != arith::AtomicRMWKind::addi)
+      return Moved::no;
     AffineIndexBuilder ab(blk, /*opaqueInside=*/true);
     for (ForOp l : chain)
       ab.dim(l.getInductionVar());
@@ -888,7 +916,7 @@ private:
         cast<AffineMapAttr>(sum.getWriteMaps()[0]).getValue(),
         sum.getIterValues());
     if (!exprs || exprs->size() != 1)
-      return false;
+      return Moved::no;
     SmallVector<std::pair<int64_t, ForOp>> lanes;
     SmallVector<ForOp> runs;
     for (auto [d, l] : llvm::enumerate(chain)) {
@@ -898,15 +926,15 @@ private:
       }
       auto c = linearCoefficient(exprs->front(), d, ab.dims.size());
       if (!c || !extentOf(l))
-        return false;
+        return Moved::no;
       lanes.push_back({*c, l});
     }
     int64_t count = 1;
     for (auto &[c, l] : lanes)
       count *= *extentOf(l);
     if (lanes.empty() || runs.empty() || count != *extentOf(loops[1]))
-      return false;
-    llvm::stable_sort(lanes, [](auto &x, auto &y) { return x.first > y.first; });
+      return Moved::no;
+    llvm::sort(lanes, [](auto &x, auto &y) { return x.first > y.first; });
     SmallVector<ForOp> order;
     SmallVector<int64_t> factors;
     for (auto &[c, l] : lanes) {
@@ -917,18 +945,18 @@ private:
     // Each step keeps the nest whole; the first that refuses ends it.
     auto moved = quietly([&] { return reorder(rw, order); });
     if (failed(moved))
-      return false;
+      return Moved::no;
     auto scale = factors.size() == 1
                      ? FailureOr<SmallVector<ForOp>>(SmallVector<ForOp>{loops[1]})
                      : quietly([&] { return split(rw, loops[1], factors); });
     if (failed(scale))
-      return false;
+      return Moved::partly;
     for (size_t i = 0; i < factors.size(); ++i)
       if (failed(quietly([&] {
             return fuseSiblings(rw, {(*moved)[i], (*scale)[i]});
           })))
-        return false;
-    return true;
+        return Moved::partly;
+    return Moved::fully;
   }
 
   /// Threads: the outermost loop common to every block of the nest that
