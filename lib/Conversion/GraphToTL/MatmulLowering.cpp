@@ -134,8 +134,7 @@ static QuantizedActivations quantizeActivations(NestBuilder &nb, Value x,
             Value v = nb.load(x, xMap, it), m = nb.load(mag, aMap, it);
             Value even = arith::IndexCastOp::create(
                 b, b.getI32Type(),
-                arith::MulIOp::create(b, it[lead + 1],
-                                      arith::ConstantIndexOp::create(b, 2)));
+                arith::MulIOp::create(b, it[lead + 1], nb.index(2)));
             Value odd = arith::AddIOp::create(b, even, nb.i32(1));
             Value plus =
                 arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, v, m);
@@ -238,15 +237,12 @@ static QuantizedActivations quantizeActivations(NestBuilder &nb, Value x,
           [&](ImplicitLocOpBuilder &b, ValueRange it) {
             Value q = arith::ExtSIOp::create(b, i32, nb.load(qa.values, qMap, it));
             if (sumFactor != 1)
-              q = arith::MulIOp::create(
-                  b, q,
-                  nb.i32(sumFactor));
+              q = arith::MulIOp::create(b, q, nb.i32(sumFactor));
             nb.store(arith::AddIOp::create(b, nb.load(qa.sums, sMap, it), q),
                      qa.sums, sMap, it);
           },
           [&](ImplicitLocOpBuilder &b, ValueRange it) {
-            nb.store(nb.i32(0),
-                     qa.sums, sMap, it);
+            nb.store(nb.i32(0), qa.sums, sMap, it);
           });
     });
   }
@@ -279,8 +275,7 @@ static void intSumBlock(NestBuilder &nb, StringRef name, ValueRange it,
                  accMap, iv);
       },
       [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-        nb.store(nb.i32(0), acc,
-                 accMap, iv);
+        nb.store(nb.i32(0), acc, accMap, iv);
       });
 }
 
@@ -746,8 +741,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                     Value dd = arith::MulFOp::create(
                         b, d, nb.load(p.qa.scales, aScale, iv));
                     Value offset = arith::ShLIOp::create(
-                        b, nb.load(p.qa.sums, aScale, iv),
-                        nb.i32(3));
+                        b, nb.load(p.qa.sums, aScale, iv), nb.i32(3));
                     Value lane = arith::SubIOp::create(
                         b, nb.load(isum, sumMap, iv), offset);
                     Value s = arith::SIToFPOp::create(b, f32, lane);
@@ -1330,8 +1324,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                      acc, sumMap, iv);
           },
           [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-            nb.store(nb.i32(0),
-                     acc, sumMap, iv);
+            nb.store(nb.i32(0), acc, sumMap, iv);
           });
     });
   }
@@ -1467,8 +1460,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
               };
               Value sub = arith::AddIOp::create(b, term(sc0, sum0),
                                                 term(sc1, sum1));
-              sub = arith::ShLIOp::create(
-                  b, sub, nb.i32(5));
+              sub = arith::ShLIOp::create(b, sub, nb.i32(5));
               lane = arith::SubIOp::create(b, lane, sub);
             }
             Value s = arith::SIToFPOp::create(b, f32, lane);
