@@ -64,6 +64,25 @@ def test_gguf_matches_torch(llmc, tmp_path, arch, tied, dtype):
     assert np.abs(steps - ref_steps[:n]).max() <= 1e-4
 
 
+def test_flash_attention_tiles_match_torch(llmc, tmp_path):
+    """The exact mode's attention runs online over tiles of 256 positions: a
+    300-token prompt (its rows past 256 read two tiles) and decode steps past
+    it, the cache 310 positions long (the last tile's values clipped there,
+    not a whole number of lanes), against PyTorch's softmax."""
+    hf = tmp_path / "hf"
+    make_hf_model.make_model(str(hf), arch="qwen3", tied=True, dtype="f32", seed=7,
+                             max_pos=1024)
+    gguf = tmp_path / "model.gguf"
+    gguf_writer.hf_to_gguf(str(hf), str(gguf), gguf_writer.GGML_F32)
+    ids = e2e_util.deterministic_prompt_ids(300, 300)
+    _, prompt, steps, got = e2e_util.compile_and_run(llmc, gguf, tmp_path, ids, 8,
+                                                     ("--max-seq-len", "310"))
+    ref_prompt, ref_steps, ref_ids = hf_torch_ref.reference(str(hf), ids, 8)
+    assert np.abs(prompt - ref_prompt).max() <= 1e-4
+    n = _generated_prefix(got, ref_ids)
+    assert n >= 1 and np.abs(steps[:n] - ref_steps[:n]).max() <= 1e-4
+
+
 def test_inspect(llmc, tmp_path, stories_paths):
     gguf = tmp_path / "stories.gguf"
     gguf_writer.llama2c_to_gguf(*stories_paths, str(gguf))

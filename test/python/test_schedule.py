@@ -523,11 +523,14 @@ def test_model_preconditions(llmc, model_tl):
     fails(llmc, lambda: sch.compute_at(sch.get_block("embedding", P),
                                        sch.get_loops(sch.get_block("rms_norm_sumsq", P))[0]),
           "iteration variable 1 is not bound to a loop")
-    # Attention: a row's loop (token, KV head) holds the group's softmax and
-    # p.V besides q.k (and the context loop's extent depends on the row:
+    # Attention: a row's loop (token, KV head) holds the row's init and
+    # normalization besides the loop over the tiles of positions (flash
+    # attention, the exact mode), which holds the group's softmax and p.V
+    # besides q.k (and the context loop's extent depends on the row:
     # fuse-reorder-invalid.mlir).
-    s, kv, g, t, d = sch.get_loops(sch.get_block("attention_scores", P))
-    fails(llmc, lambda: sch.fuse([kv, g]), "not perfectly nested")
+    s, kv, tile, g, t, d = sch.get_loops(sch.get_block("attention_scores", P))
+    fails(llmc, lambda: sch.fuse([kv, tile]), "not perfectly nested")
+    fails(llmc, lambda: sch.fuse([tile, g]), "not perfectly nested")
     # RoPE writes its output twice (the two halves of a pair).
     fails(llmc, lambda: sch.compute_at(sch.get_block("rope", P), s), "exactly one buffer")
     # The key/value store binds a variable to pos0 + s, not to a loop.

@@ -2,12 +2,18 @@
 //
 // The KV-cache stores, then one nest over (token, KV head) whose body
 // computes the rows of the query heads that share the KV head (its GQA
-// group): q.k over the causal context into a scores row of each head, the
-// softmax, p.V. No [tokens, heads, context] buffer: a row's scores stay in
-// the cache between its steps. The order of the rows
-// and of every sum is the schedules' choice. The softmax sums its
-// exponentials in f64 and scales by the f32 rounding of 1 / sum, as ggml's
-// soft_max does: the numerics of llama.cpp without flash attention.
+// group). No [tokens, heads, context] buffer. Two forms:
+//  - two passes (kv_tile = 0): q.k over the causal context into a scores
+//    row of each head, the softmax, p.V; a row's scores stay in the cache
+//    between its steps. The softmax sums its exponentials in f64 and scales
+//    by the f32 rounding of 1 / sum, as ggml's soft_max does: the numerics
+//    of llama.cpp without flash attention.
+//  - online (kv_tile = T > 0, flash attention): the positions in tiles of
+//    T, each tile's scores, then the row's running max, sum (f64) and
+//    output rescaled by exp(old max - new max) before the tile's terms are
+//    added; the output divided by the sum at the end. Only a tile's scores
+//    exist at a time.
+// The order of the rows and of every sum is the schedules' choice.
 //
 //===----------------------------------------------------------------------===//
 #include "LoweringUtils.h"
@@ -88,15 +94,27 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     if (kvPad > 1)
       ctxP = arith::MinUIOp::create(b, roundUp(ctx, kvPad), nb.index(maxSeq));
     Value width = roundUp(ctxP, runs);
-    // A scores row per head; per row (s, h) its max, the f64 sum of its
-    // exponentials and the f32 rounding of 1 / sum.
+    int64_t kvTile = op.getKvTile();
+    bool online = kvTile > 0;
+    // A scores row per head (online: a tile's); per row (s, h) its max, the
+    // f64 sum of its exponentials and the f32 rounding of 1 / sum.
     Value scores =
-        nb.alloc(MemRefType::get({nh, ShapedType::kDynamic}, f32), {width});
+        online ? nb.alloc(MemRefType::get({nh, kvTile}, f32), {})
+               : nb.alloc(MemRefType::get({nh, ShapedType::kDynamic}, f32),
+                          {width});
     auto rowType = MemRefType::get({ShapedType::kDynamic, nh}, f32);
     Value rowMax = nb.alloc(rowType, {seq});
     Value rowInv = nb.alloc(rowType, {seq});
     Value rowSum = nb.alloc(
         MemRefType::get({ShapedType::kDynamic, nh}, b.getF64Type()), {seq});
+    // Online, per row and tile: the tile's max, the factor exp(old max -
+    // new max) that rescales what the earlier tiles summed, the tile's sum.
+    Value tileMax, rescale, tileSum;
+    if (online) {
+      tileMax = nb.alloc(rowType, {seq});
+      rescale = nb.alloc(rowType, {seq});
+      tileSum = nb.alloc(rowType, {seq});
+    }
 
     // llmc/abi.h's layout: per layer and KV head, keys as [position][dim],
     // values transposed as [dim][position].
@@ -180,23 +198,60 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     Value groupSize = nb.index(group);
     // acc[accMap] += lhs[lhsMap] * cache[cacheMap] (widened), from 0: q.k
     // and p.V.
+    // With `accumulate`, no init: the sum adds to what acc holds (online
+    // p.V, into the rescaled output); `round` rounds lhs (a probability) as
+    // round_to_cache says.
     auto product = [&](StringRef name, ValueRange iters,
                        ArrayRef<IterKind> iterKinds, Value lhs,
                        AffineMap lhsMap, AffineMap cacheMap, Value acc,
-                       AffineMap accMap) {
+                       AffineMap accMap, bool accumulate = false,
+                       bool round = false) {
+      auto zero = [&](ImplicitLocOpBuilder &, ValueRange iv) {
+        nb.store(nb.f32(0.0), acc, accMap, iv);
+      };
       nb.block(
           name, iters, iterKinds, {{lhs, lhsMap}, {cache, cacheMap}},
           {{acc, accMap}},
           [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+            Value l = nb.load(lhs, lhsMap, iv);
             Value p = arith::MulFOp::create(
-                b, nb.load(lhs, lhsMap, iv),
+                b, round ? rounded(b, l) : l,
                 fromCache(b, nb.load(cache, cacheMap, iv)));
             Value sum = arith::AddFOp::create(b, nb.load(acc, accMap, iv), p);
             nb.store(sum, acc, accMap, iv);
           },
+          accumulate ? NestBuilder::BodyFn() : NestBuilder::BodyFn(zero));
+    };
+    auto negInf = [&](ImplicitLocOpBuilder &b) -> Value {
+      return arith::ConstantOp::create(
+          b, b.getFloatAttr(f32, -std::numeric_limits<float>::infinity()));
+    };
+    auto f64Zero = [&](ImplicitLocOpBuilder &b) -> Value {
+      return arith::ConstantOp::create(b, b.getF64FloatAttr(0.0));
+    };
+    // acc[accMap] = sum of src[srcMap] in f32, from 0.
+    auto sumF32 = [&](StringRef name, ValueRange iters,
+                      ArrayRef<IterKind> iterKinds, Value src, AffineMap srcMap,
+                      Value acc, AffineMap accMap) {
+      nb.block(
+          name, iters, iterKinds, {{src, srcMap}}, {{acc, accMap}},
+          [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+            nb.store(arith::AddFOp::create(b, nb.load(acc, accMap, iv),
+                                           nb.load(src, srcMap, iv)),
+                     acc, accMap, iv);
+          },
           [&](ImplicitLocOpBuilder &, ValueRange iv) {
             nb.store(nb.f32(0.0), acc, accMap, iv);
           });
+    };
+    // rowInv = f32(1 / rowSum), at `row`.
+    auto invBody = [&](AffineMap row) {
+      return [&, row](ImplicitLocOpBuilder &b, ValueRange iv) {
+        Value inv = arith::DivFOp::create(
+            b, arith::ConstantOp::create(b, b.getF64FloatAttr(1.0)),
+            nb.load(rowSum, row, iv));
+        nb.store(arith::TruncFOp::create(b, f32, inv), rowInv, row, iv);
+      };
     };
     nb.loop(seq, [&](Value is) {
       Value causalEnd = arith::AddIOp::create(
@@ -218,16 +273,172 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
       nb.loop(nb.index(nkv), [&](Value ikv) {
         // A nest over the group's heads and then `ubs`; `fn` gets the
         // block's iteration values (s, kv, g, the nest's variables).
+        // `lead`, values bound before the nest's variables (a tile's first
+        // position).
         auto overGroup = [&](ArrayRef<Value> ubs,
-                             function_ref<void(SmallVector<Value>)> fn) {
+                             function_ref<void(SmallVector<Value>)> fn,
+                             ArrayRef<Value> lead = {}) {
           nb.loop(groupSize, [&](Value ig) {
             nb.nest(ubs, [&](ValueRange ivs) {
               SmallVector<Value> iters = {is, ikv, ig};
+              iters.append(lead.begin(), lead.end());
               iters.append(ivs.begin(), ivs.end());
               fn(iters);
             });
           });
         };
+        if (online) {
+          // Per row: max -inf, sum 0, output 0.
+          AffineMap row3 = nb.map(3, {s, hq});
+          overGroup({}, [&](SmallVector<Value> iters) {
+            nb.block("attention_init", iters, rowSpatial, {},
+                     {{rowMax, row3}, {rowSum, row3}},
+                     [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                       nb.store(negInf(b), rowMax, row3, iv);
+                       nb.store(f64Zero(b), rowSum, row3, iv);
+                     });
+          });
+          AffineMap out4 = nb.map(4, {s, hq * hd + x});
+          // out[s, h*hd + d] *= factor[s, h]
+          auto scaleOut = [&](StringRef name, Value factor) {
+            overGroup({nb.index(hd)}, [&](SmallVector<Value> iters) {
+              nb.block(
+                  name, iters, kinds({sp}), {{out, out4}, {factor, row4}},
+                  {{out, out4}}, [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                    nb.store(arith::MulFOp::create(b, nb.load(out, out4, iv),
+                                                   nb.load(factor, row4, iv)),
+                             out, out4, iv);
+                  });
+            });
+          };
+          overGroup({nb.index(hd)}, [&](SmallVector<Value> iters) {
+            nb.block("attention_init_out", iters, kinds({sp}), {},
+                     {{out, out4}}, [&](ImplicitLocOpBuilder &, ValueRange iv) {
+                       nb.store(nb.f32(0.0), out, out4, iv);
+                     });
+          });
+          // The tiles of positions [t0, t0 + T), t0 = 0, T, ... below the
+          // causal end: q.k up to the causal end, p.V up to valuesEnd
+          // (kv_tile is a multiple of kv_pad, so the tiles that hold the
+          // causal context hold valuesEnd too).
+          nb.loop(causalEnd, kvTile, [&](Value t0) {
+            Value tile = nb.index(kvTile);
+            Value nScores = arith::MinUIOp::create(
+                b, arith::SubIOp::create(b, causalEnd, t0), tile);
+            Value nValues = arith::MinUIOp::create(
+                b, arith::SubIOp::create(b, valuesEnd, t0), tile);
+            // Blocks over (s, kv, g, x) or (s, kv, g, t0, x, y).
+            AffineExpr t = nb.d(3), tx = nb.d(4), ty = nb.d(5);
+            AffineMap sc6 = nb.map(6, {hq, tx});
+            // a. scores[h, x] = q[s, h] . K[t0 + x, kv]
+            overGroup({nScores, nb.index(hd)},
+                      [&](SmallVector<Value> iters) {
+                        product("attention_scores", iters, kinds({sp, sp, red}),
+                                q, nb.map(6, {s, hq * hd + ty}),
+                                nb.map(6, kAt(kv, t + tx, ty)), scores, sc6);
+                      },
+                      {t0});
+            // b. tileMax[s, h] = max_x scale * scores[h, x]
+            overGroup({nScores}, [&](SmallVector<Value> iters) {
+              nb.block(
+                  "softmax_max", iters, kinds({red}), {{scores, sc4}},
+                  {{tileMax, row4}},
+                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                    Value v = arith::MulFOp::create(b, nb.load(scores, sc4, iv),
+                                                    nb.f32(scale));
+                    Value m = nb.load(tileMax, row4, iv);
+                    nb.store(arith::MaxNumFOp::create(b, m, v), tileMax, row4,
+                             iv);
+                  },
+                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                    nb.store(negInf(b), tileMax, row4, iv);
+                  });
+            });
+            // c. the new max; rescale = exp(old max - new max) (0 at the
+            //    first tile, whose old max is -inf)
+            overGroup({}, [&](SmallVector<Value> iters) {
+              nb.block("softmax_rescale_max", iters, rowSpatial,
+                       {{rowMax, row3}, {tileMax, row3}},
+                       {{rowMax, row3}, {rescale, row3}},
+                       [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                         Value old = nb.load(rowMax, row3, iv);
+                         Value m = arith::MaxNumFOp::create(
+                             b, old, nb.load(tileMax, row3, iv));
+                         nb.store(math::ExpOp::create(
+                                      b, arith::SubFOp::create(b, old, m)),
+                                  rescale, row3, iv);
+                         nb.store(m, rowMax, row3, iv);
+                       });
+            });
+            // d. scores = exp(scale * scores - max); zeros past the row's
+            //    causal end (padded rows)
+            overGroup({nScores}, [&](SmallVector<Value> iters) {
+              nb.block("softmax_exp", iters, kinds({sp}),
+                       {{scores, sc4}, {rowMax, row4}}, {{scores, sc4}},
+                       [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                         Value v = arith::MulFOp::create(
+                             b, nb.load(scores, sc4, iv), nb.f32(scale));
+                         Value e = math::ExpOp::create(
+                             b, arith::SubFOp::create(
+                                    b, v, nb.load(rowMax, row4, iv)));
+                         nb.store(e, scores, sc4, iv);
+                       });
+            });
+            if (padded) {
+              Value rest = arith::SubIOp::create(b, nValues, nScores);
+              overGroup({rest}, [&](SmallVector<Value> iters) {
+                iters[3] = arith::AddIOp::create(b, nScores, iters[3]);
+                nb.block("softmax_pad", iters, kinds({sp}), {}, {{scores, sc4}},
+                         [&](ImplicitLocOpBuilder &, ValueRange iv) {
+                           nb.store(nb.f32(0.0), scores, sc4, iv);
+                         });
+              });
+            }
+            // e. tileSum[s, h] = sum_x scores[h, x] (f32);
+            //    sum = sum * rescale + tileSum (f64)
+            overGroup({nScores}, [&](SmallVector<Value> iters) {
+              sumF32("softmax_sum", iters, kinds({red}), scores, sc4, tileSum,
+                     row4);
+            });
+            overGroup({}, [&](SmallVector<Value> iters) {
+              nb.block(
+                  "softmax_rescale_sum", iters, rowSpatial,
+                  {{rowSum, row3}, {rescale, row3}, {tileSum, row3}},
+                  {{rowSum, row3}},
+                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                    auto wide = [&](Value buffer) -> Value {
+                      return arith::ExtFOp::create(b, f64,
+                                                   nb.load(buffer, row3, iv));
+                    };
+                    Value scaled = arith::MulFOp::create(
+                        b, nb.load(rowSum, row3, iv), wide(rescale));
+                    nb.store(arith::AddFOp::create(b, scaled, wide(tileSum)),
+                             rowSum, row3, iv);
+                  });
+            });
+            // f. out *= rescale; out[s, h*hd + d] += sum_x scores[h, x]
+            //    V[d, t0 + x] (the block's variables (s, kv, g, t0, x, d),
+            //    its loops (g, d, x))
+            scaleOut("attention_rescale", rescale);
+            overGroup({nb.index(hd), nValues},
+                      [&](SmallVector<Value> iters) {
+                        std::swap(iters[4], iters[5]);
+                        product("attention_values", iters, kinds({sp, red, sp}),
+                                scores, sc6, nb.map(6, vAt(kv, t + tx, ty)),
+                                out, nb.map(6, {s, hq * hd + ty}),
+                                /*accumulate=*/true,
+                                /*round=*/true);
+                      },
+                      {t0});
+          });
+          // g. out *= f32(1 / sum)
+          overGroup({}, [&](SmallVector<Value> iters) {
+            nb.block("softmax_inv", iters, rowSpatial, {{rowSum, row3}},
+                     {{rowInv, row3}}, invBody(row3));
+          });
+          scaleOut("attention_normalize", rowInv);
+          return;
+        }
         // 2. scores[h, t] = q[s, h] . K[t, kv]
         {
           AffineMap qMap = nb.map(5, {s, hq * hd + y});
@@ -249,10 +460,7 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
                 nb.store(arith::MaxNumFOp::create(b, m, v), rowMax, row4, iv);
               },
               [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                Value negInf = arith::ConstantOp::create(
-                    b, b.getFloatAttr(f32,
-                                      -std::numeric_limits<float>::infinity()));
-                nb.store(negInf, rowMax, row4, iv);
+                nb.store(negInf(b), rowMax, row4, iv);
               });
         });
         // 4. scores = exp(scale * scores - rowMax)
@@ -281,8 +489,7 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
         // 6. rowSum[s, h] = sum_t scores[h, t] in f64; with softmax runs,
         //    the sum in f64 of f32 sums of `runs` positions each.
         auto sumInit = [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-          nb.store(arith::ConstantOp::create(b, b.getF64FloatAttr(0.0)), rowSum,
-                   row4, iv);
+          nb.store(f64Zero(b), rowSum, row4, iv);
         };
         auto addF64 = [&](Value buffer, AffineMap map) {
           return [&, buffer, map](ImplicitLocOpBuilder &b, ValueRange iv) {
@@ -294,17 +501,8 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
         if (runs > 0) {
           AffineMap elem5 = nb.map(5, {hq, x * runs + y});
           overGroup({numRuns, nb.index(runs)}, [&](SmallVector<Value> iters) {
-            nb.block(
-                "softmax_sum_run", iters, kinds({sp, red}), {{scores, elem5}},
-                {{runSum, sc5}},
-                [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                  nb.store(arith::AddFOp::create(b, nb.load(runSum, sc5, iv),
-                                                 nb.load(scores, elem5, iv)),
-                           runSum, sc5, iv);
-                },
-                [&](ImplicitLocOpBuilder &, ValueRange iv) {
-                  nb.store(nb.f32(0.0), runSum, sc5, iv);
-                });
+            sumF32("softmax_sum_run", iters, kinds({sp, red}), scores, elem5,
+                   runSum, sc5);
           });
           overGroup({numRuns}, [&](SmallVector<Value> iters) {
             nb.block("softmax_sum", iters, kinds({red}), {{runSum, sc4}},
@@ -320,15 +518,8 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
         //    cache's type with round_to_cache, for p.V)
         AffineMap row3 = nb.map(3, {s, hq});
         overGroup({}, [&](SmallVector<Value> iters) {
-          nb.block(
-              "softmax_inv", iters, rowSpatial, {{rowSum, row3}},
-              {{rowInv, row3}}, [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                Value inv = arith::DivFOp::create(
-                    b, arith::ConstantOp::create(b, b.getF64FloatAttr(1.0)),
-                    nb.load(rowSum, row3, iv));
-                nb.store(arith::TruncFOp::create(b, f32, inv), rowInv, row3,
-                         iv);
-              });
+          nb.block("softmax_inv", iters, rowSpatial, {{rowSum, row3}},
+                   {{rowInv, row3}}, invBody(row3));
         });
         overGroup({causalEnd}, [&](SmallVector<Value> iters) {
           nb.block("softmax_scale", iters, kinds({sp}),

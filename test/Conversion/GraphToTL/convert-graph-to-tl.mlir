@@ -225,6 +225,53 @@ func.func @attention_f16_cache_rounded(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>
 
 // -----
 
+!cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
+// kv_tile: flash attention. The scores of one tile of 8 positions per head
+// (a static [heads, 8] buffer, no row over the context); per row its max
+// (-inf), sum (f64, 0) and output (0) set before a loop over the tiles that
+// cover the causal context; per tile q.k, the tile's max, the factor
+// exp(old max - new max), the exponentials, their f32 sum, sum = sum *
+// factor + the tile's, out *= factor, then p.V adding to out (no init);
+// after the tiles out *= f32(1 / sum). The tiles' loop steps by 8 up to the
+// row's causal end (a cost model sees its work: the tiles' extents add up to
+// the context).
+// CHECK-LABEL: func.func @attention_online
+// CHECK: %[[SC:.+]] = memref.alloc() {{.*}} : memref<4x8xf32>
+// CHECK-NOT: memref<4x?xf32>
+// CHECK: %[[END:.+]] = arith.addi %{{.+}}, %c1{{.*}} : index
+// CHECK: tl.block "attention_init"
+// CHECK: tl.block "attention_init_out"
+// CHECK: tl.for %[[T0:.+]] = %{{.+}} to %[[END]] step %c8
+// CHECK: tl.block "attention_scores" ({{.*}}%[[T1:[a-z0-9_]+]] = spatial %[[T0]], %[[X1:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[Y1:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}})
+// CHECK-SAME: %subview[0, %{{[a-z0-9_]+}}, (%[[T1]] + %[[X1]]) * 4 + %[[Y1]]]
+// CHECK-SAME: writes(%[[SC]][{{.+}}, %[[X1]]] : memref<4x8xf32>)
+// CHECK: tl.block "softmax_max"
+// CHECK: tl.block "softmax_rescale_max"
+// CHECK: %[[OLD:.+]] = affine.load
+// CHECK: %[[NEW:.+]] = arith.maxnumf %[[OLD]],
+// CHECK: %[[D:.+]] = arith.subf %[[OLD]], %[[NEW]]
+// CHECK: math.exp %[[D]]
+// CHECK: tl.block "softmax_exp"
+// CHECK: tl.block "softmax_pad"
+// CHECK: tl.block "softmax_sum"
+// CHECK: tl.block "softmax_rescale_sum"
+// CHECK: arith.mulf %{{.+}}, %{{.+}} : f64
+// CHECK: arith.addf %{{.+}}, %{{.+}} : f64
+// CHECK: tl.block "attention_rescale"
+// CHECK: tl.block "attention_values" ({{.*}}%[[T2:[a-z0-9_]+]] = spatial %[[T0]], %[[X2:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}}, %[[D2:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// CHECK-SAME: %subview[1, %{{[a-z0-9_]+}}, %[[D2]] * 16 + %[[T2]] + %[[X2]]]
+// CHECK-NOT: init
+// CHECK: tl.block "softmax_inv"
+// CHECK: tl.block "attention_normalize"
+// CHECK-NOT: tl.block
+// CHECK: return
+func.func @attention_online(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) -> tensor<?x16xf32> {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_pad = 4 : i64, kv_tile = 8 : i64} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
 // graph.elementwise: one nest, named after its ops, whose block loads each
 // input once (the bias along the trailing dimension) and computes the body's
 // ops on scalars in order: add, then silu (x / (1 + exp(-x))), then mul.

@@ -38,15 +38,16 @@ func.func @kinds(%x: tensor<?x256xf32>, %w: !graph.weights) -> (tensor<?x4xf32>,
 
 // The numerics of the other ops, the same on every target (no ISA mark):
 // llama.cpp's iterated RoPE angles, ggml's soft_max sums (f32 runs of 16)
-// over a KV view padded to 64; exact mode: direct angles, f64 sums, the
-// view padded to 64 as well (its sums run in any order: whole lanes, no
-// ordered remainder in p.V).
+// over a KV view padded to 64; exact mode: direct angles, the view padded to
+// 64 as well (its sums run in any order: whole lanes, no ordered remainder in
+// p.V) and flash attention over tiles of 256 positions.
+
 // CHECK-LABEL: func.func @f32_ops
 // CHECK: graph.rope {{.*}}angles = #graph.rope_angles<iterated>
-// CHECK: graph.attention {{.*}}kv_pad = 64 : i64{{.*}}softmax_block = 16 : i64
+// CHECK: graph.attention {{.*}}kv_pad = 64 : i64, layer{{.*}}softmax_block = 16 : i64
 // EXACT-LABEL: func.func @f32_ops
 // EXACT-NOT: iterated
-// EXACT: graph.attention {{.*}}kv_pad = 64 : i64
+// EXACT: graph.attention {{.*}}kv_pad = 64 : i64, kv_tile = 256 : i64
 // EXACT-NOT: softmax_block
 // EXACT: return
 !c = !graph.kv_cache<layers = 1, max_seq = 16, kv_heads = 1, head_dim = 4, element_type = f32>

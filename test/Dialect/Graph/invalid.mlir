@@ -139,6 +139,51 @@ func.func @attention_layer(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache
 // -----
 
 !cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
+func.func @attention_kv_pad_zero(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) {
+  // expected-error @+1 {{kv_pad must be at least 1, got 0}}
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 0 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_pad = 0 : i64} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
+  return
+}
+
+// -----
+
+!cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
+func.func @attention_softmax_block_negative(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) {
+  // expected-error @+1 {{softmax_block must be 0 or positive, got -16}}
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 0 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, softmax_block = -16 : i64} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
+  return
+}
+
+// -----
+
+!cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
+func.func @attention_kv_tile_negative(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) {
+  // expected-error @+1 {{kv_tile must be 0 or positive, got -1}}
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 0 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_tile = -1 : i64} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
+  return
+}
+
+// -----
+
+!cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
+func.func @attention_kv_tile_pad(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) {
+  // expected-error @+1 {{kv_tile (12) must be a multiple of kv_pad (8)}}
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 0 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_pad = 8 : i64, kv_tile = 12 : i64} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
+  return
+}
+
+// -----
+
+!cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
+func.func @attention_kv_tile_runs(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) {
+  // expected-error @+1 {{kv_tile (online softmax) and softmax_block (two passes) exclude each other}}
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 0 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_tile = 16 : i64, softmax_block = 4 : i64} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
+  return
+}
+
+// -----
+
+!cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
 func.func @attention_k_shape(%q: tensor<?x16xf32>, %k: tensor<?x12xf32>, %c: !cache, %p: index) {
   // expected-error @+1 {{k must be [seq, 8]}}
   %0 = graph.attention %q, %k, %k, %c, %p {layer = 0 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32} : tensor<?x16xf32>, tensor<?x12xf32>, tensor<?x12xf32>, !cache

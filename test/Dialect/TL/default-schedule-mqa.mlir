@@ -36,3 +36,40 @@ func.func @prefill_mqa(%q: tensor<?x768xf32>, %k: tensor<?x64xf32>, %c: !cache12
   %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 12 : i64, num_kv_heads = 1 : i64, head_dim = 64 : i64, scale = 0.125 : f32} : tensor<?x768xf32>, tensor<?x64xf32>, tensor<?x64xf32>, !cache12
   return %0 : tensor<?x768xf32>
 }
+
+// Flash attention (kv_tile) in MQA's decode: the loop over the tiles of
+// positions carries each row's max, sum and output through a sequence of
+// nests, and cannot take the threads; each of its nests gets them (q.k's
+// positions, p.V's outputs), a parallel region per tile and step.
+// CHECK-LABEL: func.func @decode_mqa_online
+// CHECK: tl.for %[[T0:.+]] = %{{.+}} to %{{.+}} step %c256 {
+// CHECK-NEXT: arith.subi
+// CHECK: tl.for %[[X:.+]] = %{{.+}} to %{{.+}} step %{{[a-z0-9_]+}} kind(parallel)
+// CHECK: tl.block "attention_scores_rf" ({{.*}} = spatial %[[T0]], {{.*}} = spatial %[[X]],
+// CHECK: tl.for %[[D:.+]] = %{{.+}} to %c64 step %{{[a-z0-9_]+}} kind(parallel)
+// CHECK: tl.block "attention_values_rf" ({{.*}} = spatial %[[D]],
+// CHECK: tl.block "attention_normalize"
+func.func @decode_mqa_online(%q: tensor<1x256xf32>, %k: tensor<1x64xf32>, %c: !cache, %p: index) -> tensor<1x256xf32> attributes {llmc.phase = "decode"} {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 1 : i64, head_dim = 64 : i64, scale = 0.25 : f32, kv_pad = 64 : i64, kv_tile = 256 : i64} : tensor<1x256xf32>, tensor<1x64xf32>, tensor<1x64xf32>, !cache
+  return %0 : tensor<1x256xf32>
+}
+
+// A prompt with one KV head and flash attention: inside the loop over the
+// tiles the blocks' loops over the 12 heads fuse into one, which moves out
+// of the tiles' loop (each head's tiles in turn) and fuses with the row's
+// other loops over the heads; that one goes outermost, on the threads.
+// CHECK-LABEL: func.func @prefill_mqa_online
+// CHECK: tl.for %[[H:.+]] = %{{.+}} to %c12 step %{{[a-z0-9_]+}} kind(parallel)
+// CHECK-NEXT: tl.for %[[S:.+]] = %{{.+}} to %dim step
+// CHECK: tl.block "attention_init" ({{.*}} = spatial %[[H]])
+// CHECK: tl.for %[[T0:.+]] = %{{.+}} to %{{.+}} step %c256 {
+// CHECK: tl.block "attention_scores_rf" (%{{.+}} = spatial %[[S]], %{{.+}} = spatial %c0, %{{.+}} = spatial %[[H]], %{{.+}} = spatial %[[T0]],
+// CHECK: tl.block "attention_values
+// CHECK: tl.block "attention_normalize"
+// CHECK-NOT: tl.for %{{.+}} = %{{.+}} to %c12
+// CHECK-NOT: kind(parallel)
+// CHECK: return
+func.func @prefill_mqa_online(%q: tensor<?x768xf32>, %k: tensor<?x64xf32>, %c: !cache12, %p: index) -> tensor<?x768xf32> attributes {llmc.phase = "prefill"} {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 12 : i64, num_kv_heads = 1 : i64, head_dim = 64 : i64, scale = 0.125 : f32, kv_pad = 64 : i64, kv_tile = 256 : i64} : tensor<?x768xf32>, tensor<?x64xf32>, tensor<?x64xf32>, !cache12
+  return %0 : tensor<?x768xf32>
+}

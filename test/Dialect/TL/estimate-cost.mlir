@@ -188,3 +188,29 @@ func.func @reshaped(%x: memref<?xf32>, %t: memref<192xf32>) {
   }
   return
 }
+
+// Tiles of a dynamic extent (flash attention's positions): a loop stepping
+// by 64 up to e, each tile min(64, e - t) long. The work counts e / 64 full
+// tiles (the tiles' extents add up to e: 2 flops per position); the nest
+// runs whenever e > 0, so its trips round up: (e + 63) / 64.
+// CHECK-SAME: flops = [{c = 2.000000e+00 : f64, of = ["arg0"]}]
+// CHECK-SAME: name = "tiles.sq"
+// CHECK-SAME: trips = [{c = 9.843750e-01 : f64, of = []}, {c = 1.562500e-02 : f64, of = ["arg0"]}]
+func.func @tiles(%e: index, %x: memref<1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  tl.for %t = %c0 to %e step %c64 {
+    %rest = arith.subi %e, %t : index
+    %n = arith.minui %rest, %c64 : index
+    tl.for %x0 = %c0 to %n step %c1 {
+      tl.block "sq" (%b = spatial %t, %i = spatial %x0) reads(%x[%b + %i] : memref<1024xf32>) writes(%x[%b + %i] : memref<1024xf32>) {
+        %a = affine.load %x[%b + %i] : memref<1024xf32>
+        %s = arith.mulf %a, %a : f32
+        %d = arith.addf %s, %a : f32
+        affine.store %d, %x[%b + %i] : memref<1024xf32>
+      }
+    }
+  }
+  return
+}

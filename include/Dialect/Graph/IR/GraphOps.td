@@ -248,6 +248,13 @@ def Graph_AttentionOp : Graph_Op<"attention", [AllTypesMatch<["q", "result"]>]> 
       of `softmax_block` consecutive positions (past the end, zeros), the
       runs' sums in f64: ggml's soft_max sums each 16-wide vector
       horizontally. 0 sums every exponential in f64.
+    - `kv_tile` (default 0): 0 computes each row's softmax in two passes
+      over its scores (the numerics above, llama.cpp's without flash
+      attention); n > 0 is flash attention: the positions in tiles of n,
+      the row's running max, sum (f64, each tile's summed in f32) and output
+      rescaled by exp(old max - new max) as each tile is added, the output
+      divided by the sum at the end. Only a tile's scores exist at a time.
+      A multiple of `kv_pad`; `softmax_block` must be 0.
     - `round_to_cache` (default false): with a cache of another element
       type than f32 (f16), q and the probabilities are rounded to it before
       their products with the keys and values, as ggml's mul_mat converts
@@ -270,6 +277,7 @@ def Graph_AttentionOp : Graph_Op<"attention", [AllTypesMatch<["q", "result"]>]> 
                        I64Attr:$num_kv_heads, I64Attr:$head_dim, F32Attr:$scale,
                        DefaultValuedAttr<I64Attr, "1">:$kv_pad,
                        DefaultValuedAttr<I64Attr, "0">:$softmax_block,
+                       DefaultValuedAttr<I64Attr, "0">:$kv_tile,
                        DefaultValuedAttr<BoolAttr, "false">:$round_to_cache);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = [{

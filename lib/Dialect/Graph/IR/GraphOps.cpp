@@ -350,14 +350,25 @@ LogicalResult AttentionOp::verify() {
     return emitOpError("num_kv_heads/head_dim (")
            << nkv << ", " << hd << ") do not match the cache ("
            << cache.getKvHeads() << ", " << cache.getHeadDim() << ")";
-  if (getKvPad() < 1)
-    return emitOpError("kv_pad must be at least 1, got ") << getKvPad();
-  if (getSoftmaxBlock() < 0)
-    return emitOpError("softmax_block must be 0 or positive, got ")
-           << getSoftmaxBlock();
-  if (getLayer() < 0 || getLayer() >= cache.getLayers())
-    return emitOpError("layer ") << getLayer() << " is out of range [0, "
-                                 << cache.getLayers() << ")";
+  // The getters are unsigned: the attributes' signed values.
+  int64_t kvPad = getKvPadAttr().getInt(), kvTile = getKvTileAttr().getInt();
+  int64_t runs = getSoftmaxBlockAttr().getInt();
+  if (kvPad < 1)
+    return emitOpError("kv_pad must be at least 1, got ") << kvPad;
+  if (runs < 0)
+    return emitOpError("softmax_block must be 0 or positive, got ") << runs;
+  if (kvTile < 0)
+    return emitOpError("kv_tile must be 0 or positive, got ") << kvTile;
+  if (kvTile > 0 && kvTile % kvPad)
+    return emitOpError("kv_tile (")
+           << kvTile << ") must be a multiple of kv_pad (" << kvPad << ")";
+  if (kvTile > 0 && runs > 0)
+    return emitOpError("kv_tile (online softmax) and softmax_block (two "
+                       "passes) exclude each other");
+  int64_t layer = getLayerAttr().getInt();
+  if (layer < 0 || layer >= cache.getLayers())
+    return emitOpError("layer ")
+           << layer << " is out of range [0, " << cache.getLayers() << ")";
   auto check = [&](Value v, StringRef what, int64_t heads) -> LogicalResult {
     auto t = llvm::cast<RankedTensorType>(v.getType());
     if (t.getRank() != 2 || !compatibleDim(t.getDimSize(1), heads * hd))

@@ -18,6 +18,12 @@ using namespace llmc::graph;
 
 /// The element type the weight has in the model file: its own, except for
 /// an f32 parameter widened from 16-bit data (its param's source says).
+/// The exact mode's attention tile: positions whose keys and values (64
+/// KiB each at head_dim 128 in f16) stay in L2 while the heads of a GQA
+/// group read them, and long enough that p.V's lanes are summed across
+/// once per 256 positions.
+static constexpr int64_t kExactKvTile = 256;
+
 static Type storedElementType(Value weight) {
   Type element = llvm::cast<RankedTensorType>(weight.getType()).getElementType();
   if (!element.isF32())
@@ -64,11 +70,14 @@ struct GraphActQuantPass
     // The exact mode pads as well: its sums may run in any order, and
     // whole multiples of every lane count leave p.V no remainder (ordered,
     // one dependent add per position: at a short context all of p.V, 8.5x
-    // its predicted time in an f16 decode).
+    // its predicted time in an f16 decode). It runs flash attention, online
+    // over tiles of kExactKvTile positions: the scores of one tile at a
+    // time, whatever the context.
     getOperation().walk([&](AttentionOp op) {
       Builder b(op);
       op.setKvPadAttr(b.getI64IntegerAttr(64));
       op.setSoftmaxBlockAttr(b.getI64IntegerAttr(llamaCpp ? 16 : 0));
+      op.setKvTileAttr(b.getI64IntegerAttr(llamaCpp ? 0 : kExactKvTile));
       if (llamaCpp)
         op.setRoundToCacheAttr(b.getBoolAttr(true));
       else

@@ -638,8 +638,15 @@ public:
     if (auto l = lb->constantValue())
       if (auto u = ub->constantValue())
         count = CostPoly::constant(std::max(0.0, std::ceil((*u - *l) / *s)));
+    // Whether the nest runs at all: a loop stepping over tiles of a
+    // dynamic extent (flash attention's positions) runs once for a part of
+    // a tile, where its work is the part's (its tiles' extents, the full
+    // tile but the last, add up to the extent: counted as extent / step
+    // full tiles).
     if (f == nest)
-      trips = count;
+      trips = *s > 1 && !count.constantValue()
+                  ? (*ub - *lb + CostPoly::constant(*s - 1)) * (1 / *s)
+                  : count;
     if (count.terms().empty())
       return {}; // never runs (a remainder the sizes leave empty)
     std::string name = "%i" + std::to_string(names.size());

@@ -139,6 +139,13 @@ ForOp onlyLoopIn(ForOp outer) {
   return only;
 }
 
+/// Whether `outer` directly holds several loops: a loop over a sequence of
+/// nests (flash attention's tiles of positions).
+bool overNests(ForOp outer) {
+  return llvm::count_if(outer.getBody()->without_terminator(),
+                        [](Operation &op) { return isa<ForOp>(op); }) > 1;
+}
+
 /// `outer` and the loops perfectly nested in it, outermost first.
 SmallVector<ForOp> perfectChain(ForOp outer) {
   SmallVector<ForOp> chain = {outer};
@@ -389,19 +396,43 @@ private:
   /// loops over the heads fuse into one (each head's steps in turn; the
   /// heads are independent), which parallelize then puts outermost, on the
   /// threads. Only where the token loop's iterations are not independent
-  /// and every loop directly inside it runs over the same heads.
+  /// and every loop directly inside it runs over the same heads, or (flash
+  /// attention's loop over the tiles of positions) holds only such loops:
+  /// those fuse into one, which moves outside it (each head's tiles in
+  /// turn), when its iterations are independent.
   void fuseHeads(ForOp root) {
     if (decode || extentOf(root) || onlyLoopIn(root))
       return;
-    SmallVector<ForOp> loops;
-    for (Operation &op : root.getBody()->without_terminator())
-      if (auto l = dyn_cast<ForOp>(&op))
-        loops.push_back(l);
+    auto loopsIn = [](ForOp l) {
+      SmallVector<ForOp> loops;
+      for (Operation &op : l.getBody()->without_terminator())
+        if (auto inner = dyn_cast<ForOp>(&op))
+          loops.push_back(inner);
+      return loops;
+    };
+    SmallVector<ForOp> loops = loopsIn(root);
     std::optional<int64_t> heads =
         loops.size() >= 2 ? extentOf(loops.front()) : std::nullopt;
     if (!heads || *heads < std::max<int64_t>(target.cores, 2) ||
         succeeded(quietly([&] { return verifyIndependent(root, "parallel"); })))
       return;
+    for (ForOp &l : loops) {
+      if (extentOf(l) == heads)
+        continue;
+      SmallVector<ForOp> inner = loopsIn(l);
+      if (inner.empty() ||
+          llvm::any_of(inner, [&](ForOp i) { return extentOf(i) != heads; }))
+        return;
+      auto fused = quietly([&] { return fuseSiblings(rw, inner); });
+      if (failed(fused) || failed(quietly([&] {
+            return verifyIndependent(*fused, "parallel");
+          })))
+        return;
+      auto moved = quietly([&] { return reorder(rw, {*fused, l}); });
+      if (failed(moved))
+        return;
+      l = (*moved)[0];
+    }
     (void)quietly([&] { return fuseSiblings(rw, loops); });
   }
 
@@ -980,6 +1011,15 @@ private:
       if (!e || *e > 1) {
         if (threads(l))
           return true;
+        // A loop that carries state through a sequence of nests (flash
+        // attention's tiles): each nest gets its own threads.
+        if (overNests(l)) {
+          bool any = false;
+          for (Operation &op : l.getBody()->without_terminator())
+            if (auto inner = dyn_cast<ForOp>(&op))
+              any |= parallelize(inner, serialOnly);
+          return any;
+        }
         // The outermost candidate carries something, or no analysis tells
         // its iterations apart (a KV store's positions, written at a
         // stride): a loop perfectly nested below it with an iteration per
@@ -1014,7 +1054,9 @@ private:
   /// reduction): a parallel region per position is never what the threads
   /// were for. Such a loop goes back to serial; a nest left with no loop on
   /// the threads gets the outermost serial loop its schedule allows (MQA's
-  /// decode: the positions of q.k, the outputs of p.V).
+  /// decode: the positions of q.k, the outputs of p.V). A loop over several
+  /// nests (flash attention's tiles of positions, a few per row) may hold
+  /// parallel loops: a region per tile and step.
   void rethread(ForOp root) {
     bool threaded = false;
     SmallVector<ForOp> inner;
@@ -1025,7 +1067,7 @@ private:
            p = p->getParentOp())
         if (auto o = dyn_cast<ForOp>(p);
             o && o.getKind() != LoopKind::parallel &&
-            !getConstantIntValue(o.getUpperBound())) {
+            !getConstantIntValue(o.getUpperBound()) && !overNests(o)) {
           inner.push_back(l);
           return;
         }
