@@ -70,10 +70,15 @@ void llmc::buildGraphPhase(OpPassManager &pm, const PipelineOptions &options) {
     pm.addPass(graph::createGraphKVCacheType(kv));
   }
   // The numeric mode's attributes (exact: the KV view padded for whole
-  // lanes, nothing else).
+  // lanes and flash attention, nothing else).
   graph::GraphActQuantOptions act;
   act.mode = options.actQuant;
   pm.addPass(graph::createGraphActQuant(act));
+  // Decode's flash attention over the positions where the KV heads cannot
+  // fill the cores.
+  graph::GraphSplitKVOptions split;
+  split.target = options.target.str();
+  pm.addPass(graph::createGraphSplitKV(split));
   if (options.actQuant != "exact") {
     // Weight pre-packing for the integer products' lanes.
     graph::GraphInterleaveWeightsOptions interleave;

@@ -64,19 +64,30 @@ def test_gguf_matches_torch(llmc, tmp_path, arch, tied, dtype):
     assert np.abs(steps - ref_steps[:n]).max() <= 1e-4
 
 
-def test_flash_attention_tiles_match_torch(llmc, tmp_path):
+@pytest.mark.parametrize("kv_heads,target,prompt_len", [
+    (2, "cpu", 300), (1, "cpu,cores=2", 300), (2, "cpu,cores=4", 300),
+    (1, "cpu,cores=2", 5), (1, "cpu,cores=2", 70)])
+def test_flash_attention_tiles_match_torch(llmc, tmp_path, kv_heads, target, prompt_len):
     """The exact mode's attention runs online over tiles of 256 positions: a
     300-token prompt (its rows past 256 read two tiles) and decode steps past
     it, the cache 310 positions long (the last tile's values clipped there,
-    not a whole number of lanes), against PyTorch's softmax."""
+    not a whole number of lanes), against PyTorch's softmax. With fewer KV
+    heads than the target's cores (MQA on 2, GQA on 4), each decode step
+    splits its positions into parts merged at the end (kv_splits = 2)."""
     hf = tmp_path / "hf"
     make_hf_model.make_model(str(hf), arch="qwen3", tied=True, dtype="f32", seed=7,
-                             max_pos=1024)
+                             max_pos=1024, kv_heads=kv_heads)
     gguf = tmp_path / "model.gguf"
     gguf_writer.hf_to_gguf(str(hf), str(gguf), gguf_writer.GGML_F32)
-    ids = e2e_util.deterministic_prompt_ids(300, 300)
-    _, prompt, steps, got = e2e_util.compile_and_run(llmc, gguf, tmp_path, ids, 8,
-                                                     ("--max-seq-len", "310"))
+    art = tmp_path / "art"
+    e2e_util.run([llmc, "compile", gguf, "--target", target, "--max-seq-len", "310",
+                  "--keep-ir", "-o", art], check=True)
+    splits = "kv_splits = 2" in (art / "graph.mlir").read_text()
+    assert splits == (target != "cpu")
+    ids = e2e_util.deterministic_prompt_ids(prompt_len, 300)
+    run = e2e_util.run_logits(llmc, art, ids, 8)
+    e2e_util.check_threads(llmc, art, ids, 8, run)
+    _, prompt, steps, got = run
     ref_prompt, ref_steps, ref_ids = hf_torch_ref.reference(str(hf), ids, 8)
     assert np.abs(prompt - ref_prompt).max() <= 1e-4
     n = _generated_prefix(got, ref_ids)

@@ -933,6 +933,19 @@ def test_fuse_siblings(llmc):
     assert "sch.fuse_siblings([" in sch.trace.as_python()
 
 
+def test_fuse_siblings_one_loop(llmc):
+    # One loop is its own fusion: nothing changes (it once walked past the
+    # end of its block looking for the last loop).
+    m = llmc.parse(SIBLINGS)
+    before = str(m)
+    sch = llmc.Schedule(m)
+    ha, _ = sch.get_loops(sch.get_block("a"))
+    h = sch.fuse_siblings([ha])
+    m.verify()
+    assert str(m) == before
+    assert str(h).splitlines()[0] == str(ha).splitlines()[0]
+
+
 def test_fuse_siblings_errors(llmc, loops_module):
     before = str(loops_module)
     sch = llmc.Schedule(loops_module)

@@ -94,12 +94,25 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     if (kvPad > 1)
       ctxP = arith::MinUIOp::create(b, roundUp(ctx, kvPad), nb.index(maxSeq));
     Value width = roundUp(ctxP, runs);
-    int64_t kvTile = op.getKvTile();
-    bool online = kvTile > 0;
-    // A scores row per head (online: a tile's); per row (s, h) its max, the
-    // f64 sum of its exponentials and the f32 rounding of 1 / sum.
+    int64_t kvTile = op.getKvTile(), numParts = op.getKvSplits();
+    bool online = kvTile > 0, split = numParts > 1;
+    // Per part, its heads' state (max, sum, ...) a cache line's multiple
+    // apart (16 f32, 8 f64 a line) where parts may run on threads of their
+    // own.
+    int64_t partRows = split ? llvm::alignTo(nh, 16) : nh;
+    // Split: a call of one token splits each row's positions into
+    // numParts parts, a longer one takes one.
+    Value parts, oneToken;
+    if (split) {
+      oneToken =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, seq, nb.index(1));
+      parts =
+          arith::SelectOp::create(b, oneToken, nb.index(numParts), nb.index(1));
+    }
+    // A scores row per head (online: a tile's per part); per row (s, h) its
+    // max, the f64 sum of its exponentials and the f32 rounding of 1 / sum.
     Value scores =
-        online ? nb.alloc(MemRefType::get({nh, kvTile}, f32), {})
+        online ? nb.alloc(MemRefType::get({numParts, nh, kvTile}, f32), {})
                : nb.alloc(MemRefType::get({nh, ShapedType::kDynamic}, f32),
                           {width});
     auto rowType = MemRefType::get({ShapedType::kDynamic, nh}, f32);
@@ -107,13 +120,22 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     Value rowInv = nb.alloc(rowType, {seq});
     Value rowSum = nb.alloc(
         MemRefType::get({ShapedType::kDynamic, nh}, b.getF64Type()), {seq});
-    // Online, per row and tile: the tile's max, the factor exp(old max -
-    // new max) that rescales what the earlier tiles summed, the tile's sum.
-    Value tileMax, rescale, tileSum;
+    // Online, per row, part and tile ([s][part][head]): the part's max and
+    // sum, the tile's max, the factor exp(old max - new max) that rescales
+    // what the earlier tiles summed (merging: the part's weight), the
+    // tile's sum; split, each part's output.
+    Value partMax, partSum, tileMax, rescale, tileSum, partOut;
     if (online) {
-      tileMax = nb.alloc(rowType, {seq});
-      rescale = nb.alloc(rowType, {seq});
-      tileSum = nb.alloc(rowType, {seq});
+      auto partType = [&](Type element, int64_t row) {
+        return MemRefType::get({ShapedType::kDynamic, numParts, row}, element);
+      };
+      partMax = nb.alloc(partType(f32, partRows), {seq});
+      partSum = nb.alloc(partType(b.getF64Type(), partRows), {seq});
+      tileMax = nb.alloc(partType(f32, partRows), {seq});
+      rescale = nb.alloc(partType(f32, partRows), {seq});
+      tileSum = nb.alloc(partType(f32, partRows), {seq});
+      if (split)
+        partOut = nb.alloc(partType(f32, nh * hd), {seq});
     }
 
     // llmc/abi.h's layout: per layer and KV head, keys as [position][dim],
@@ -167,11 +189,17 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     // One nest over the rows (token s, KV head kv), each iteration the rows
     // of the query heads h = kv * group + g that read that KV head: their
     // scores, softmax and p.V, through a scores row per head ([heads,
-    // width]) that stays in the cache; no [tokens, heads, context] buffer.
-    // Each block loops over the group itself (g, then its own loops), so a
-    // schedule may share one read of the keys and values among the group's
-    // heads. The order of the rows and their threads are the schedules'
-    // choice. The numerics are those of the unfused softmax, in its order.
+    // width]) that stays in the cache, or online through a tile's scores
+    // (and with parts, the parts' states merged after them); no [tokens,
+    // heads, context] buffer. Each block loops over the group itself (g,
+    // then its own loops), so a schedule may share one read of the keys and
+    // values among the group's heads. The order of the rows and their
+    // threads are the schedules' choice. Two passes, the numerics are those
+    // of the unfused softmax, in its order. Online, a block's tile (its
+    // first position) is a spatial variable although every tile adds into
+    // the same row state: the loop over the tiles holds several nests, so
+    // no rule for one block moves it, and the threads never take it (its
+    // iterations write the same elements).
     AffineExpr s = nb.d(0), kv = nb.d(1), g = nb.d(2), x = nb.d(3), y = nb.d(4);
     AffineExpr hq = kv * group + g;
     SmallVector<IterKind> rowSpatial(3, IterKind::spatial);
@@ -226,6 +254,10 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
       return arith::ConstantOp::create(
           b, b.getFloatAttr(f32, -std::numeric_limits<float>::infinity()));
     };
+    auto lowest = [&](ImplicitLocOpBuilder &b) -> Value {
+      return arith::ConstantOp::create(
+          b, b.getFloatAttr(f32, std::numeric_limits<float>::lowest()));
+    };
     auto f64Zero = [&](ImplicitLocOpBuilder &b) -> Value {
       return arith::ConstantOp::create(b, b.getF64FloatAttr(0.0));
     };
@@ -244,13 +276,13 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
             nb.store(nb.f32(0.0), acc, accMap, iv);
           });
     };
-    // rowInv = f32(1 / rowSum), at `row`.
-    auto invBody = [&](AffineMap row) {
-      return [&, row](ImplicitLocOpBuilder &b, ValueRange iv) {
+    // rowInv[invMap] = f32(1 / sum[sumMap]).
+    auto invBody = [&](Value sum, AffineMap sumMap, AffineMap invMap) {
+      return [&, sum, sumMap, invMap](ImplicitLocOpBuilder &b, ValueRange iv) {
         Value inv = arith::DivFOp::create(
             b, arith::ConstantOp::create(b, b.getF64FloatAttr(1.0)),
-            nb.load(rowSum, row, iv));
-        nb.store(arith::TruncFOp::create(b, f32, inv), rowInv, row, iv);
+            nb.load(sum, sumMap, iv));
+        nb.store(arith::TruncFOp::create(b, f32, inv), rowInv, invMap, iv);
       };
     };
     nb.loop(seq, [&](Value is) {
@@ -288,155 +320,318 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
           });
         };
         if (online) {
-          // Per row: max -inf, sum 0, output 0.
-          AffineMap row3 = nb.map(3, {s, hq});
-          overGroup({}, [&](SmallVector<Value> iters) {
-            nb.block("attention_init", iters, rowSpatial, {},
-                     {{rowMax, row3}, {rowSum, row3}},
-                     [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                       nb.store(negInf(b), rowMax, row3, iv);
-                       nb.store(f64Zero(b), rowSum, row3, iv);
-                     });
-          });
-          AffineMap out4 = nb.map(4, {s, hq * hd + x});
-          // out[s, h*hd + d] *= factor[s, h]
-          auto scaleOut = [&](StringRef name, Value factor) {
-            overGroup({nb.index(hd)}, [&](SmallVector<Value> iters) {
-              nb.block(
-                  name, iters, kinds({sp}), {{out, out4}, {factor, row4}},
-                  {{out, out4}}, [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                    nb.store(arith::MulFOp::create(b, nb.load(out, out4, iv),
-                                                   nb.load(factor, row4, iv)),
-                             out, out4, iv);
-                  });
-            });
+          // Blocks over (s, kv, g, p, ...): p the part of the row's
+          // positions (0 but in a split decode step), whose running max,
+          // sum and output are the part's own: at [s][p][h].
+          AffineExpr p = nb.d(3);
+          auto stateAt = [&](unsigned n) { return nb.map(n, {s, p, hq}); };
+          // The output being summed: out, or with parts the part's own.
+          auto accAt = [&](unsigned n, AffineExpr d) {
+            return split ? nb.map(n, {s, p, hq * hd + d})
+                         : nb.map(n, {s, hq * hd + d});
           };
-          overGroup({nb.index(hd)}, [&](SmallVector<Value> iters) {
-            nb.block("attention_init_out", iters, kinds({sp}), {},
-                     {{out, out4}}, [&](ImplicitLocOpBuilder &, ValueRange iv) {
-                       nb.store(nb.f32(0.0), out, out4, iv);
-                     });
-          });
-          // The tiles of positions [t0, t0 + T), t0 = 0, T, ... below the
-          // causal end: q.k up to the causal end, p.V up to valuesEnd
-          // (kv_tile is a multiple of kv_pad, so the tiles that hold the
-          // causal context hold valuesEnd too).
-          nb.loop(causalEnd, kvTile, [&](Value t0) {
-            Value tile = nb.index(kvTile);
-            Value nScores = arith::MinUIOp::create(
-                b, arith::SubIOp::create(b, causalEnd, t0), tile);
-            Value nValues = arith::MinUIOp::create(
-                b, arith::SubIOp::create(b, valuesEnd, t0), tile);
-            // Blocks over (s, kv, g, x) or (s, kv, g, t0, x, y).
-            AffineExpr t = nb.d(3), tx = nb.d(4), ty = nb.d(5);
-            AffineMap sc6 = nb.map(6, {hq, tx});
-            // a. scores[h, x] = q[s, h] . K[t0 + x, kv]
-            overGroup({nScores, nb.index(hd)},
+          Value acc = split ? partOut : out;
+          // The part's positions: [lo, end) for q.k, [lo, endV) for p.V
+          // (at most up to valuesEnd), parts of roundUp(ceil(causalEnd /
+          // parts), kv_pad) positions: p.V's lanes (a divisor of kv_pad)
+          // whole in every part, no remainder summed position by position
+          // (a short context takes fewer parts).
+          // (Divided by the constant: a division by a value is not
+          // speculatable, and would pin the loops the schedules move.)
+          Value c;
+          if (split) {
+            Value share = arith::SelectOp::create(
+                b, oneToken,
+                arith::DivUIOp::create(
+                    b,
+                    arith::AddIOp::create(b, causalEnd, nb.index(numParts - 1)),
+                    nb.index(numParts)),
+                causalEnd);
+            c = roundUp(share, std::max<int64_t>(kvPad, 16));
+          }
+          auto part = [&](Value ip) {
+            Value lo, end = causalEnd, endV = valuesEnd;
+            if (split) {
+              lo = arith::MulIOp::create(b, ip, c);
+              Value hi = arith::AddIOp::create(b, lo, c);
+              end = arith::MinUIOp::create(b, hi, causalEnd);
+              endV = arith::MinUIOp::create(b, hi, valuesEnd);
+            }
+            // The part's max the lowest finite f32 (not -inf: a tile whose
+            // scaled scores are all -inf then keeps it, its exponentials 0,
+            // where exp(-inf - -inf) would be NaN), sum 0, output 0.
+            AffineMap st4 = stateAt(4), st5 = stateAt(5);
+            overGroup({},
                       [&](SmallVector<Value> iters) {
-                        product("attention_scores", iters, kinds({sp, sp, red}),
-                                q, nb.map(6, {s, hq * hd + ty}),
-                                nb.map(6, kAt(kv, t + tx, ty)), scores, sc6);
+                        nb.block("attention_init", iters, kinds({sp}), {},
+                                 {{partMax, st4}, {partSum, st4}},
+                                 [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                                   nb.store(lowest(b), partMax, st4, iv);
+                                   nb.store(f64Zero(b), partSum, st4, iv);
+                                 });
                       },
-                      {t0});
-            // b. tileMax[s, h] = max_x scale * scores[h, x]
-            overGroup({nScores}, [&](SmallVector<Value> iters) {
+                      {ip});
+            // acc[s, h*hd + d] *= factor[s, h]
+            auto scaleAcc = [&](StringRef name, Value factor) {
+              AffineMap a5 = accAt(5, nb.d(4));
+              overGroup({nb.index(hd)},
+                        [&](SmallVector<Value> iters) {
+                          nb.block(name, iters, kinds({sp, sp}),
+                                   {{acc, a5}, {factor, st5}}, {{acc, a5}},
+                                   [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                                     nb.store(arith::MulFOp::create(
+                                                  b, nb.load(acc, a5, iv),
+                                                  nb.load(factor, st5, iv)),
+                                              acc, a5, iv);
+                                   });
+                        },
+                        {ip});
+            };
+            {
+              AffineMap a5 = accAt(5, nb.d(4));
+              overGroup({nb.index(hd)},
+                        [&](SmallVector<Value> iters) {
+                          nb.block("attention_init_out", iters, kinds({sp, sp}),
+                                   {}, {{acc, a5}},
+                                   [&](ImplicitLocOpBuilder &, ValueRange iv) {
+                                     nb.store(nb.f32(0.0), acc, a5, iv);
+                                   });
+                        },
+                        {ip});
+            }
+            // The tiles [t0, t0 + T) of the part, t0 = lo, lo + T, ... <
+            // end (none when lo >= end): q.k up to end, p.V up to endV
+            // (kv_tile is a multiple of kv_pad, so the tiles that hold the
+            // causal context hold valuesEnd too).
+            auto tiles = [&](Value base) {
+              Value tile = nb.index(kvTile);
+              Value nScores = arith::MinUIOp::create(
+                  b, arith::SubIOp::create(b, end, base), tile);
+              Value nValues = arith::MinUIOp::create(
+                  b, arith::SubIOp::create(b, endV, base), tile);
+              // Blocks over (s, kv, g, p, x) or (s, kv, g, p, base, x, y).
+              AffineExpr px = nb.d(4), t = nb.d(4), tx = nb.d(5), ty = nb.d(6);
+              AffineMap sc5 = nb.map(5, {p, hq, px}),
+                        sc7 = nb.map(7, {p, hq, tx});
+              // a. scores[h, x] = q[s, h] . K[base + x, kv]
+              overGroup({nScores, nb.index(hd)},
+                        [&](SmallVector<Value> iters) {
+                          product("attention_scores", iters,
+                                  kinds({sp, sp, sp, red}), q,
+                                  nb.map(7, {s, hq * hd + ty}),
+                                  nb.map(7, kAt(kv, t + tx, ty)), scores, sc7);
+                        },
+                        {ip, base});
+              // b. tileMax[s, h] = max_x scale * scores[h, x]
+              overGroup({nScores},
+                        [&](SmallVector<Value> iters) {
+                          nb.block(
+                              "softmax_max", iters, kinds({sp, red}),
+                              {{scores, sc5}}, {{tileMax, st5}},
+                              [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                                Value v = arith::MulFOp::create(
+                                    b, nb.load(scores, sc5, iv), nb.f32(scale));
+                                Value m = nb.load(tileMax, st5, iv);
+                                nb.store(arith::MaxNumFOp::create(b, m, v),
+                                         tileMax, st5, iv);
+                              },
+                              [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                                nb.store(negInf(b), tileMax, st5, iv);
+                              });
+                        },
+                        {ip});
+              // c. the new max; rescale = exp(old max - new max) (0 at the
+              //    first tile, whose old max is the lowest f32)
+              overGroup({},
+                        [&](SmallVector<Value> iters) {
+                          nb.block("softmax_rescale_max", iters, kinds({sp}),
+                                   {{partMax, st4}, {tileMax, st4}},
+                                   {{partMax, st4}, {rescale, st4}},
+                                   [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                                     Value old = nb.load(partMax, st4, iv);
+                                     Value m = arith::MaxNumFOp::create(
+                                         b, old, nb.load(tileMax, st4, iv));
+                                     nb.store(math::ExpOp::create(
+                                                  b, arith::SubFOp::create(
+                                                         b, old, m)),
+                                              rescale, st4, iv);
+                                     nb.store(m, partMax, st4, iv);
+                                   });
+                        },
+                        {ip});
+              // d. scores = exp(scale * scores - max); zeros past the row's
+              //    causal end (padded rows)
+              overGroup({nScores},
+                        [&](SmallVector<Value> iters) {
+                          nb.block(
+                              "softmax_exp", iters, kinds({sp, sp}),
+                              {{scores, sc5}, {partMax, st5}}, {{scores, sc5}},
+                              [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                                Value v = arith::MulFOp::create(
+                                    b, nb.load(scores, sc5, iv), nb.f32(scale));
+                                Value e = math::ExpOp::create(
+                                    b, arith::SubFOp::create(
+                                           b, v, nb.load(partMax, st5, iv)));
+                                nb.store(e, scores, sc5, iv);
+                              });
+                        },
+                        {ip});
+              if (padded) {
+                Value rest = arith::SubIOp::create(b, nValues, nScores);
+                overGroup(
+                    {rest},
+                    [&](SmallVector<Value> iters) {
+                      iters[4] = arith::AddIOp::create(b, nScores, iters[4]);
+                      nb.block("softmax_pad", iters, kinds({sp, sp}), {},
+                               {{scores, sc5}},
+                               [&](ImplicitLocOpBuilder &, ValueRange iv) {
+                                 nb.store(nb.f32(0.0), scores, sc5, iv);
+                               });
+                    },
+                    {ip});
+              }
+              // e. tileSum[s, h] = sum_x scores[h, x] (f32);
+              //    sum = sum * rescale + tileSum (f64)
+              overGroup({nScores},
+                        [&](SmallVector<Value> iters) {
+                          sumF32("softmax_sum", iters, kinds({sp, red}), scores,
+                                 sc5, tileSum, st5);
+                        },
+                        {ip});
+              overGroup(
+                  {},
+                  [&](SmallVector<Value> iters) {
+                    nb.block("softmax_rescale_sum", iters, kinds({sp}),
+                             {{partSum, st4}, {rescale, st4}, {tileSum, st4}},
+                             {{partSum, st4}},
+                             [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                               auto wide = [&](Value buffer) -> Value {
+                                 return arith::ExtFOp::create(
+                                     b, f64, nb.load(buffer, st4, iv));
+                               };
+                               Value scaled = arith::MulFOp::create(
+                                   b, nb.load(partSum, st4, iv), wide(rescale));
+                               nb.store(arith::AddFOp::create(b, scaled,
+                                                              wide(tileSum)),
+                                        partSum, st4, iv);
+                             });
+                  },
+                  {ip});
+              // f. acc *= rescale; acc[s, h*hd + d] += sum_x scores[h, x]
+              //    V[d, base + x] (the block's variables (s, kv, g, p, base,
+              //    x, d), its loops (g, d, x))
+              scaleAcc("attention_rescale", rescale);
+              overGroup({nb.index(hd), nValues},
+                        [&](SmallVector<Value> iters) {
+                          std::swap(iters[5], iters[6]);
+                          product("attention_values", iters,
+                                  kinds({sp, sp, red, sp}), scores, sc7,
+                                  nb.map(7, vAt(kv, t + tx, ty)), acc,
+                                  accAt(7, ty),
+                                  /*accumulate=*/true, /*round=*/true);
+                        },
+                        {ip, base});
+            };
+            nb.loop(end, kvTile, tiles, lo);
+          };
+          if (split)
+            nb.loop(parts, part);
+          else
+            part(nb.index(0));
+          // g. Merged: the largest max M, each part's weight exp(max - M)
+          //    (0 for an empty part), the sum and output of the weighted
+          //    parts'.
+          AffineMap row3 = nb.map(3, {s, hq});
+          if (split) {
+            AffineMap st4 = stateAt(4);
+            overGroup({parts}, [&](SmallVector<Value> iters) {
               nb.block(
-                  "softmax_max", iters, kinds({red}), {{scores, sc4}},
-                  {{tileMax, row4}},
+                  "attention_merge_max", iters, kinds({red}), {{partMax, st4}},
+                  {{rowMax, row4}},
                   [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                    Value v = arith::MulFOp::create(b, nb.load(scores, sc4, iv),
-                                                    nb.f32(scale));
-                    Value m = nb.load(tileMax, row4, iv);
-                    nb.store(arith::MaxNumFOp::create(b, m, v), tileMax, row4,
-                             iv);
+                    nb.store(
+                        arith::MaxNumFOp::create(b, nb.load(rowMax, row4, iv),
+                                                 nb.load(partMax, st4, iv)),
+                        rowMax, row4, iv);
                   },
                   [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                    nb.store(negInf(b), tileMax, row4, iv);
+                    nb.store(negInf(b), rowMax, row4, iv);
                   });
             });
-            // c. the new max; rescale = exp(old max - new max) (0 at the
-            //    first tile, whose old max is -inf)
-            overGroup({}, [&](SmallVector<Value> iters) {
-              nb.block("softmax_rescale_max", iters, rowSpatial,
-                       {{rowMax, row3}, {tileMax, row3}},
-                       {{rowMax, row3}, {rescale, row3}},
+            overGroup({parts}, [&](SmallVector<Value> iters) {
+              nb.block("attention_merge_weight", iters, kinds({sp}),
+                       {{partMax, st4}, {rowMax, row4}}, {{rescale, st4}},
                        [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                         Value old = nb.load(rowMax, row3, iv);
-                         Value m = arith::MaxNumFOp::create(
-                             b, old, nb.load(tileMax, row3, iv));
                          nb.store(math::ExpOp::create(
-                                      b, arith::SubFOp::create(b, old, m)),
-                                  rescale, row3, iv);
-                         nb.store(m, rowMax, row3, iv);
+                                      b, arith::SubFOp::create(
+                                             b, nb.load(partMax, st4, iv),
+                                             nb.load(rowMax, row4, iv))),
+                                  rescale, st4, iv);
                        });
             });
-            // d. scores = exp(scale * scores - max); zeros past the row's
-            //    causal end (padded rows)
-            overGroup({nScores}, [&](SmallVector<Value> iters) {
-              nb.block("softmax_exp", iters, kinds({sp}),
-                       {{scores, sc4}, {rowMax, row4}}, {{scores, sc4}},
-                       [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                         Value v = arith::MulFOp::create(
-                             b, nb.load(scores, sc4, iv), nb.f32(scale));
-                         Value e = math::ExpOp::create(
-                             b, arith::SubFOp::create(
-                                    b, v, nb.load(rowMax, row4, iv)));
-                         nb.store(e, scores, sc4, iv);
-                       });
-            });
-            if (padded) {
-              Value rest = arith::SubIOp::create(b, nValues, nScores);
-              overGroup({rest}, [&](SmallVector<Value> iters) {
-                iters[3] = arith::AddIOp::create(b, nScores, iters[3]);
-                nb.block("softmax_pad", iters, kinds({sp}), {}, {{scores, sc4}},
-                         [&](ImplicitLocOpBuilder &, ValueRange iv) {
-                           nb.store(nb.f32(0.0), scores, sc4, iv);
-                         });
-              });
-            }
-            // e. tileSum[s, h] = sum_x scores[h, x] (f32);
-            //    sum = sum * rescale + tileSum (f64)
-            overGroup({nScores}, [&](SmallVector<Value> iters) {
-              sumF32("softmax_sum", iters, kinds({red}), scores, sc4, tileSum,
-                     row4);
-            });
-            overGroup({}, [&](SmallVector<Value> iters) {
+            overGroup({parts}, [&](SmallVector<Value> iters) {
               nb.block(
-                  "softmax_rescale_sum", iters, rowSpatial,
-                  {{rowSum, row3}, {rescale, row3}, {tileSum, row3}},
-                  {{rowSum, row3}},
+                  "attention_merge_sum", iters, kinds({red}),
+                  {{partSum, st4}, {rescale, st4}}, {{rowSum, row4}},
                   [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                    auto wide = [&](Value buffer) -> Value {
-                      return arith::ExtFOp::create(b, f64,
-                                                   nb.load(buffer, row3, iv));
-                    };
-                    Value scaled = arith::MulFOp::create(
-                        b, nb.load(rowSum, row3, iv), wide(rescale));
-                    nb.store(arith::AddFOp::create(b, scaled, wide(tileSum)),
-                             rowSum, row3, iv);
+                    Value w = arith::ExtFOp::create(b, f64,
+                                                    nb.load(rescale, st4, iv));
+                    Value t =
+                        arith::MulFOp::create(b, nb.load(partSum, st4, iv), w);
+                    nb.store(
+                        arith::AddFOp::create(b, nb.load(rowSum, row4, iv), t),
+                        rowSum, row4, iv);
+                  },
+                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                    nb.store(f64Zero(b), rowSum, row4, iv);
                   });
             });
-            // f. out *= rescale; out[s, h*hd + d] += sum_x scores[h, x]
-            //    V[d, t0 + x] (the block's variables (s, kv, g, t0, x, d),
-            //    its loops (g, d, x))
-            scaleOut("attention_rescale", rescale);
-            overGroup({nb.index(hd), nValues},
-                      [&](SmallVector<Value> iters) {
-                        std::swap(iters[4], iters[5]);
-                        product("attention_values", iters, kinds({sp, red, sp}),
-                                scores, sc6, nb.map(6, vAt(kv, t + tx, ty)),
-                                out, nb.map(6, {s, hq * hd + ty}),
-                                /*accumulate=*/true,
-                                /*round=*/true);
-                      },
-                      {t0});
-          });
-          // g. out *= f32(1 / sum)
+            // out[s, h*hd + d] = sum_p partOut[p][...] * weight[p], the
+            // block's variables (s, kv, g, p, d), its loops (g, d, p).
+            AffineMap part5 = accAt(5, nb.d(4)), w5 = stateAt(5);
+            AffineMap out5 = nb.map(5, {s, hq * hd + nb.d(4)});
+            overGroup({nb.index(hd), parts}, [&](SmallVector<Value> iters) {
+              std::swap(iters[3], iters[4]);
+              nb.block(
+                  "attention_merge_out", iters, kinds({red, sp}),
+                  {{partOut, part5}, {rescale, w5}}, {{out, out5}},
+                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                    Value t =
+                        arith::MulFOp::create(b, nb.load(partOut, part5, iv),
+                                              nb.load(rescale, w5, iv));
+                    nb.store(
+                        arith::AddFOp::create(b, nb.load(out, out5, iv), t),
+                        out, out5, iv);
+                  },
+                  [&](ImplicitLocOpBuilder &, ValueRange iv) {
+                    nb.store(nb.f32(0.0), out, out5, iv);
+                  });
+            });
+          }
+          // h. out *= f32(1 / sum)
           overGroup({}, [&](SmallVector<Value> iters) {
-            nb.block("softmax_inv", iters, rowSpatial, {{rowSum, row3}},
-                     {{rowInv, row3}}, invBody(row3));
+            if (split)
+              return nb.block("softmax_inv", iters, rowSpatial,
+                              {{rowSum, row3}}, {{rowInv, row3}},
+                              invBody(rowSum, row3, row3));
+            // The one part's sum (p = 0).
+            iters.push_back(nb.index(0));
+            AffineMap sum4 = stateAt(4), inv4 = nb.map(4, {s, hq});
+            nb.block("softmax_inv", iters, kinds({sp}), {{partSum, sum4}},
+                     {{rowInv, inv4}}, invBody(partSum, sum4, inv4));
           });
-          scaleOut("attention_normalize", rowInv);
+          AffineMap out4 = nb.map(4, {s, hq * hd + x}),
+                    inv4 = nb.map(4, {s, hq});
+          overGroup({nb.index(hd)}, [&](SmallVector<Value> iters) {
+            nb.block("attention_normalize", iters, kinds({sp}),
+                     {{out, out4}, {rowInv, inv4}}, {{out, out4}},
+                     [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                       nb.store(
+                           arith::MulFOp::create(b, nb.load(out, out4, iv),
+                                                 nb.load(rowInv, inv4, iv)),
+                           out, out4, iv);
+                     });
+          });
           return;
         }
         // 2. scores[h, t] = q[s, h] . K[t, kv]
@@ -519,7 +714,7 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
         AffineMap row3 = nb.map(3, {s, hq});
         overGroup({}, [&](SmallVector<Value> iters) {
           nb.block("softmax_inv", iters, rowSpatial, {{rowSum, row3}},
-                   {{rowInv, row3}}, invBody(row3));
+                   {{rowInv, row3}}, invBody(rowSum, row3, row3));
         });
         overGroup({causalEnd}, [&](SmallVector<Value> iters) {
           nb.block("softmax_scale", iters, kinds({sp}),

@@ -52,10 +52,13 @@ public:
   /// Emits `tl.for %iv = 0 to ub step 1` and calls `fn` inside. Lowering
   /// emits serial loops only: their kinds are the schedules' choice.
   void loop(Value ub, function_ref<void(Value)> fn) { loop(ub, 1, fn); }
-  /// The same with a step (tiles of `step` up to `ub`).
-  void loop(Value ub, int64_t step, function_ref<void(Value)> fn) {
-    Value zero = index(0), s = index(step);
-    auto forOp = tl::ForOp::create(b, zero, ub, s, LoopKind::serial);
+  /// The same with a step (tiles of `step` up to `ub`), from `lb` (0 when
+  /// null).
+  void loop(Value ub, int64_t step, function_ref<void(Value)> fn,
+            Value lb = {}) {
+    Value s = index(step);
+    auto forOp =
+        tl::ForOp::create(b, lb ? lb : index(0), ub, s, LoopKind::serial);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(forOp.getBody()->getTerminator());
     fn(forOp.getInductionVar());

@@ -236,7 +236,7 @@ func.func @attention_f16_cache_rounded(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>
 // row's causal end (a cost model sees its work: the tiles' extents add up to
 // the context).
 // CHECK-LABEL: func.func @attention_online
-// CHECK: %[[SC:.+]] = memref.alloc() {{.*}} : memref<4x8xf32>
+// CHECK: %[[SC:.+]] = memref.alloc() {{.*}} : memref<1x4x8xf32>
 // CHECK-NOT: memref<4x?xf32>
 // CHECK: %[[END:.+]] = arith.addi %{{.+}}, %c1{{.*}} : index
 // CHECK: tl.block "attention_init"
@@ -244,7 +244,7 @@ func.func @attention_f16_cache_rounded(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>
 // CHECK: tl.for %[[T0:.+]] = %{{.+}} to %[[END]] step %c8
 // CHECK: tl.block "attention_scores" ({{.*}}%[[T1:[a-z0-9_]+]] = spatial %[[T0]], %[[X1:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[Y1:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}})
 // CHECK-SAME: %subview[0, %{{[a-z0-9_]+}}, (%[[T1]] + %[[X1]]) * 4 + %[[Y1]]]
-// CHECK-SAME: writes(%[[SC]][{{.+}}, %[[X1]]] : memref<4x8xf32>)
+// CHECK-SAME: writes(%[[SC]][{{.+}}, {{.+}}, %[[X1]]] : memref<1x4x8xf32>)
 // CHECK: tl.block "softmax_max"
 // CHECK: tl.block "softmax_rescale_max"
 // CHECK: %[[OLD:.+]] = affine.load
@@ -268,6 +268,44 @@ func.func @attention_f16_cache_rounded(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>
 func.func @attention_online(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) -> tensor<?x16xf32> {
   %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_pad = 4 : i64, kv_tile = 8 : i64} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
   return %0 : tensor<?x16xf32>
+}
+
+// -----
+
+!cache = !graph.kv_cache<layers = 2, max_seq = 512, kv_heads = 1, head_dim = 4, element_type = f32>
+// kv_splits: a call of one token splits each row's positions into 2 parts
+// (select(seq == 1, 2, 1)), each of roundUp(ceil(context / 2), 64)
+// positions from p * that, with its own max, sum and output ([s][p][h],
+// the heads of a part padded to 16: a cache line per part), tiles from the
+// part's first position to its end; then the merge: the largest max, each
+// part's weight exp(its max - the largest), the weighted sums and outputs.
+// CHECK-LABEL: func.func @attention_split
+// CHECK: %[[ONE:.+]] = arith.cmpi eq, %{{.+}}, %c1
+// CHECK: %[[PARTS:.+]] = arith.select %[[ONE]], %c2{{.*}}, %c1
+// CHECK: memref.alloc() {{.*}} : memref<2x2x256xf32>
+// CHECK: memref.alloc(%{{.+}}) {{.*}} : memref<?x2x16xf32>
+// CHECK: memref.alloc(%{{.+}}) {{.*}} : memref<?x2x16xf64>
+// CHECK: memref.alloc(%{{.+}}) {{.*}} : memref<?x2x8xf32>
+// CHECK: %[[HALF:.+]] = arith.divui %{{.+}}, %c2
+// CHECK: %[[SHARE:.+]] = arith.select %[[ONE]], %[[HALF]],
+// CHECK: tl.for %[[P:.+]] = %{{.+}} to %[[PARTS]] step
+// CHECK: %[[LO:.+]] = arith.muli %[[P]], %{{.+}}
+// CHECK: tl.block "attention_init" ({{.*}}, %[[P1:[a-z0-9_]+]] = spatial %[[P]])
+// CHECK-SAME: writes(%{{.+}}[%{{.+}}, %[[P1]], {{.+}}] : memref<?x2x16xf32>
+// CHECK: tl.for %[[T0:.+]] = %[[LO]] to %{{.+}} step %c256
+// CHECK: tl.block "attention_scores" ({{.*}} = spatial %[[P]], %{{.+}} = spatial %[[T0]],
+// CHECK: tl.block "attention_values" ({{.*}} = spatial %[[P]], %{{.+}} = spatial %[[T0]],
+// CHECK: tl.for %[[PM:.+]] = %{{.+}} to %[[PARTS]] step
+// CHECK-NEXT: tl.block "attention_merge_max" ({{.*}} = reduce %[[PM]])
+// CHECK: tl.block "attention_merge_weight"
+// CHECK: math.exp
+// CHECK: tl.block "attention_merge_sum"
+// CHECK: tl.block "attention_merge_out"
+// CHECK: tl.block "softmax_inv"
+// CHECK: tl.block "attention_normalize"
+func.func @attention_split(%q: tensor<?x8xf32>, %k: tensor<?x4xf32>, %c: !cache, %p: index) -> tensor<?x8xf32> {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 2 : i64, num_kv_heads = 1 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_pad = 64 : i64, kv_tile = 256 : i64, kv_splits = 2 : i64} : tensor<?x8xf32>, tensor<?x4xf32>, tensor<?x4xf32>, !cache
+  return %0 : tensor<?x8xf32>
 }
 
 // -----

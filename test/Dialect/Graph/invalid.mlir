@@ -184,6 +184,33 @@ func.func @attention_kv_tile_runs(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c:
 // -----
 
 !cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
+func.func @attention_kv_pad_negative(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) {
+  // expected-error @+1 {{kv_pad must be at least 1, got -64}}
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 0 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_pad = -64 : i64} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
+  return
+}
+
+// -----
+
+!cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
+func.func @attention_kv_splits_zero(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) {
+  // expected-error @+1 {{kv_splits must be at least 1, got 0}}
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 0 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_tile = 16 : i64, kv_splits = 0 : i64} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
+  return
+}
+
+// -----
+
+!cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
+func.func @attention_kv_splits_two_pass(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) {
+  // expected-error @+1 {{kv_splits (2) needs flash attention (kv_tile > 0)}}
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 0 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_splits = 2 : i64} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
+  return
+}
+
+// -----
+
+!cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
 func.func @attention_k_shape(%q: tensor<?x16xf32>, %k: tensor<?x12xf32>, %c: !cache, %p: index) {
   // expected-error @+1 {{k must be [seq, 8]}}
   %0 = graph.attention %q, %k, %k, %c, %p {layer = 0 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32} : tensor<?x16xf32>, tensor<?x12xf32>, tensor<?x12xf32>, !cache

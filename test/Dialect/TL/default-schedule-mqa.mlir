@@ -61,9 +61,9 @@ func.func @decode_mqa_online(%q: tensor<1x256xf32>, %k: tensor<1x64xf32>, %c: !c
 // CHECK-LABEL: func.func @prefill_mqa_online
 // CHECK: tl.for %[[H:.+]] = %{{.+}} to %c12 step %{{[a-z0-9_]+}} kind(parallel)
 // CHECK-NEXT: tl.for %[[S:.+]] = %{{.+}} to %dim step
-// CHECK: tl.block "attention_init" ({{.*}} = spatial %[[H]])
+// CHECK: tl.block "attention_init" ({{.*}} = spatial %[[H]], {{.*}} = spatial %c0{{[_0-9]*}})
 // CHECK: tl.for %[[T0:.+]] = %{{.+}} to %{{.+}} step %c256 {
-// CHECK: tl.block "attention_scores_rf" (%{{.+}} = spatial %[[S]], %{{.+}} = spatial %c0, %{{.+}} = spatial %[[H]], %{{.+}} = spatial %[[T0]],
+// CHECK: tl.block "attention_scores_rf" (%{{.+}} = spatial %[[S]], %{{.+}} = spatial %c0{{[_0-9]*}}, %{{.+}} = spatial %[[H]], %{{.+}} = spatial %c0{{[_0-9]*}}, %{{.+}} = spatial %[[T0]],
 // CHECK: tl.block "attention_values
 // CHECK: tl.block "attention_normalize"
 // CHECK-NOT: tl.for %{{.+}} = %{{.+}} to %c12
@@ -72,4 +72,20 @@ func.func @decode_mqa_online(%q: tensor<1x256xf32>, %k: tensor<1x64xf32>, %c: !c
 func.func @prefill_mqa_online(%q: tensor<?x768xf32>, %k: tensor<?x64xf32>, %c: !cache12, %p: index) -> tensor<?x768xf32> attributes {llmc.phase = "prefill"} {
   %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 12 : i64, num_kv_heads = 1 : i64, head_dim = 64 : i64, scale = 0.125 : f32, kv_pad = 64 : i64, kv_tile = 256 : i64} : tensor<?x768xf32>, tensor<?x64xf32>, tensor<?x64xf32>, !cache12
   return %0 : tensor<?x768xf32>
+}
+
+// Split over the positions (kv_splits = 2): in decode the parts' loop has
+// an iteration per part, each with its own state: independent, so it takes
+// the threads (one parallel region per layer, each thread a share of the
+// context); the merge after it runs once.
+// CHECK-LABEL: func.func @decode_mqa_split
+// CHECK: tl.for %[[P:.+]] = %{{.+}} to %c2 step %{{[a-z0-9_]+}} kind(parallel)
+// CHECK: tl.block "attention_scores_rf" ({{.*}} = spatial %[[P]],
+// CHECK: tl.block "attention_values_rf" ({{.*}} = spatial %[[P]],
+// CHECK: tl.block "attention_merge_out"
+// CHECK-NOT: kind(parallel)
+// CHECK: return
+func.func @decode_mqa_split(%q: tensor<1x256xf32>, %k: tensor<1x64xf32>, %c: !cache, %p: index) -> tensor<1x256xf32> attributes {llmc.phase = "decode"} {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 1 : i64, head_dim = 64 : i64, scale = 0.25 : f32, kv_pad = 64 : i64, kv_tile = 256 : i64, kv_splits = 2 : i64} : tensor<1x256xf32>, tensor<1x64xf32>, tensor<1x64xf32>, !cache
+  return %0 : tensor<1x256xf32>
 }

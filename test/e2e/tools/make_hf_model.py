@@ -36,7 +36,7 @@ HIDDEN, INTER, LAYERS, HEADS, KV_HEADS, VOCAB, MAX_POS = 64, 160, 2, 8, 2, 300, 
 BOS_ID, EOS_ID = 1, 2
 
 
-def make_config(arch, tied, dtype, max_pos=MAX_POS):
+def make_config(arch, tied, dtype, max_pos=MAX_POS, kv_heads=KV_HEADS):
     a = ARCHS[arch]
     cfg = {
         "architectures": a["architectures"],
@@ -45,7 +45,7 @@ def make_config(arch, tied, dtype, max_pos=MAX_POS):
         "intermediate_size": INTER,
         "num_hidden_layers": LAYERS,
         "num_attention_heads": HEADS,
-        "num_key_value_heads": KV_HEADS,
+        "num_key_value_heads": kv_heads,
         "vocab_size": VOCAB,
         "max_position_embeddings": max_pos,
         "rms_norm_eps": a["rms_norm_eps"],
@@ -118,14 +118,15 @@ def shard_name(i, n):
     return "model-%05d-of-%05d.safetensors" % (i + 1, n)
 
 
-def make_model(out, arch="llama", tied=True, dtype="f32", shards=1, seed=0, max_pos=MAX_POS):
+def make_model(out, arch="llama", tied=True, dtype="f32", shards=1, seed=0, max_pos=MAX_POS,
+               kv_heads=KV_HEADS):
     """Writes the checkpoint into `out` (created). Returns the config dict."""
     if arch not in ARCHS:
         raise ValueError("unknown arch %r" % arch)
     if dtype not in DTYPES:
         raise ValueError("unknown dtype %r" % dtype)
     os.makedirs(out, exist_ok=True)
-    cfg = make_config(arch, tied, dtype, max_pos)
+    cfg = make_config(arch, tied, dtype, max_pos, kv_heads)
     tensors = make_tensors(cfg, seed)
     st_dtype = DTYPES[dtype][0]
     items = [(name, (st_dtype, arr)) for name, arr in tensors.items()]

@@ -255,10 +255,19 @@ def Graph_AttentionOp : Graph_Op<"attention", [AllTypesMatch<["q", "result"]>]> 
       rescaled by exp(old max - new max) as each tile is added, the output
       divided by the sum at the end. Only a tile's scores exist at a time.
       A multiple of `kv_pad`; `softmax_block` must be 0.
+    - `kv_splits` (default 1, flash attention only): a call of one token
+      (decode) splits each row's positions into that many parts of about
+      equal length (multiples of `kv_pad`, at least 16: a short context
+      takes fewer parts), each with its own running max, sum and
+      output, merged at the end (each part's weighted by exp(its max - the
+      largest)): parts a schedule may run on threads of their own when the
+      KV heads cannot fill the cores. Longer calls take one part.
     - `round_to_cache` (default false): with a cache of another element
       type than f32 (f16), q and the probabilities are rounded to it before
       their products with the keys and values, as ggml's mul_mat converts
-      its f32 operand to the cache's type. Without it they stay f32.
+      its f32 operand to the cache's type (with `kv_tile`, the exponentials
+      before their division by the sum, which comes after p.V). Without it
+      they stay f32.
 
     A cache of f16 holds the keys and values rounded to f16 (to nearest
     even); the products read them back widened to f32.
@@ -278,6 +287,7 @@ def Graph_AttentionOp : Graph_Op<"attention", [AllTypesMatch<["q", "result"]>]> 
                        DefaultValuedAttr<I64Attr, "1">:$kv_pad,
                        DefaultValuedAttr<I64Attr, "0">:$softmax_block,
                        DefaultValuedAttr<I64Attr, "0">:$kv_tile,
+                       DefaultValuedAttr<I64Attr, "1">:$kv_splits,
                        DefaultValuedAttr<BoolAttr, "false">:$round_to_cache);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = [{

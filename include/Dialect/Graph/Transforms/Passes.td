@@ -58,6 +58,25 @@ def GraphInterleaveWeights : Pass<"graph-interleave-weights", "mlir::ModuleOp"> 
   ];
 }
 
+def GraphSplitKV : Pass<"graph-split-kv", "mlir::ModuleOp"> {
+  let summary = "Split decode's flash attention over the positions when its KV heads cannot fill the cores";
+  let description = [{
+    A flash attention (`graph.attention` with `kv_tile`, the exact mode)
+    whose KV heads are fewer than the target's cores gets `kv_splits =
+    ceil(cores / num_kv_heads)`: a decode step's rows split their positions
+    into that many parts, each with its own running max, sum and output, so
+    that the parts can take the threads the heads leave idle (one KV head,
+    MQA: every core a share of the context). The two-pass softmax
+    (llama.cpp mode) is left alone: its sums are ordered over the whole row.
+
+    Input: after `graph-act-quant`.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu:x86-64-v3\"",
+           "the target description (explicit: resolved by the driver)">
+  ];
+}
+
 def GraphActQuant : Pass<"graph-act-quant", "mlir::ModuleOp"> {
   let summary = "Choose the numerics of llama.cpp or of exact f32 math";
   let description = [{

@@ -362,6 +362,12 @@ LogicalResult AttentionOp::verify() {
   if (kvTile > 0 && kvTile % kvPad)
     return emitOpError("kv_tile (")
            << kvTile << ") must be a multiple of kv_pad (" << kvPad << ")";
+  int64_t splits = getKvSplitsAttr().getInt();
+  if (splits < 1)
+    return emitOpError("kv_splits must be at least 1, got ") << splits;
+  if (splits > 1 && kvTile == 0)
+    return emitOpError("kv_splits (")
+           << splits << ") needs flash attention (kv_tile > 0)";
   if (kvTile > 0 && runs > 0)
     return emitOpError("kv_tile (online softmax) and softmax_block (two "
                        "passes) exclude each other");

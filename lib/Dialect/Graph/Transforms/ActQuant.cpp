@@ -16,14 +16,14 @@ namespace llmc::graph {
 using namespace mlir;
 using namespace llmc::graph;
 
-/// The element type the weight has in the model file: its own, except for
-/// an f32 parameter widened from 16-bit data (its param's source says).
 /// The exact mode's attention tile: positions whose keys and values (64
 /// KiB each at head_dim 128 in f16) stay in L2 while the heads of a GQA
 /// group read them, and long enough that p.V's lanes are summed across
 /// once per 256 positions.
 static constexpr int64_t kExactKvTile = 256;
 
+/// The element type the weight has in the model file: its own, except for
+/// an f32 parameter widened from 16-bit data (its param's source says).
 static Type storedElementType(Value weight) {
   Type element = llvm::cast<RankedTensorType>(weight.getType()).getElementType();
   if (!element.isF32())

@@ -286,6 +286,24 @@ public:
                     ArrayRef(operands).take_front(map.getNumDims()),
                     ArrayRef(operands).drop_front(map.getNumDims()));
     }
+    // A choice on a size's equality with a constant (flash attention's
+    // parts: select(seq == 1, parts, 1)): sizes are taken as general, so
+    // the branch of "not equal" (a decode step's constant sizes fold the
+    // choice before this runs). A condition the kernel receives (computed
+    // by its caller) is taken as false: the lowering writes its choices as
+    // select(special case, its value, the general one).
+    if (auto select = dyn_cast<arith::SelectOp>(def)) {
+      auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
+      if (!cmp)
+        return isa<BlockArgument>(select.getCondition())
+                   ? index(select.getFalseValue())
+                   : std::nullopt;
+      if (cmp.getPredicate() != arith::CmpIPredicate::eq &&
+          cmp.getPredicate() != arith::CmpIPredicate::ne)
+        return std::nullopt;
+      bool eq = cmp.getPredicate() == arith::CmpIPredicate::eq;
+      return index(eq ? select.getFalseValue() : select.getTrueValue());
+    }
     if (def->getNumOperands() != 2)
       return std::nullopt;
     std::optional<CostPoly> lhs = index(def->getOperand(0));

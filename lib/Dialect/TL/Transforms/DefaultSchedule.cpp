@@ -139,10 +139,12 @@ ForOp onlyLoopIn(ForOp outer) {
   return only;
 }
 
-/// Whether `outer` directly holds several loops: a loop over a sequence of
-/// nests (flash attention's tiles of positions).
+/// Whether `outer` steps over tiles (a constant step above 1) through a
+/// sequence of nests: flash attention's tiles of positions.
 bool overNests(ForOp outer) {
-  return llvm::count_if(outer.getBody()->without_terminator(),
+  std::optional<int64_t> step = getConstantIntValue(outer.getStep());
+  return step && *step > 1 &&
+         llvm::count_if(outer.getBody()->without_terminator(),
                         [](Operation &op) { return isa<ForOp>(op); }) > 1;
 }
 
@@ -403,37 +405,83 @@ private:
   void fuseHeads(ForOp root) {
     if (decode || extentOf(root) || onlyLoopIn(root))
       return;
-    auto loopsIn = [](ForOp l) {
-      SmallVector<ForOp> loops;
-      for (Operation &op : l.getBody()->without_terminator())
-        if (auto inner = dyn_cast<ForOp>(&op))
-          loops.push_back(inner);
-      return loops;
-    };
     SmallVector<ForOp> loops = loopsIn(root);
-    std::optional<int64_t> heads =
-        loops.size() >= 2 ? extentOf(loops.front()) : std::nullopt;
-    if (!heads || *heads < std::max<int64_t>(target.cores, 2) ||
+    // The heads: the loops with a static extent (the others hold them).
+    std::optional<int64_t> heads;
+    for (ForOp l : loops)
+      if ((heads = extentOf(l)))
+        break;
+    if (loops.size() < 2 || !heads ||
+        *heads < std::max<int64_t>(target.cores, 2) ||
+        !overHeadsOnly(root, *heads) ||
         succeeded(quietly([&] { return verifyIndependent(root, "parallel"); })))
       return;
     for (ForOp &l : loops) {
       if (extentOf(l) == heads)
         continue;
-      SmallVector<ForOp> inner = loopsIn(l);
-      if (inner.empty() ||
-          llvm::any_of(inner, [&](ForOp i) { return extentOf(i) != heads; }))
+      FailureOr<ForOp> hoisted = hoistHeads(l, *heads);
+      if (failed(hoisted))
         return;
-      auto fused = quietly([&] { return fuseSiblings(rw, inner); });
-      if (failed(fused) || failed(quietly([&] {
-            return verifyIndependent(*fused, "parallel");
-          })))
-        return;
-      auto moved = quietly([&] { return reorder(rw, {*fused, l}); });
-      if (failed(moved))
-        return;
-      l = (*moved)[0];
+      l = *hoisted;
     }
     (void)quietly([&] { return fuseSiblings(rw, loops); });
+  }
+
+  /// Whether every block under `l` sits in a loop over `heads`, reached
+  /// through loops that hold only loops (and index arithmetic): what
+  /// fuseHeads may move the heads out of.
+  static bool overHeadsOnly(ForOp l, int64_t heads) {
+    for (Operation &op : l.getBody()->without_terminator()) {
+      auto inner = dyn_cast<ForOp>(&op);
+      if (!inner) {
+        if (op.getNumRegions() || !isPure(&op))
+          return false;
+        continue;
+      }
+      if (extentOf(inner) != heads && !overHeadsOnly(inner, heads))
+        return false;
+    }
+    return true;
+  }
+
+  static SmallVector<ForOp> loopsIn(ForOp l) {
+    SmallVector<ForOp> loops;
+    for (Operation &op : l.getBody()->without_terminator())
+      if (auto inner = dyn_cast<ForOp>(&op))
+        loops.push_back(inner);
+    return loops;
+  }
+
+  /// fuseHeads' step for a loop `l` over something else than the heads
+  /// (flash attention's tiles, or the parts of a split row around them)
+  /// whose loops run over the heads or are such loops themselves: those
+  /// fuse into one loop over the heads, which moves outside `l`, where its
+  /// iterations must still be independent (else `l` goes back outside).
+  /// Returns the loop over the heads, now around `l`.
+  FailureOr<ForOp> hoistHeads(ForOp l, int64_t heads) {
+    SmallVector<ForOp> inner = loopsIn(l);
+    if (inner.empty())
+      return failure();
+    for (ForOp &i : inner) {
+      if (extentOf(i) == heads)
+        continue;
+      FailureOr<ForOp> hoisted = hoistHeads(i, heads);
+      if (failed(hoisted))
+        return failure();
+      i = *hoisted;
+    }
+    auto fused = quietly([&] { return fuseSiblings(rw, inner); });
+    if (failed(fused))
+      return failure();
+    auto moved = quietly([&] { return reorder(rw, {*fused, l}); });
+    if (failed(moved))
+      return failure();
+    if (failed(quietly(
+            [&] { return verifyIndependent((*moved)[0], "parallel"); }))) {
+      (void)quietly([&] { return reorder(rw, {(*moved)[1], (*moved)[0]}); });
+      return failure();
+    }
+    return (*moved)[0];
   }
 
   /// Prefill attention: the rows' nest over (tokens, KV heads, ...) whose

@@ -416,6 +416,8 @@ FailureOr<ForOp> llmc::tl::fuseSiblings(RewriterBase &rw,
   if (loops.empty())
     return failure();
   ForOp first = loops.front();
+  if (loops.size() == 1)
+    return first;
   for (ForOp l : loops.drop_front()) {
     if (l->getBlock() != first->getBlock() || !first->isBeforeInBlock(l))
       return l.emitError("fuseSiblings: the loops must be siblings, in order");

@@ -1,0 +1,39 @@
+//===- SplitKV.cpp - decode's flash attention split over the positions ----===//
+//
+// See the pass description (Passes.td) and graph.attention's kv_splits.
+//
+//===----------------------------------------------------------------------===//
+#include "Dialect/Graph/IR/Graph.h"
+#include "Dialect/Graph/Transforms/Passes.h"
+#include "Target/TargetDescription.h"
+
+namespace llmc::graph {
+#define GEN_PASS_DEF_GRAPHSPLITKV
+#include "Dialect/Graph/Transforms/Passes.h.inc"
+} // namespace llmc::graph
+
+using namespace mlir;
+using namespace llmc;
+using namespace llmc::graph;
+
+namespace {
+struct GraphSplitKVPass : graph::impl::GraphSplitKVBase<GraphSplitKVPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    auto desc = TargetDescription::parse(target);
+    if (!desc) {
+      getOperation().emitError("graph-split-kv: ")
+          << llvm::toString(desc.takeError());
+      return signalPassFailure();
+    }
+    int64_t cores = desc->cores;
+    getOperation().walk([&](AttentionOp op) {
+      int64_t kvHeads = op.getNumKvHeads();
+      if (op.getKvTileAttr().getInt() == 0 || kvHeads >= cores)
+        return;
+      op.setKvSplitsAttr(
+          Builder(op).getI64IntegerAttr(llvm::divideCeil(cores, kvHeads)));
+    });
+  }
+};
+} // namespace
