@@ -19,6 +19,7 @@
 #include "LoweringUtils.h"
 
 #include <limits>
+#include <numeric>
 
 using namespace llmc::graph_to_tl;
 
@@ -116,26 +117,34 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
                : nb.alloc(MemRefType::get({nh, ShapedType::kDynamic}, f32),
                           {width});
     auto rowType = MemRefType::get({ShapedType::kDynamic, nh}, f32);
-    Value rowMax = nb.alloc(rowType, {seq});
+    Value rowMax, rowSum;
     Value rowInv = nb.alloc(rowType, {seq});
-    Value rowSum = nb.alloc(
-        MemRefType::get({ShapedType::kDynamic, nh}, b.getF64Type()), {seq});
-    // Online, per row, part and tile ([s][part][head]): the part's max and
+    if (!online || split) {
+      rowMax = nb.alloc(rowType, {seq});
+      rowSum = nb.alloc(
+          MemRefType::get({ShapedType::kDynamic, nh}, b.getF64Type()), {seq});
+    }
+    // Online, per part, row and tile ([part][s][head]): the part's max and
     // sum, the tile's max, the factor exp(old max - new max) that rescales
     // what the earlier tiles summed (merging: the part's weight), the
     // tile's sum; split, each part's output.
     Value partMax, partSum, tileMax, rescale, tileSum, partOut;
     if (online) {
-      auto partType = [&](Type element, int64_t row) {
-        return MemRefType::get({ShapedType::kDynamic, numParts, row}, element);
+      // Part-major ([part][token][...]): a prompt, which takes one part,
+      // touches the first part's bytes only (the arena's others stay
+      // untouched pages).
+      auto partBuffer = [&](Type element, int64_t row) {
+        return nb.alloc(
+            MemRefType::get({numParts, ShapedType::kDynamic, row}, element),
+            {seq});
       };
-      partMax = nb.alloc(partType(f32, partRows), {seq});
-      partSum = nb.alloc(partType(b.getF64Type(), partRows), {seq});
-      tileMax = nb.alloc(partType(f32, partRows), {seq});
-      rescale = nb.alloc(partType(f32, partRows), {seq});
-      tileSum = nb.alloc(partType(f32, partRows), {seq});
+      partMax = partBuffer(f32, partRows);
+      partSum = partBuffer(b.getF64Type(), partRows);
+      tileMax = partBuffer(f32, partRows);
+      rescale = partBuffer(f32, partRows);
+      tileSum = partBuffer(f32, partRows);
       if (split)
-        partOut = nb.alloc(partType(f32, nh * hd), {seq});
+        partOut = partBuffer(f32, nh * hd);
     }
 
     // llmc/abi.h's layout: per layer and KV head, keys as [position][dim],
@@ -322,22 +331,22 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
         if (online) {
           // Blocks over (s, kv, g, p, ...): p the part of the row's
           // positions (0 but in a split decode step), whose running max,
-          // sum and output are the part's own: at [s][p][h].
+          // sum and output are the part's own: at [p][s][h].
           AffineExpr p = nb.d(3);
-          auto stateAt = [&](unsigned n) { return nb.map(n, {s, p, hq}); };
+          auto stateAt = [&](unsigned n) { return nb.map(n, {p, s, hq}); };
           // The output being summed: out, or with parts the part's own.
           auto accAt = [&](unsigned n, AffineExpr d) {
-            return split ? nb.map(n, {s, p, hq * hd + d})
+            return split ? nb.map(n, {p, s, hq * hd + d})
                          : nb.map(n, {s, hq * hd + d});
           };
           Value acc = split ? partOut : out;
           // The part's positions: [lo, end) for q.k, [lo, endV) for p.V
           // (at most up to valuesEnd), parts of roundUp(ceil(causalEnd /
-          // parts), kv_pad) positions: p.V's lanes (a divisor of kv_pad)
-          // whole in every part, no remainder summed position by position
-          // (a short context takes fewer parts).
-          // (Divided by the constant: a division by a value is not
-          // speculatable, and would pin the loops the schedules move.)
+          // parts), lcm(kv_pad, 16)) positions: p.V's lanes (a divisor of
+          // kv_pad) whole in every part, no remainder summed position by
+          // position (a short context takes fewer parts). (Divided by the
+          // constant: a division by a value is not speculatable, and would
+          // pin the loops the schedules move.)
           Value c;
           if (split) {
             Value share = arith::SelectOp::create(
@@ -347,7 +356,7 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
                     arith::AddIOp::create(b, causalEnd, nb.index(numParts - 1)),
                     nb.index(numParts)),
                 causalEnd);
-            c = roundUp(share, std::max<int64_t>(kvPad, 16));
+            c = roundUp(share, std::lcm<int64_t>(kvPad, 16));
           }
           auto part = [&](Value ip) {
             Value lo, end = causalEnd, endV = valuesEnd;

@@ -3,12 +3,13 @@
 // RUN: not llm-opt %s -graph-split-kv="target=cpu:x86-64-v3,cores=0" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // Flash attention (kv_tile) with fewer KV heads than the target's cores:
-// kv_splits = ceil(cores / KV heads) (4 cores: one KV head 4 parts, three
-// KV heads 2); as many KV heads as cores, or the two-pass softmax
-// (llama.cpp mode, no kv_tile), or one core: unchanged.
+// kv_splits = cores (4 cores: one KV head or three, 4 parts, each the
+// threads' share of every KV head's positions); as many KV heads as cores,
+// or the two-pass softmax (llama.cpp mode, no kv_tile), or one core:
+// unchanged.
 // CHECK-LABEL: func.func @attention
 // CHECK: graph.attention {{.*}}kv_splits = 4 : i64
-// CHECK: graph.attention {{.*}}kv_splits = 2 : i64
+// CHECK: graph.attention {{.*}}kv_splits = 4 : i64
 // CHECK-NOT: kv_splits
 // CHECK: return
 // ONE-NOT: kv_splits

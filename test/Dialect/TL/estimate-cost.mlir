@@ -217,19 +217,21 @@ func.func @tiles(%e: index, %x: memref<1024xf32>) {
 
 // A choice between a decode step's count and the general one, whose
 // condition the kernel receives (flash attention's parts): the general
-// branch, 1 part, over n rows.
+// branch, 1 part per row, n rows; the same choice seen with its comparison
+// (the rows' loop bound) too.
 // CHECK-SAME: flops = [{c = 1.000000e+00 : f64, of = ["arg0.0"]}]
 // CHECK-SAME: name = "choice.parts"
-// CHECK-SAME: trips = [{c = 1.000000e+00 : f64, of = []}]
+// CHECK-SAME: trips = [{c = 1.000000e+00 : f64, of = ["arg0.0"]}]
 func.func @choice(%x: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   %n = memref.dim %x, %c0 : memref<?xf32>
   %one = arith.cmpi eq, %n, %c1 : index
-  %parts = arith.select %one, %c2, %c1 : index
-  tl.for %p = %c0 to %parts step %c1 {
-    tl.for %i = %c0 to %n step %c1 {
+  %rows = arith.select %one, %c1, %n : index
+  tl.for %i = %c0 to %rows step %c1 {
+    %parts = arith.select %one, %c2, %c1 : index
+    tl.for %p = %c0 to %parts step %c1 {
       tl.block "parts" (%vp = spatial %p, %vi = spatial %i) reads(%x[%vi] : memref<?xf32>) writes(%x[%vi] : memref<?xf32>) {
         %a = affine.load %x[%vi] : memref<?xf32>
         %b = arith.addf %a, %a : f32

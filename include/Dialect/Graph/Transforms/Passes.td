@@ -63,11 +63,11 @@ def GraphSplitKV : Pass<"graph-split-kv", "mlir::ModuleOp"> {
   let description = [{
     A flash attention (`graph.attention` with `kv_tile`, the exact mode)
     whose KV heads are fewer than the target's cores gets `kv_splits =
-    ceil(cores / num_kv_heads)`: a decode step's rows split their positions
-    into that many parts, each with its own running max, sum and output, so
-    that the parts can take the threads the heads leave idle (one KV head,
-    MQA: every core a share of the context). The two-pass softmax
-    (llama.cpp mode) is left alone: its sums are ordered over the whole row.
+    cores`: a decode step's rows split their positions into that many parts,
+    each with its own running max, sum and output, and the parts take the
+    threads (each core a share of every KV head's context) where the KV
+    heads would leave some idle. The two-pass softmax (llama.cpp mode) is
+    left alone: its sums are ordered over the whole row.
 
     Input: after `graph-act-quant`.
   }];

@@ -31,8 +31,7 @@ struct GraphSplitKVPass : graph::impl::GraphSplitKVBase<GraphSplitKVPass> {
       int64_t kvHeads = op.getNumKvHeads();
       if (op.getKvTileAttr().getInt() == 0 || kvHeads >= cores)
         return;
-      op.setKvSplitsAttr(
-          Builder(op).getI64IntegerAttr(llvm::divideCeil(cores, kvHeads)));
+      op.setKvSplitsAttr(Builder(op).getI64IntegerAttr(cores));
     });
   }
 };

@@ -298,8 +298,10 @@ public:
         return isa<BlockArgument>(select.getCondition())
                    ? index(select.getFalseValue())
                    : std::nullopt;
-      if (cmp.getPredicate() != arith::CmpIPredicate::eq &&
-          cmp.getPredicate() != arith::CmpIPredicate::ne)
+      if ((cmp.getPredicate() != arith::CmpIPredicate::eq &&
+           cmp.getPredicate() != arith::CmpIPredicate::ne) ||
+          (!getConstantIntValue(cmp.getLhs()) &&
+           !getConstantIntValue(cmp.getRhs())))
         return std::nullopt;
       bool eq = cmp.getPredicate() == arith::CmpIPredicate::eq;
       return index(eq ? select.getFalseValue() : select.getTrueValue());

@@ -370,13 +370,19 @@ private:
   void scheduleNest(ForOp root, bool tileTokens = true) {
     SmallVector<BlockOp> blocks;
     ForOp tail;
-    // The blocks of the nest but its tail's (a nest of its own).
+    // The blocks of the nest but its tail's (a nest of its own), found
+    // between the ops around it: a rule may put several nests in its place
+    // (parallelize's distribution of split rows).
+    Block *body = root->getBlock();
+    Operation *prev = root->getPrevNode(), *next = root->getNextNode();
     auto collect = [&] {
       blocks.clear();
-      root->walk([&](BlockOp b) {
-        if (!tail || !tail->isAncestor(b))
-          blocks.push_back(b);
-      });
+      for (Operation *op = prev ? prev->getNextNode() : &body->front();
+           op != next; op = op->getNextNode())
+        op->walk([&](BlockOp b) {
+          if (!tail || !tail->isAncestor(b))
+            blocks.push_back(b);
+        });
     };
     collect();
     fuseHeads(root);
@@ -1057,6 +1063,8 @@ private:
     for (ForOp l = root; l;) {
       std::optional<int64_t> e = extentOf(l);
       if (!e || *e > 1) {
+        if (ForOp parts = partsOutermost(l, serialOnly))
+          return threads(parts) || true;
         if (threads(l))
           return true;
         // A loop that carries state through a sequence of nests (flash
@@ -1095,6 +1103,40 @@ private:
       l = onlyLoopIn(l);
     }
     return false;
+  }
+
+  /// Decode's rows split into parts (flash attention's kv_splits): a loop
+  /// of fewer iterations than cores (the KV heads) whose first nest is the
+  /// loop over the parts of its rows' positions (it holds a loop over
+  /// tiles). The loop is distributed over its body and the parts' loop
+  /// moved outside its first copy, so the threads take the parts (each
+  /// every KV head's share of its positions); the merge's nests after it,
+  /// over the KV heads again, fuse back into one (serial: a few vectors per
+  /// head). Returns the loop for the threads (the heads' around the parts
+  /// where the interchange fails), or null where this does not apply (the
+  /// loop unchanged).
+  ForOp partsOutermost(ForOp l, bool serialOnly) {
+    std::optional<int64_t> e = extentOf(l);
+    if (!decode || serialOnly || !e || *e >= target.cores)
+      return {};
+    SmallVector<ForOp> inner = loopsIn(l);
+    std::optional<int64_t> parts =
+        inner.size() >= 2 ? extentOf(inner.front()) : std::nullopt;
+    if (!parts || *parts < 2 ||
+        llvm::none_of(loopsIn(inner.front()), overNests))
+      return {};
+    auto copies = quietly([&] { return distribute(rw, l); });
+    if (failed(copies))
+      return {};
+    // (From here on `l` is gone: the copies stand for it.)
+    ForOp first = copies->front();
+    SmallVector<ForOp> rest(copies->begin() + 1, copies->end());
+    (void)quietly([&] { return fuseSiblings(rw, rest); });
+    ForOp partsLoop = onlyLoopIn(first);
+    if (!partsLoop)
+      return first;
+    auto moved = quietly([&] { return reorder(rw, {partsLoop, first}); });
+    return succeeded(moved) ? (*moved)[0] : first;
   }
 
   /// A block's rules may move the loop on the threads inside others (a GQA
