@@ -124,19 +124,21 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
       rowSum = nb.alloc(
           MemRefType::get({ShapedType::kDynamic, nh}, b.getF64Type()), {seq});
     }
-    // Online, per part, row and tile ([part][s][head]): the part's max and
-    // sum, the tile's max, the factor exp(old max - new max) that rescales
-    // what the earlier tiles summed (merging: the part's weight), the
-    // tile's sum; split, each part's output.
+    // Online, per token s and part p (row s + p: a prompt takes one part, a
+    // decode step has one token), by head: the part's max and sum, the
+    // tile's max, the factor exp(old max - new max) that rescales what the
+    // earlier tiles summed (merging: the part's weight), the tile's sum;
+    // split, each part's output.
     Value partMax, partSum, tileMax, rescale, tileSum, partOut;
     if (online) {
-      // Part-major ([part][token][...]): a prompt, which takes one part,
-      // touches the first part's bytes only (the arena's others stay
-      // untouched pages).
+      // Row s + p for token s and part p: a prompt (one part) has a row
+      // per token, a decode step (one token) one per part.
+      Value rows = split ? arith::AddIOp::create(b, seq, nb.index(numParts - 1))
+                               .getResult()
+                         : seq;
       auto partBuffer = [&](Type element, int64_t row) {
-        return nb.alloc(
-            MemRefType::get({numParts, ShapedType::kDynamic, row}, element),
-            {seq});
+        return nb.alloc(MemRefType::get({ShapedType::kDynamic, row}, element),
+                        {rows});
       };
       partMax = partBuffer(f32, partRows);
       partSum = partBuffer(b.getF64Type(), partRows);
@@ -331,12 +333,12 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
         if (online) {
           // Blocks over (s, kv, g, p, ...): p the part of the row's
           // positions (0 but in a split decode step), whose running max,
-          // sum and output are the part's own: at [p][s][h].
+          // sum and output are the part's own: at [s + p][h].
           AffineExpr p = nb.d(3);
-          auto stateAt = [&](unsigned n) { return nb.map(n, {p, s, hq}); };
+          auto stateAt = [&](unsigned n) { return nb.map(n, {s + p, hq}); };
           // The output being summed: out, or with parts the part's own.
           auto accAt = [&](unsigned n, AffineExpr d) {
-            return split ? nb.map(n, {p, s, hq * hd + d})
+            return split ? nb.map(n, {s + p, hq * hd + d})
                          : nb.map(n, {s, hq * hd + d});
           };
           Value acc = split ? partOut : out;

@@ -275,24 +275,26 @@ func.func @attention_online(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cach
 !cache = !graph.kv_cache<layers = 2, max_seq = 512, kv_heads = 1, head_dim = 4, element_type = f32>
 // kv_splits: a call of one token splits each row's positions into 2 parts
 // (select(seq == 1, 2, 1)), each of roundUp(ceil(context / 2), 64)
-// positions from p * that, with its own max, sum and output ([p][s][h],
-// part-major: a prompt's one part touches its first part's bytes only; the
-// heads of a part padded to 16: a cache line per part), tiles from the
+// positions from p * that, with its own max, sum and output (row s + p of
+// buffers of seq + 1 rows: a prompt's one part a row per token, a decode
+// step's parts a row each; the heads padded to 16, a cache line per row),
+// tiles from the
 // part's first position to its end; then the merge: the largest max, each
 // part's weight exp(its max - the largest), the weighted sums and outputs.
 // CHECK-LABEL: func.func @attention_split
 // CHECK: %[[ONE:.+]] = arith.cmpi eq, %{{.+}}, %c1
 // CHECK: %[[PARTS:.+]] = arith.select %[[ONE]], %c2{{.*}}, %c1
 // CHECK: memref.alloc() {{.*}} : memref<2x2x256xf32>
-// CHECK: memref.alloc(%{{.+}}) {{.*}} : memref<2x?x16xf32>
-// CHECK: memref.alloc(%{{.+}}) {{.*}} : memref<2x?x16xf64>
-// CHECK: memref.alloc(%{{.+}}) {{.*}} : memref<2x?x8xf32>
+// CHECK: %[[ROWS:.+]] = arith.addi %{{.+}}, %c1
+// CHECK: memref.alloc(%[[ROWS]]) {{.*}} : memref<?x16xf32>
+// CHECK: memref.alloc(%[[ROWS]]) {{.*}} : memref<?x16xf64>
+// CHECK: memref.alloc(%[[ROWS]]) {{.*}} : memref<?x8xf32>
 // CHECK: %[[HALF:.+]] = arith.divui %{{.+}}, %c2
 // CHECK: %[[SHARE:.+]] = arith.select %[[ONE]], %[[HALF]],
 // CHECK: tl.for %[[P:.+]] = %{{.+}} to %[[PARTS]] step
 // CHECK: %[[LO:.+]] = arith.muli %[[P]], %{{.+}}
 // CHECK: tl.block "attention_init" ({{.*}}, %[[P1:[a-z0-9_]+]] = spatial %[[P]])
-// CHECK-SAME: writes(%{{.+}}[%[[P1]], %{{.+}}, {{.+}}] : memref<2x?x16xf32>
+// CHECK-SAME: writes(%{{.+}}[%{{.+}} + %[[P1]], {{.+}}] : memref<?x16xf32>
 // CHECK: tl.for %[[T0:.+]] = %[[LO]] to %{{.+}} step %c256
 // CHECK: tl.block "attention_scores" ({{.*}} = spatial %[[P]], %{{.+}} = spatial %[[T0]],
 // CHECK: tl.block "attention_values" ({{.*}} = spatial %[[P]], %{{.+}} = spatial %[[T0]],

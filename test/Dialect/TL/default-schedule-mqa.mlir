@@ -91,22 +91,23 @@ func.func @decode_mqa_split(%q: tensor<1x256xf32>, %k: tensor<1x64xf32>, %c: !ca
   return %0 : tensor<1x256xf32>
 }
 
-// GQA on 4 cores with 2 KV heads (kv_splits = 4): the KV heads cannot
+// GQA on 4 cores with 3 KV heads (kv_splits = 4): the KV heads cannot
 // fill the cores, so the loop over them is distributed over its body and
 // the parts' loop moved outside its first copy: the threads take the 4
 // parts, each every KV head's share of the positions; the merge's nests,
-// over the KV heads again, fuse into one serial loop.
+// over the KV heads again, fuse into one loop (a nest of its own, whose
+// heads take the threads).
 // CORES4-LABEL: func.func @decode_gqa_split
 // CORES4: tl.for %[[P:.+]] = %{{.+}} to %c4 step %{{[a-z0-9_]+}} kind(parallel)
-// CORES4-NEXT: tl.for %[[KV:.+]] = %{{.+}} to %c2 step %{{[a-z0-9_]+}} {
+// CORES4-NEXT: tl.for %[[KV:.+]] = %{{.+}} to %c3 step %{{[a-z0-9_]+}} {
 // CORES4: tl.block "attention_values_rf" ({{.*}} = spatial %[[KV]], {{.*}} = spatial %[[P]],
-// CORES4: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} {
-// CORES4: tl.block "attention_merge_max"
-// CORES4: tl.block "attention_normalize"
-// CORES4-NOT: kind(parallel)
+// CORES4: tl.for %[[KM:.+]] = %{{.+}} to %c3 step %{{[a-z0-9_]+}} kind(parallel)
+// CORES4: tl.block "attention_merge_max" ({{.*}} = spatial %[[KM]],
+// CORES4-NOT: tl.for %{{.+}} = %{{.+}} to %c3
+// CORES4: tl.block "attention_normalize" ({{.*}} = spatial %[[KM]],
 // CORES4: return
-!cache2 = !graph.kv_cache<layers = 2, max_seq = 256, kv_heads = 2, head_dim = 64, element_type = f32>
-func.func @decode_gqa_split(%q: tensor<1x256xf32>, %k: tensor<1x128xf32>, %c: !cache2, %p: index) -> tensor<1x256xf32> attributes {llmc.phase = "decode"} {
-  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 64 : i64, scale = 0.25 : f32, kv_pad = 64 : i64, kv_tile = 256 : i64, kv_splits = 4 : i64} : tensor<1x256xf32>, tensor<1x128xf32>, tensor<1x128xf32>, !cache2
-  return %0 : tensor<1x256xf32>
+!cache3 = !graph.kv_cache<layers = 2, max_seq = 256, kv_heads = 3, head_dim = 64, element_type = f32>
+func.func @decode_gqa_split(%q: tensor<1x384xf32>, %k: tensor<1x192xf32>, %c: !cache3, %p: index) -> tensor<1x384xf32> attributes {llmc.phase = "decode"} {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 6 : i64, num_kv_heads = 3 : i64, head_dim = 64 : i64, scale = 0.25 : f32, kv_pad = 64 : i64, kv_tile = 256 : i64, kv_splits = 4 : i64} : tensor<1x384xf32>, tensor<1x192xf32>, tensor<1x192xf32>, !cache3
+  return %0 : tensor<1x384xf32>
 }

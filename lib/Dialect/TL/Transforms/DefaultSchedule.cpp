@@ -252,6 +252,8 @@ public:
     DenseMap<Operation *, SmallVector<Copy>> copies;
     groupEqualNests(roots, firsts, copies);
     for (ForOp root : firsts) {
+      // (The nest's copies by its op, which scheduling may replace.)
+      SmallVector<Copy> &rootCopies = copies[root.getOperation()];
       Block *body = root->getBlock();
       Operation *prev = root->getPrevNode(), *next = root->getNextNode();
       nestKey.clear();
@@ -274,7 +276,7 @@ public:
         for (Operation *op : range)
           if (isa<ForOp>(op))
             op->setAttr(kTuneAttr, rw.getStringAttr(nestKey));
-      for (Copy &copy : copies[root.getOperation()])
+      for (Copy &copy : rootCopies)
         replaceWithCopy(copy, range);
     }
     unrollRegisterTiles(fn);
@@ -1064,16 +1066,18 @@ private:
       std::optional<int64_t> e = extentOf(l);
       if (!e || *e > 1) {
         if (ForOp parts = partsOutermost(l, serialOnly))
-          return threads(parts) || true;
+          return threads(parts) || llvm::any_of(loopsIn(parts), [&](ForOp i) {
+                   return extentOf(i).value_or(0) > 1 && threads(i);
+                 });
         if (threads(l))
           return true;
         // A loop that carries state through a sequence of nests (flash
         // attention's tiles): each nest gets its own threads.
         if (overNests(l)) {
           bool any = false;
-          for (Operation &op : l.getBody()->without_terminator())
-            if (auto inner = dyn_cast<ForOp>(&op))
-              any |= parallelize(inner, serialOnly);
+          // (Collected first: a nest's rules may replace it by several.)
+          for (ForOp inner : loopsIn(l))
+            any |= parallelize(inner, serialOnly);
           return any;
         }
         // The outermost candidate carries something, or no analysis tells
@@ -1111,10 +1115,10 @@ private:
   /// tiles). The loop is distributed over its body and the parts' loop
   /// moved outside its first copy, so the threads take the parts (each
   /// every KV head's share of its positions); the merge's nests after it,
-  /// over the KV heads again, fuse back into one (serial: a few vectors per
-  /// head). Returns the loop for the threads (the heads' around the parts
-  /// where the interchange fails), or null where this does not apply (the
-  /// loop unchanged).
+  /// over the KV heads again, fuse back into one, a nest of its own
+  /// (`rethread` gives it threads). Returns the loop for the threads (the
+  /// heads' around the parts where the interchange fails), or null where
+  /// this does not apply (the loop unchanged).
   ForOp partsOutermost(ForOp l, bool serialOnly) {
     std::optional<int64_t> e = extentOf(l);
     if (!decode || serialOnly || !e || *e >= target.cores)
