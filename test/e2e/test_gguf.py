@@ -43,6 +43,17 @@ def test_stories260k_as_gguf_matches_llama2c(llmc, tmp_path, stories_paths):
     assert text.startswith("Once upon a time")
 
 
+def _logits_and_torch(llmc, art, hf, ids, steps):
+    """`llmc run` of the artifact from the prompt ids (two threads, checked against
+    one) and PyTorch's reference on the Hugging Face checkpoint: -> (prompt logits,
+    step logits, how many generated ids agree, reference prompt and step logits)."""
+    run = e2e_util.run_logits(llmc, art, ids, steps)
+    e2e_util.check_threads(llmc, art, ids, steps, run)
+    _, prompt, step_logits, got = run
+    ref_prompt, ref_steps, ref_ids = hf_torch_ref.reference(str(hf), ids, steps)
+    return prompt, step_logits, _generated_prefix(got, ref_ids), ref_prompt, ref_steps
+
+
 @pytest.mark.parametrize("arch,tied,dtype", [("llama", False, "f32"), ("llama", True, "f16"),
                                              ("qwen3", True, "f32"), ("qwen3", False, "f16"),
                                              ("qwen2", True, "f32"), ("qwen2", False, "f16")])
@@ -55,12 +66,8 @@ def test_gguf_matches_torch(llmc, tmp_path, arch, tied, dtype):
     art = tmp_path / "art"
     e2e_util.run([llmc, "compile", gguf, "-o", art], check=True)
     ids = e2e_util.deterministic_prompt_ids(32, 300)
-    run = e2e_util.run_logits(llmc, art, ids, 16)
-    e2e_util.check_threads(llmc, art, ids, 16, run)
-    _, prompt, steps, got = run
-    ref_prompt, ref_steps, ref_ids = hf_torch_ref.reference(str(hf), ids, 16)
+    prompt, steps, n, ref_prompt, ref_steps = _logits_and_torch(llmc, art, hf, ids, 16)
     assert np.abs(prompt - ref_prompt).max() <= 1e-4
-    n = _generated_prefix(got, ref_ids)
     assert np.abs(steps - ref_steps[:n]).max() <= 1e-4
 
 
@@ -92,12 +99,8 @@ def test_flash_attention_tiles_match_torch(llmc, tmp_path, kv_heads, target, pro
     else:
         assert "kv_splits" not in graph
     ids = e2e_util.deterministic_prompt_ids(prompt_len, 300)
-    run = e2e_util.run_logits(llmc, art, ids, 8)
-    e2e_util.check_threads(llmc, art, ids, 8, run)
-    _, prompt, steps, got = run
-    ref_prompt, ref_steps, ref_ids = hf_torch_ref.reference(str(hf), ids, 8)
+    prompt, steps, n, ref_prompt, ref_steps = _logits_and_torch(llmc, art, hf, ids, 8)
     assert np.abs(prompt - ref_prompt).max() <= 1e-4
-    n = _generated_prefix(got, ref_ids)
     assert n >= 1 and np.abs(steps[:n] - ref_steps[:n]).max() <= 1e-4
 
 

@@ -272,6 +272,35 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     auto f64Zero = [&](ImplicitLocOpBuilder &b) -> Value {
       return arith::ConstantOp::create(b, b.getF64FloatAttr(0.0));
     };
+    // "softmax_max": max[maxMap] = max of scale * scores[scMap], from -inf.
+    auto scaledMax = [&](ValueRange iters, ArrayRef<IterKind> iterKinds,
+                         AffineMap scMap, Value max, AffineMap maxMap) {
+      nb.block(
+          "softmax_max", iters, iterKinds, {{scores, scMap}}, {{max, maxMap}},
+          [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+            Value v = arith::MulFOp::create(b, nb.load(scores, scMap, iv),
+                                            nb.f32(scale));
+            Value m = nb.load(max, maxMap, iv);
+            nb.store(arith::MaxNumFOp::create(b, m, v), max, maxMap, iv);
+          },
+          [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+            nb.store(negInf(b), max, maxMap, iv);
+          });
+    };
+    // "softmax_exp": scores[scMap] = exp(scale * scores[scMap] -
+    // max[maxMap]).
+    auto scaledExp = [&](ValueRange iters, ArrayRef<IterKind> iterKinds,
+                         AffineMap scMap, Value max, AffineMap maxMap) {
+      nb.block("softmax_exp", iters, iterKinds,
+               {{scores, scMap}, {max, maxMap}}, {{scores, scMap}},
+               [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                 Value v = arith::MulFOp::create(b, nb.load(scores, scMap, iv),
+                                                 nb.f32(scale));
+                 Value e = math::ExpOp::create(
+                     b, arith::SubFOp::create(b, v, nb.load(max, maxMap, iv)));
+                 nb.store(e, scores, scMap, iv);
+               });
+    };
     // acc[accMap] = sum of src[srcMap] in f32, from 0.
     auto sumF32 = [&](StringRef name, ValueRange iters,
                       ArrayRef<IterKind> iterKinds, Value src, AffineMap srcMap,
@@ -436,19 +465,7 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
               // b. tileMax[s, h] = max_x scale * scores[h, x]
               overGroup({nScores},
                         [&](SmallVector<Value> iters) {
-                          nb.block(
-                              "softmax_max", iters, kinds({sp, red}),
-                              {{scores, sc5}}, {{tileMax, st5}},
-                              [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                                Value v = arith::MulFOp::create(
-                                    b, nb.load(scores, sc5, iv), nb.f32(scale));
-                                Value m = nb.load(tileMax, st5, iv);
-                                nb.store(arith::MaxNumFOp::create(b, m, v),
-                                         tileMax, st5, iv);
-                              },
-                              [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                                nb.store(negInf(b), tileMax, st5, iv);
-                              });
+                          scaledMax(iters, kinds({sp, red}), sc5, tileMax, st5);
                         },
                         {ip});
               // c. the new max; rescale = exp(old max - new max) (0 at the
@@ -474,17 +491,7 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
               //    causal end (padded rows)
               overGroup({nScores},
                         [&](SmallVector<Value> iters) {
-                          nb.block(
-                              "softmax_exp", iters, kinds({sp, sp}),
-                              {{scores, sc5}, {partMax, st5}}, {{scores, sc5}},
-                              [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                                Value v = arith::MulFOp::create(
-                                    b, nb.load(scores, sc5, iv), nb.f32(scale));
-                                Value e = math::ExpOp::create(
-                                    b, arith::SubFOp::create(
-                                           b, v, nb.load(partMax, st5, iv)));
-                                nb.store(e, scores, sc5, iv);
-                              });
+                          scaledExp(iters, kinds({sp, sp}), sc5, partMax, st5);
                         },
                         {ip});
               if (padded) {
@@ -656,31 +663,11 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
         }
         // 3. rowMax[s, h] = max_t scale * scores[h, t]
         overGroup({causalEnd}, [&](SmallVector<Value> iters) {
-          nb.block(
-              "softmax_max", iters, kinds({red}), {{scores, sc4}},
-              {{rowMax, row4}},
-              [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                Value v = arith::MulFOp::create(b, nb.load(scores, sc4, iv),
-                                                nb.f32(scale));
-                Value m = nb.load(rowMax, row4, iv);
-                nb.store(arith::MaxNumFOp::create(b, m, v), rowMax, row4, iv);
-              },
-              [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                nb.store(negInf(b), rowMax, row4, iv);
-              });
+          scaledMax(iters, kinds({red}), sc4, rowMax, row4);
         });
         // 4. scores = exp(scale * scores - rowMax)
         overGroup({causalEnd}, [&](SmallVector<Value> iters) {
-          nb.block(
-              "softmax_exp", iters, kinds({sp}),
-              {{scores, sc4}, {rowMax, row4}}, {{scores, sc4}},
-              [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                Value v = arith::MulFOp::create(b, nb.load(scores, sc4, iv),
-                                                nb.f32(scale));
-                Value e = math::ExpOp::create(
-                    b, arith::SubFOp::create(b, v, nb.load(rowMax, row4, iv)));
-                nb.store(e, scores, sc4, iv);
-              });
+          scaledExp(iters, kinds({sp}), sc4, rowMax, row4);
         });
         // 5. Past the row's causal end, zeros (padded rows only).
         if (padded) {

@@ -126,6 +126,15 @@ bool perfectlyAround(ForOp outer, ForOp inner) {
   return true;
 }
 
+/// The loops directly in `outer`'s body, in order.
+SmallVector<ForOp> loopsIn(ForOp outer) {
+  SmallVector<ForOp> loops;
+  for (Operation &op : outer.getBody()->without_terminator())
+    if (auto inner = dyn_cast<ForOp>(&op))
+      loops.push_back(inner);
+  return loops;
+}
+
 /// The one loop directly in `outer`'s body, or null when there are none or
 /// several.
 ForOp onlyLoopIn(ForOp outer) {
@@ -143,9 +152,7 @@ ForOp onlyLoopIn(ForOp outer) {
 /// sequence of nests: flash attention's tiles of positions.
 bool overNests(ForOp outer) {
   std::optional<int64_t> step = getConstantIntValue(outer.getStep());
-  return step && *step > 1 &&
-         llvm::count_if(outer.getBody()->without_terminator(),
-                        [](Operation &op) { return isa<ForOp>(op); }) > 1;
+  return step && *step > 1 && loopsIn(outer).size() > 1;
 }
 
 /// `outer` and the loops perfectly nested in it, outermost first.
@@ -450,14 +457,6 @@ private:
         return false;
     }
     return true;
-  }
-
-  static SmallVector<ForOp> loopsIn(ForOp l) {
-    SmallVector<ForOp> loops;
-    for (Operation &op : l.getBody()->without_terminator())
-      if (auto inner = dyn_cast<ForOp>(&op))
-        loops.push_back(inner);
-    return loops;
   }
 
   /// fuseHeads' step for a loop `l` over something else than the heads
