@@ -13,10 +13,15 @@
 //   cpu:NAME[+feat|-feat]...[,key=value]...
 //                               an LLVM x86 CPU name (znver4, x86-64-v3,
 //                               sapphirerapids, ...) with feature changes
-//   vulkan, cuda:sm_90          GPU targets (described; no back end yet)
+//   vulkan[:VERSION][+feat|-feat]...[,key=value]...
+//                               a Vulkan device (VERSION 1.1, 1.2 or 1.3)
+//   cuda:sm_NN                  an NVIDIA GPU (described; no back end yet)
 //
-// keys: cores=N, l1d=SIZE, l2=SIZE, l3=SIZE, prefetch=SIZE (SIZE in bytes,
-// or with K/M).
+// CPU keys: cores=N, l1d=SIZE, l2=SIZE, l3=SIZE, prefetch=SIZE (SIZE in
+// bytes, or with K/M). GPU keys: subgroup=N (threads in lockstep),
+// workgroup=N (most threads in a workgroup), shared=SIZE (workgroup
+// memory), range=SIZE (the most bytes one kernel argument may span); GPU
+// features: fp16, int8, fp64 (arithmetic and storage of those types).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_TARGET_TARGETDESCRIPTION_H
@@ -56,6 +61,17 @@ struct TargetDescription {
   /// The cache line in bytes.
   int64_t cacheLine = 64;
 
+  //===--- GPU targets --------------------------------------------------===//
+  /// Threads that run in lockstep (Vulkan's subgroup size, a CUDA warp).
+  unsigned subgroupSize = 32;
+  /// The most threads one workgroup (CUDA block) may have.
+  unsigned maxWorkgroupSize = 256;
+  /// Workgroup (shared) memory per workgroup in bytes.
+  int64_t sharedMemory = 16 * 1024;
+  /// The most bytes one kernel argument may span (Vulkan's
+  /// maxStorageBufferRange; 2^27 is what every Vulkan device offers).
+  int64_t maxBufferRange = int64_t(1) << 27;
+
   //===--- derived (set by parse) -------------------------------------===//
   /// Every feature the CPU has, implied ones included.
   llvm::StringMap<bool> features;
@@ -76,6 +92,12 @@ struct TargetDescription {
       return has("avx512vnni");
     return has("avxvnni") || (has("avx512vnni") && has("avx512vl"));
   }
+  /// A GPU target (its loops are mapped onto workgroups and threads).
+  bool isGPU() const { return kind != TargetKind::CPU; }
+  /// GPU arithmetic and storage of f16, i8, f64 values.
+  bool hasGPUFloat16() const { return has("fp16"); }
+  bool hasGPUInt8() const { return has("int8"); }
+  bool hasGPUFloat64() const { return has("fp64"); }
   /// Lanes of `elementBits`-wide elements in one vector register.
   unsigned lanes(unsigned elementBits) const {
     return vectorBits / elementBits;

@@ -36,10 +36,12 @@ std::string TargetDescription::llvmFeatures() const {
   return s;
 }
 
-/// "32K" / "1M" / "1048576" in bytes.
+/// "32K" / "1M" / "1G" / "1048576" in bytes.
 static std::string sizeString(int64_t bytes) {
   if (bytes == 0)
     return "0";
+  if (bytes % (int64_t(1) << 30) == 0)
+    return std::to_string(bytes >> 30) + "G";
   if (bytes % (1024 * 1024) == 0)
     return std::to_string(bytes / (1024 * 1024)) + "M";
   if (bytes % 1024 == 0)
@@ -47,14 +49,34 @@ static std::string sizeString(int64_t bytes) {
   return std::to_string(bytes);
 }
 
+/// The GPU features a kind has unless told otherwise.
+static llvm::StringMap<bool> defaultGPUFeatures(TargetKind kind) {
+  llvm::StringMap<bool> f;
+  f["fp16"] = true;
+  f["int8"] = true;
+  f["fp64"] = kind == TargetKind::CUDA;
+  return f;
+}
+static constexpr const char *kGPUFeatures[] = {"fp16", "int8", "fp64"};
+
 std::string TargetDescription::str() const {
   std::string s = kind == TargetKind::CPU    ? "cpu"
                   : kind == TargetKind::CUDA ? "cuda"
                                              : "vulkan";
   if (!name.empty())
     s += ":" + name;
-  if (kind != TargetKind::CPU)
+  if (isGPU()) {
+    // Features where they differ from the kind's, in a fixed order.
+    llvm::StringMap<bool> defaults = defaultGPUFeatures(kind);
+    for (const char *f : kGPUFeatures)
+      if (has(f) != defaults.lookup(f))
+        s += std::string(",") + (has(f) ? "+" : "-") + f;
+    s += llvm::formatv(",subgroup={0},workgroup={1},shared={2},range={3}",
+                       subgroupSize, maxWorkgroupSize, sizeString(sharedMemory),
+                       sizeString(maxBufferRange))
+             .str();
     return s;
+  }
   for (auto &[f, on] : featureChanges)
     s += std::string(",") + (on ? "+" : "-") + f;
   s += llvm::formatv(",cores={0},l1d={1},l2={2},l3={3}", cores,
@@ -65,7 +87,7 @@ std::string TargetDescription::str() const {
   return s;
 }
 
-/// Parses "32K", "1M", "1MiB" or a byte count.
+/// Parses "32K", "1M", "1MiB", "4G" or a byte count.
 static std::optional<int64_t> parseSize(llvm::StringRef v,
                                         bool zeroOk = false) {
   int64_t unit = 1;
@@ -75,6 +97,8 @@ static std::optional<int64_t> parseSize(llvm::StringRef v,
     unit = 1024;
   else if (v.consume_back_insensitive("m"))
     unit = 1024 * 1024;
+  else if (v.consume_back_insensitive("g"))
+    unit = int64_t(1) << 30;
   int64_t n;
   if (v.getAsInteger(10, n) || n < 0 || (n == 0 && !zeroOk))
     return std::nullopt;
@@ -148,6 +172,48 @@ static llvm::Error deriveCPU(TargetDescription &t, llvm::StringRef spec) {
   return llvm::Error::success();
 }
 
+/// The items after a GPU target's kind: feature changes and limits.
+static llvm::Expected<TargetDescription>
+parseGPUItems(TargetDescription &t, llvm::StringRef spec,
+              llvm::ArrayRef<llvm::StringRef> items) {
+  auto bad = [&](llvm::StringRef item, llvm::StringRef why) {
+    return llvm::createStringError("target '" + spec.str() + "': bad item '" +
+                                   item.str() + "' (" + why.str() + ")");
+  };
+  for (llvm::StringRef item : items) {
+    if (item.starts_with("+") || item.starts_with("-")) {
+      llvm::StringRef f = item.drop_front();
+      if (!llvm::is_contained(kGPUFeatures, f))
+        return bad(item, "GPU features: fp16, int8, fp64");
+      t.features[f] = item[0] == '+';
+      continue;
+    }
+    auto [key, value] = item.split('=');
+    if (key == "subgroup" || key == "workgroup") {
+      unsigned n;
+      if (value.getAsInteger(10, n) || n == 0 || !llvm::isPowerOf2_32(n) ||
+          n > 1024)
+        return bad(item, "a power of two up to 1024");
+      (key == "subgroup" ? t.subgroupSize : t.maxWorkgroupSize) = n;
+      continue;
+    }
+    if (key == "shared" || key == "range") {
+      std::optional<int64_t> size = parseSize(value);
+      if (!size)
+        return bad(item, "a size in bytes, K or M");
+      (key == "shared" ? t.sharedMemory : t.maxBufferRange) = *size;
+      continue;
+    }
+    return bad(item, "expected +feature, -feature, subgroup=N, workgroup=N, "
+                     "shared=SIZE or range=SIZE");
+  }
+  if (t.subgroupSize > t.maxWorkgroupSize)
+    return llvm::createStringError("target '" + spec.str() +
+                                   "': the subgroup is larger than a "
+                                   "workgroup");
+  return t;
+}
+
 llvm::Expected<TargetDescription>
 TargetDescription::parse(llvm::StringRef spec) {
   TargetDescription t;
@@ -177,11 +243,28 @@ TargetDescription::parse(llvm::StringRef spec) {
        !llvm::all_of(name.drop_front(3), llvm::isDigit)))
     return llvm::createStringError("target '" + spec.str() +
                                    "': expected cuda:sm_NN (e.g. cuda:sm_90)");
-  if (t.kind == TargetKind::Vulkan && !name.empty())
-    return llvm::createStringError("target '" + spec.str() +
-                                   "': vulkan takes no name");
+  if (t.kind == TargetKind::Vulkan) {
+    if (t.name.empty())
+      t.name = "1.2";
+    if (t.name != "1.1" && t.name != "1.2" && t.name != "1.3")
+      return llvm::createStringError(
+          "target '" + spec.str() +
+          "': expected vulkan or vulkan:VERSION (1.1, 1.2 or 1.3)");
+  }
   if (t.kind == TargetKind::CPU)
     defaultCaches(t);
+  if (t.isGPU()) {
+    // The facts a device of the kind has at least: Vulkan's required
+    // limits (and the fp16/int8 arithmetic desktop devices have), a CUDA
+    // GPU's.
+    t.features = defaultGPUFeatures(t.kind);
+    if (t.kind == TargetKind::CUDA) {
+      t.maxWorkgroupSize = 1024;
+      t.sharedMemory = 48 * 1024;
+      t.maxBufferRange = int64_t(1) << 40;
+    }
+    return parseGPUItems(t, spec, llvm::drop_begin(items));
+  }
   for (llvm::StringRef item : llvm::drop_begin(items)) {
     if (t.kind == TargetKind::CPU &&
         (item.starts_with("+") || item.starts_with("-"))) {

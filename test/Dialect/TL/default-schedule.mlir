@@ -1,6 +1,5 @@
 // RUN: llm-opt %s -tl-default-schedule="target=cpu:znver4" | FileCheck %s --check-prefixes=CHECK,AVX512
 // RUN: llm-opt %s -tl-default-schedule="target=cpu:x86-64-v3" | FileCheck %s --check-prefixes=CHECK,AVX2
-// RUN: llm-opt %s -tl-default-schedule="target=vulkan" | FileCheck %s --check-prefix=GPU
 
 // The CPU default schedule, chosen from the target's vector width: the
 // outermost loop of a big enough nest on threads; a decode matmul (one
@@ -57,8 +56,6 @@
 // AVX2: tl.block "matmul_rf"
 // AVX2: math.fma
 
-// GPU targets are scheduled by their back ends (later): nothing here.
-// GPU-NOT: kind(
   func.func @decode(%arg0: memref<1x256xf32>, %arg1: memref<64x256xf32>) -> memref<1x64xf32> attributes {llmc.phase = "decode", llvm.emit_c_interface} {
     %cst = arith.constant 0.000000e+00 : f32
     %c0 = arith.constant 0 : index

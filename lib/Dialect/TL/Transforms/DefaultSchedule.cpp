@@ -13,6 +13,7 @@
 #include "Dialect/TL/Analysis/NestEquivalence.h"
 #include "Dialect/TL/Analysis/Reduction.h"
 #include "Dialect/TL/IR/TL.h"
+#include "Dialect/TL/Transforms/GPUSchedule.h"
 #include "Dialect/TL/Transforms/Passes.h"
 #include "Dialect/TL/Transforms/Schedule.h"
 #include "Target/TargetDescription.h"
@@ -2026,8 +2027,13 @@ struct TLDefaultSchedulePass
           << llvm::toString(desc.takeError());
       return signalPassFailure();
     }
-    if (desc->kind != TargetKind::CPU)
-      return; // GPU schedules are the GPU back ends' (later issues)
+    if (desc->isGPU()) {
+      // Workgroups and threads (GPUSchedule.cpp), shared by the GPU targets.
+      for (auto fn : getOperation().getOps<func::FuncOp>())
+        if (!fn.isExternal() && failed(scheduleForGPU(fn, *desc)))
+          return signalPassFailure();
+      return;
+    }
     auto tunedChoices = Tuning::parse(tuning);
     if (!tunedChoices) {
       getOperation().emitError("tl-default-schedule: ")
