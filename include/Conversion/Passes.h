@@ -3,6 +3,7 @@
 #define LLMC_CONVERSION_PASSES_H
 
 #include "Conversion/GraphToTL/GraphToTL.h"
+#include "Conversion/TLToGPU/TLToGPU.h"
 #include "Conversion/TLToSCF/TLToSCF.h"
 
 namespace llmc {

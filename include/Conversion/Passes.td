@@ -55,4 +55,31 @@ def ConvertTLToSCF : Pass<"convert-tl-to-scf"> {
                            "mlir::vector::VectorDialect"];
 }
 
+def ConvertTLToGPU : Pass<"convert-tl-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Outlined tl kernels to gpu.func, their calls to gpu.launch_func";
+  let description = [{
+    Input: the kernels of `tl-outline-kernels` (`llmc.kernel` functions, one
+    nest each) scheduled for a GPU: the loops at the top of each nest bound
+    to `blockIdx.{x,y,z}` and `threadIdx.{x,y,z}` (the GPU schedule).
+    Each kernel becomes a `gpu.func` (same arguments) in the module
+    `@llmc_kernels`, and each call of it a `gpu.launch_func`:
+    - a loop bound to `blockIdx` is the grid's extent on that axis, its
+      upper bound computed in the caller from the call's operands; in the
+      kernel its variable is `gpu.block_id`;
+    - a loop bound to `threadIdx` is the workgroup's extent, a constant or
+      `min(constant, x)` (a split's partial last tile: the threads past x
+      run nothing, `scf.if`); its variable is `gpu.thread_id`; the kernel
+      records the workgroup as `known_block_size`;
+    - the rest of the nest lowers as `convert-tl-to-scf` lowers it (unrolled
+      loops copied, serial loops to `scf.for`, blocks inlined).
+    Errors, located at the loop: a bound loop that is not at the top of its
+    nest, an axis bound twice, blockIdx inside threadIdx, a workgroup
+    without a constant extent, a `vectorized` or `parallel` loop in a
+    kernel, a kernel with no bound loop.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 #endif // LLMC_CONVERSION_PASSES_TD

@@ -15,7 +15,13 @@ namespace llmc {
 #include "Conversion/Passes.h.inc"
 
 /// Patterns lowering tl.for to scf.for and inlining tl.block.
+/// tl.for -> scf.for (scf.parallel for parallel loops), tl.block -> its
+/// body inlined (affine accesses expanded, the init under scf.if),
+/// tl.prefetch -> memref.prefetch.
 void populateTLToSCFPatterns(mlir::RewritePatternSet &patterns);
+
+/// Replaces every `unrolled` loop under `root` by copies of its body.
+mlir::LogicalResult unrollLoops(mlir::Operation *root);
 
 /// Replaces every band of `vectorized` tl.for loops under `root` by vector
 /// code (VectorizeBands.cpp); fails, with a located error, on a band it

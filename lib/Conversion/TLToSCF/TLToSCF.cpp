@@ -208,14 +208,8 @@ struct ConvertTLToSCFPass
     if (failed(checkKinds(getOperation())))
       return signalPassFailure();
     // Unroll first (innermost first), then lower what is left.
-    SmallVector<tl::ForOp> unrolled;
-    getOperation()->walk([&](tl::ForOp loop) {
-      if (loop.getKind() == tl::LoopKind::unrolled)
-        unrolled.push_back(loop);
-    });
-    for (tl::ForOp loop : unrolled)
-      if (failed(unrollFully(loop)))
-        return signalPassFailure();
+    if (failed(unrollLoops(getOperation())))
+      return signalPassFailure();
     // Vectorized bands become vector code.
     IRRewriter rw(&getContext());
     if (failed(vectorizeBands(getOperation(), rw)))
@@ -237,6 +231,18 @@ struct ConvertTLToSCFPass
 };
 
 } // namespace
+
+LogicalResult llmc::unrollLoops(Operation *root) {
+  SmallVector<tl::ForOp> unrolled;
+  root->walk([&](tl::ForOp loop) {
+    if (loop.getKind() == tl::LoopKind::unrolled)
+      unrolled.push_back(loop);
+  });
+  for (tl::ForOp loop : unrolled)
+    if (failed(unrollFully(loop)))
+      return failure();
+  return success();
+}
 
 void llmc::populateTLToSCFPatterns(RewritePatternSet &patterns) {
   patterns.add<ForToSCF, BlockToSCF, PrefetchToMemRef>(patterns.getContext());

@@ -103,7 +103,8 @@ LogicalResult ForOp::verify() {
 namespace {
 /// Loops whose constant bounds give zero or one iteration: erase the loop,
 /// or inline its body with the induction variable replaced by the lower
-/// bound. (Schedules, e.g. splits by the full extent, produce these.)
+/// bound. (Schedules, e.g. splits by the full extent, produce these.) A
+/// loop bound to a GPU axis keeps its one iteration: it is the launch.
 struct FoldTrivialLoop : OpRewritePattern<ForOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ForOp op,
@@ -119,6 +120,8 @@ struct FoldTrivialLoop : OpRewritePattern<ForOp> {
     }
     if (*lb + *step < *ub)
       return rewriter.notifyMatchFailure(op, "more than one iteration");
+    if (op.getKind() == LoopKind::thread_bound)
+      return rewriter.notifyMatchFailure(op, "bound to a GPU axis");
     Block *body = op.getBody();
     rewriter.eraseOp(body->getTerminator());
     rewriter.inlineBlockBefore(body, op, op.getLowerBound());
