@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
 
 #include <memory>
 #include <string>
@@ -45,6 +46,10 @@ public:
   /// name (relative to `dir`).
   virtual llvm::Expected<std::string> emit(mlir::ModuleOp lowered,
                                            llvm::StringRef dir) const = 0;
+  /// Adds what the runtime needs beyond the common metadata (the Vulkan
+  /// back end's dispatch program) to the metadata object being written.
+  virtual void describe(llvm::json::OStream &json,
+                        mlir::ModuleOp lowered) const {}
 
 private:
   TargetDescription description;

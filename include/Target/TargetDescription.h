@@ -21,7 +21,8 @@
 // bytes, or with K/M). GPU keys: subgroup=N (threads in lockstep),
 // workgroup=N (most threads in a workgroup), shared=SIZE (workgroup
 // memory), range=SIZE (the most bytes one kernel argument may span); GPU
-// features: fp16, int8, fp64 (arithmetic and storage of those types).
+// features: fp16, int8, fp64, int64 (arithmetic and storage of those
+// types).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_TARGET_TARGETDESCRIPTION_H
@@ -94,10 +95,11 @@ struct TargetDescription {
   }
   /// A GPU target (its loops are mapped onto workgroups and threads).
   bool isGPU() const { return kind != TargetKind::CPU; }
-  /// GPU arithmetic and storage of f16, i8, f64 values.
+  /// GPU arithmetic and storage of f16, i8, f64, i64 values.
   bool hasGPUFloat16() const { return has("fp16"); }
   bool hasGPUInt8() const { return has("int8"); }
   bool hasGPUFloat64() const { return has("fp64"); }
+  bool hasGPUInt64() const { return has("int64"); }
   /// Lanes of `elementBits`-wide elements in one vector register.
   unsigned lanes(unsigned elementBits) const {
     return vectorBits / elementBits;

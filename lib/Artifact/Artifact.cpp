@@ -510,6 +510,7 @@ writeMetadata(llvm::StringRef path, ModuleOp module, graph::KVCacheType cache,
             });
         });
     });
+    backend.describe(j, module);
     j.attributeArray("params", [&] {
       for (const PlacedParam &p : params)
         j.object([&] {

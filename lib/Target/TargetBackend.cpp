@@ -1,6 +1,7 @@
 //===- TargetBackend.cpp - back ends by target kind -----------------------===//
 #include "Target/TargetBackend.h"
 #include "Target/CPU/CPUBackend.h"
+#include "Target/Vulkan/VulkanBackend.h"
 
 using namespace llmc;
 
@@ -12,9 +13,11 @@ llmc::createTargetBackend(const TargetDescription &target) {
   case TargetKind::CPU:
     return createCPUBackend(target);
   case TargetKind::Vulkan:
+    return createVulkanBackend(target);
   case TargetKind::CUDA:
     break;
   }
-  return llvm::createStringError("target '" + target.str() +
-                                 "' has no back end yet (supported: cpu)");
+  return llvm::createStringError(
+      "target '" + target.str() +
+      "' has no back end yet (supported: cpu, vulkan)");
 }

@@ -55,9 +55,10 @@ static llvm::StringMap<bool> defaultGPUFeatures(TargetKind kind) {
   f["fp16"] = true;
   f["int8"] = true;
   f["fp64"] = kind == TargetKind::CUDA;
+  f["int64"] = true;
   return f;
 }
-static constexpr const char *kGPUFeatures[] = {"fp16", "int8", "fp64"};
+static constexpr const char *kGPUFeatures[] = {"fp16", "int8", "fp64", "int64"};
 
 std::string TargetDescription::str() const {
   std::string s = kind == TargetKind::CPU    ? "cpu"
@@ -184,7 +185,7 @@ parseGPUItems(TargetDescription &t, llvm::StringRef spec,
     if (item.starts_with("+") || item.starts_with("-")) {
       llvm::StringRef f = item.drop_front();
       if (!llvm::is_contained(kGPUFeatures, f))
-        return bad(item, "GPU features: fp16, int8, fp64");
+        return bad(item, "GPU features: fp16, int8, fp64, int64");
       t.features[f] = item[0] == '+';
       continue;
     }

@@ -8,6 +8,7 @@
 #include "Dialect/TL/Transforms/Passes.h"
 #include "Target/CPU/Passes.h"
 #include "Target/TargetBackend.h"
+#include "Target/Vulkan/Passes.h"
 #include "llmc/abi.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -196,11 +197,12 @@ std::unique_ptr<Pass> llmc::createScheduleSlotPass(ScheduleCallback callback) {
 //===----------------------------------------------------------------------===//
 
 void llmc::registerLLMCDialects(DialectRegistry &registry) {
-  registry.insert<graph::GraphDialect, tl::TLDialect, func::FuncDialect,
-                  arith::ArithDialect, math::MathDialect, memref::MemRefDialect,
-                  affine::AffineDialect, scf::SCFDialect,
-                  cf::ControlFlowDialect, LLVM::LLVMDialect, omp::OpenMPDialect,
-                  vector::VectorDialect, gpu::GPUDialect>();
+  registry
+      .insert<graph::GraphDialect, tl::TLDialect, func::FuncDialect,
+              arith::ArithDialect, math::MathDialect, memref::MemRefDialect,
+              affine::AffineDialect, scf::SCFDialect, cf::ControlFlowDialect,
+              LLVM::LLVMDialect, omp::OpenMPDialect, vector::VectorDialect,
+              gpu::GPUDialect, spirv::SPIRVDialect>();
   // convert-to-llvm finds each dialect's patterns through these interfaces.
   arith::registerConvertArithToLLVMInterface(registry);
   cf::registerConvertControlFlowToLLVMInterface(registry);
@@ -300,6 +302,7 @@ void llmc::registerLLMCPasses() {
   graph::registerGraphPasses();
   tl::registerTLPasses();
   cpu::registerCPUPasses();
+  vulkan::registerVulkanPasses();
   registerLLMCConversionPasses();
   PassRegistration<ScheduleSlotPass>();
   PassPipelineRegistration<CompileOptions>(

@@ -40,7 +40,7 @@ def test_unknown_target(llmc, tmp_path, tiny_model):
     ("vulkan", "target 'vulkan:1.2,subgroup=32,workgroup=256,shared=16K,range=128M' has no back end yet"),
     ("vulkan:1.4", "expected vulkan or vulkan:VERSION (1.1, 1.2 or 1.3)"),
     ("vulkan,subgroup=3", "bad item 'subgroup=3' (a power of two up to 1024)"),
-    ("vulkan,+avx512f", "bad item '+avx512f' (GPU features: fp16, int8, fp64)"),
+    ("vulkan,+avx512f", "bad item '+avx512f' (GPU features: fp16, int8, fp64, int64)"),
     ("vulkan,shared=lots", "bad item 'shared=lots'"),
     ("vulkan,cores=2", "bad item 'cores=2'"),
     ("vulkan,subgroup=64,workgroup=32", "the subgroup is larger than a workgroup"),

@@ -1,0 +1,502 @@
+//===- KernelABI.cpp - the dispatch program and the kernels' Vulkan ABI ---===//
+//
+// A Vulkan artifact has no host code: the runtime records each phase's
+// launches into command buffers from a dispatch program, a list per phase
+// (prefill, decode) of kernel launches whose grid, buffer bindings and
+// scalar arguments are expressions of the call's sizes (docs/artifact.md,
+// "device"). This pass writes that program from the host functions'
+// `gpu.launch_func`s (module attribute `llmc.dispatch`, JSON) and gives the
+// kernels the ABI it describes:
+// - a memref argument becomes a one-dimensional `memref<?xT>` bound at its
+//   byte offset (a storage buffer binding carries the offset and no
+//   shape), followed by one index argument per dynamic size; the kernel's
+//   accesses are linearized with the strides of the old type;
+// - scalars stay (the runtime writes them into a buffer each call);
+// - stack buffers live in the Function storage class; the workgroup size
+//   becomes the entry point's (`spirv.entry_point_abi`).
+// The launches are then dropped from the host functions, which keep their
+// attributes (the arena plans) for the artifact writer.
+//
+//===----------------------------------------------------------------------===//
+#include "Target/Vulkan/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
+#include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/JSON.h"
+
+namespace llmc::vulkan {
+#define GEN_PASS_DEF_VULKANKERNELABI
+#include "Target/Vulkan/Passes.h.inc"
+} // namespace llmc::vulkan
+
+using namespace mlir;
+using namespace llmc;
+namespace json = llvm::json;
+
+namespace {
+
+/// Names of the entry's arguments (llmc/abi.h), by position.
+const char *kArgNames[] = {"tokens", "pos0",   "weights", "kv",
+                           "n_out",  "logits", "arena"};
+
+/// Expressions over the call's sizes: an integer, a size name, or
+/// [op, a, b].
+json::Value binary(StringRef op, json::Value a, json::Value b) {
+  auto ia = a.getAsInteger(), ib = b.getAsInteger();
+  if (ia && ib) {
+    if (op == "+")
+      return *ia + *ib;
+    if (op == "-")
+      return *ia - *ib;
+    if (op == "*")
+      return *ia * *ib;
+    if (op == "floordiv" && *ib > 0 && *ia >= 0)
+      return *ia / *ib;
+  }
+  if ((op == "+" || op == "-") && ib == 0)
+    return a;
+  if (op == "+" && ia == 0)
+    return b;
+  if (op == "*" && (ib == 1 || ia == 1))
+    return ib == 1 ? std::move(a) : std::move(b);
+  if (op == "*" && (ia == 0 || ib == 0))
+    return 0;
+  return json::Array{op, std::move(a), std::move(b)};
+}
+
+/// A memref of the host traced to the entry argument it views.
+struct Traced {
+  std::string root;
+  json::Value byteOffset = 0;
+  SmallVector<json::Value> sizes;   // of this memref, per dimension
+  SmallVector<json::Value> strides; // in elements, per dimension
+};
+
+class Extractor {
+public:
+  explicit Extractor(func::FuncOp host) : host(host) {}
+
+  FailureOr<json::Value> expr(Value v);
+  FailureOr<Traced> trace(Value v);
+
+private:
+  InFlightDiagnostic fail(Operation *op, const Twine &what) {
+    return op->emitOpError("the dispatch program cannot express ") << what;
+  }
+  func::FuncOp host;
+};
+
+FailureOr<json::Value> Extractor::expr(Value v) {
+  if (auto c = getConstantIntValue(v))
+    return json::Value(*c);
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (arg.getOwner()->getParentOp() == host && arg.getType().isIndex() &&
+        arg.getArgNumber() < std::size(kArgNames))
+      return json::Value(kArgNames[arg.getArgNumber()]);
+    return emitError(v.getLoc(), "the dispatch program cannot express this "
+                                 "value (not an argument of the entry)"),
+           failure();
+  }
+  Operation *def = v.getDefiningOp();
+  if (auto dim = dyn_cast<memref::DimOp>(def)) {
+    auto index = getConstantIntValue(dim.getIndex());
+    FailureOr<Traced> t = trace(dim.getSource());
+    if (!index || failed(t))
+      return fail(def, "this size"), failure();
+    return t->sizes[*index];
+  }
+  if (auto load = dyn_cast<memref::LoadOp>(def)) {
+    // A token id (decode's embedding row): read by the runtime.
+    auto arg = dyn_cast<BlockArgument>(load.getMemRef());
+    if (arg && arg.getOwner()->getParentOp() == host &&
+        arg.getArgNumber() == 0 && load.getIndices().size() == 1) {
+      FailureOr<json::Value> i = expr(load.getIndices()[0]);
+      if (failed(i))
+        return failure();
+      return json::Value(json::Array{"token", std::move(*i)});
+    }
+    return fail(def, "a value loaded from memory other than a token"),
+           failure();
+  }
+  if (auto cast = dyn_cast<arith::IndexCastOp>(def))
+    return expr(cast.getIn());
+  if (auto cast = dyn_cast<arith::IndexCastUIOp>(def))
+    return expr(cast.getIn());
+  StringRef op =
+      llvm::TypeSwitch<Operation *, StringRef>(def)
+          .Case<arith::AddIOp>([](auto) { return "+"; })
+          .Case<arith::SubIOp>([](auto) { return "-"; })
+          .Case<arith::MulIOp>([](auto) { return "*"; })
+          .Case<arith::DivUIOp, arith::DivSIOp, arith::FloorDivSIOp>(
+              [](auto) { return "floordiv"; })
+          .Case<arith::CeilDivUIOp, arith::CeilDivSIOp>(
+              [](auto) { return "ceildiv"; })
+          .Case<arith::RemUIOp, arith::RemSIOp>([](auto) { return "mod"; })
+          .Case<arith::MinUIOp, arith::MinSIOp>([](auto) { return "min"; })
+          .Case<arith::MaxUIOp, arith::MaxSIOp>([](auto) { return "max"; })
+          .Default([](auto) { return ""; });
+  if (op.empty() || def->getNumOperands() != 2)
+    return fail(def, "this operation"), failure();
+  FailureOr<json::Value> a = expr(def->getOperand(0));
+  if (failed(a))
+    return failure();
+  FailureOr<json::Value> b = expr(def->getOperand(1));
+  if (failed(b))
+    return failure();
+  return binary(op, std::move(*a), std::move(*b));
+}
+
+/// The sizes and strides of a memref type, dynamic ones from `dynSizes`
+/// (identity layouts) or refused.
+static LogicalResult shapeOf(MemRefType type, ArrayRef<json::Value> dynSizes,
+                             Traced &t, Operation *at) {
+  unsigned next = 0;
+  t.sizes.clear();
+  for (int64_t s : type.getShape())
+    t.sizes.push_back(ShapedType::isDynamic(s) ? dynSizes[next++]
+                                               : json::Value(s));
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return at->emitOpError("has a layout without strides");
+  t.strides.clear();
+  // Dynamic strides of an identity layout are products of sizes.
+  json::Value running = 1;
+  SmallVector<json::Value> identity(type.getRank(), json::Value(1));
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    identity[d] = running;
+    running = binary("*", running, t.sizes[d]);
+  }
+  for (auto [d, s] : llvm::enumerate(strides)) {
+    if (!ShapedType::isDynamic(s)) {
+      t.strides.push_back(s);
+      continue;
+    }
+    if (!type.getLayout().isIdentity())
+      return at->emitOpError("has a dynamic stride the dispatch program "
+                             "cannot express");
+    t.strides.push_back(identity[d]);
+  }
+  return success();
+}
+
+FailureOr<Traced> Extractor::trace(Value v) {
+  auto type = cast<MemRefType>(v.getType());
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (arg.getOwner()->getParentOp() != host ||
+        arg.getArgNumber() >= std::size(kArgNames))
+      return emitError(v.getLoc(), "a kernel's buffer is not a view of the "
+                                   "entry's buffers"),
+             failure();
+    Traced t;
+    t.root = kArgNames[arg.getArgNumber()];
+    // The entry buffers' dynamic sizes (llmc/abi.h): the tokens, the rows
+    // of logits, the bytes of the weights and of the arena.
+    SmallVector<json::Value> dyn;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d)) {
+        if (d != 0 || t.root == "kv")
+          return emitError(v.getLoc(), "an entry buffer of unexpected shape"),
+                 failure();
+        dyn.push_back(json::Value(t.root == "tokens"    ? "tokens"
+                                  : t.root == "logits"  ? "n_out"
+                                  : t.root == "weights" ? "weights_bytes"
+                                                        : "arena_bytes"));
+      }
+    if (failed(shapeOf(type, dyn, t, host)))
+      return failure();
+    return t;
+  }
+  Operation *def = v.getDefiningOp();
+  int64_t elemBytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  if (auto view = dyn_cast<memref::ViewOp>(def)) {
+    FailureOr<Traced> src = trace(view.getSource());
+    FailureOr<json::Value> shift = expr(view.getByteShift());
+    if (failed(src) || failed(shift))
+      return failure();
+    SmallVector<json::Value> dyn;
+    for (Value s : view.getSizes()) {
+      FailureOr<json::Value> e = expr(s);
+      if (failed(e))
+        return failure();
+      dyn.push_back(std::move(*e));
+    }
+    Traced t;
+    t.root = src->root;
+    t.byteOffset = binary("+", src->byteOffset, std::move(*shift));
+    if (failed(shapeOf(type, dyn, t, def)))
+      return failure();
+    return t;
+  }
+  if (auto sub = dyn_cast<memref::SubViewOp>(def)) {
+    FailureOr<Traced> src = trace(sub.getSource());
+    if (failed(src))
+      return failure();
+    Traced t;
+    t.root = src->root;
+    json::Value elems = 0;
+    for (auto [i, off] : llvm::enumerate(sub.getMixedOffsets())) {
+      json::Value o = 0;
+      if (auto c = getConstantIntValue(off)) {
+        o = *c;
+      } else {
+        FailureOr<json::Value> e = expr(cast<Value>(off));
+        if (failed(e))
+          return failure();
+        o = std::move(*e);
+      }
+      elems = binary("+", elems, binary("*", std::move(o), src->strides[i]));
+    }
+    t.byteOffset =
+        binary("+", src->byteOffset, binary("*", std::move(elems), elemBytes));
+    SmallVector<json::Value> dyn;
+    for (Value s : sub.getSizes()) {
+      FailureOr<json::Value> e = expr(s);
+      if (failed(e))
+        return failure();
+      dyn.push_back(std::move(*e));
+    }
+    if (failed(shapeOf(type, dyn, t, def)))
+      return failure();
+    // The subview's strides: the source's times its own (unit here).
+    for (auto [i, s] : llvm::enumerate(sub.getStaticStrides()))
+      if (s != 1)
+        return fail(def, "a strided subview"), failure();
+    for (size_t i = 0, r = 0; i < src->strides.size(); ++i) {
+      if (sub.getDroppedDims().test(i))
+        continue;
+      t.strides[r++] = src->strides[i];
+    }
+    return t;
+  }
+  if (auto c = dyn_cast<memref::CastOp>(def)) {
+    FailureOr<Traced> src = trace(c.getSource());
+    if (failed(src))
+      return failure();
+    return src;
+  }
+  return fail(def, "this buffer"), failure();
+}
+
+/// The bytes a memref spans from its offset: (sum (size - 1) * stride + 1)
+/// * element bytes.
+static json::Value spanBytes(const Traced &t, int64_t elemBytes) {
+  json::Value last = 0;
+  for (auto [s, st] : llvm::zip(t.sizes, t.strides))
+    last = binary("+", last, binary("*", binary("-", s, 1), st));
+  return binary("*", binary("+", last, 1), elemBytes);
+}
+
+/// The kernel's new signature and body: memref arguments one-dimensional
+/// (followed by their dynamic sizes), accesses linearized.
+static LogicalResult rewriteKernel(gpu::GPUFuncOp kernel) {
+  MLIRContext *ctx = kernel.getContext();
+  OpBuilder b(ctx);
+  Block &entry = kernel.getBody().front();
+  unsigned oldCount = entry.getNumArguments();
+  SmallVector<Type> newTypes;
+  auto functionStorage =
+      spirv::StorageClassAttr::get(ctx, spirv::StorageClass::Function);
+  for (unsigned i = 0; i < oldCount; ++i) {
+    BlockArgument arg = entry.getArgument(i);
+    auto type = dyn_cast<MemRefType>(arg.getType());
+    if (!type) {
+      arg.replaceAllUsesWith(entry.addArgument(arg.getType(), arg.getLoc()));
+      newTypes.push_back(arg.getType());
+      continue;
+    }
+    auto flatType =
+        MemRefType::get({ShapedType::kDynamic}, type.getElementType());
+    Location loc = arg.getLoc();
+    BlockArgument flat = entry.addArgument(flatType, loc);
+    newTypes.push_back(flatType);
+    // The sizes: constants or new arguments.
+    SmallVector<Value> sizes;
+    b.setInsertionPointToStart(&entry);
+    for (int64_t s : type.getShape()) {
+      if (ShapedType::isDynamic(s)) {
+        sizes.push_back(entry.addArgument(b.getIndexType(), loc));
+        newTypes.push_back(b.getIndexType());
+      } else {
+        sizes.push_back(arith::ConstantIndexOp::create(b, loc, s));
+      }
+    }
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)))
+      return kernel.emitOpError("argument ") << i << " has no strides";
+    SmallVector<Value> strideValues(type.getRank());
+    Value running = arith::ConstantIndexOp::create(b, loc, 1);
+    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+      strideValues[d] =
+          ShapedType::isDynamic(strides[d])
+              ? running
+              : arith::ConstantIndexOp::create(b, loc, strides[d]).getResult();
+      running = arith::MulIOp::create(b, loc, running, sizes[d]);
+    }
+    auto linear = [&](OpBuilder &ob, Location l, ValueRange indices) {
+      Value sum = arith::ConstantIndexOp::create(ob, l, 0);
+      for (auto [idx, st] : llvm::zip(indices, strideValues))
+        sum = arith::AddIOp::create(ob, l, sum,
+                                    arith::MulIOp::create(ob, l, idx, st));
+      return sum;
+    };
+    for (OpOperand &use : llvm::make_early_inc_range(arg.getUses())) {
+      Operation *user = use.getOwner();
+      OpBuilder ub(user);
+      if (auto load = dyn_cast<memref::LoadOp>(user)) {
+        Value at = linear(ub, load.getLoc(), load.getIndices());
+        load.getResult().replaceAllUsesWith(
+            memref::LoadOp::create(ub, load.getLoc(), flat, at).getResult());
+        load.erase();
+      } else if (auto store = dyn_cast<memref::StoreOp>(user)) {
+        Value at = linear(ub, store.getLoc(), store.getIndices());
+        memref::StoreOp::create(ub, store.getLoc(), store.getValue(), flat, at);
+        store.erase();
+      } else if (auto dim = dyn_cast<memref::DimOp>(user)) {
+        auto d = getConstantIntValue(dim.getIndex());
+        if (!d)
+          return dim.emitOpError("a kernel reads a size it cannot name");
+        dim.getResult().replaceAllUsesWith(sizes[*d]);
+        dim.erase();
+      } else {
+        return user->emitOpError("uses a kernel's buffer in a way the Vulkan "
+                                 "ABI cannot linearize");
+      }
+    }
+  }
+  // The old arguments are gone now; drop them.
+  entry.eraseArguments(0, oldCount);
+  kernel.setFunctionType(FunctionType::get(ctx, newTypes, {}));
+  // Stack buffers: the Function storage class.
+  WalkResult r = kernel.walk([&](memref::AllocaOp a) {
+    MemRefType t = a.getType();
+    if (t.getMemorySpace())
+      return WalkResult::advance();
+    auto nt = MemRefType::get(t.getShape(), t.getElementType(), t.getLayout(),
+                              functionStorage);
+    a.getResult().setType(nt);
+    for (Operation *user : a->getUsers())
+      if (!isa<memref::LoadOp, memref::StoreOp>(user)) {
+        user->emitOpError("uses a stack buffer in a way the Vulkan ABI "
+                          "cannot retype");
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  if (r.wasInterrupted())
+    return failure();
+  // No-wrap flags would become decorations that need an extension the
+  // target may lack; they only license optimizations.
+  kernel.walk([&](arith::ArithIntegerOverflowFlagsInterface op) {
+    op->setAttr(op.getIntegerOverflowAttrName(),
+                arith::IntegerOverflowFlagsAttr::get(
+                    ctx, arith::IntegerOverflowFlags::none));
+  });
+  DenseI32ArrayAttr block = kernel.getKnownBlockSizeAttr();
+  SmallVector<int32_t> size = block ? SmallVector<int32_t>(block.asArrayRef())
+                                    : SmallVector<int32_t>{1, 1, 1};
+  kernel->setAttr(spirv::getEntryPointABIAttrName(),
+                  spirv::getEntryPointABIAttr(ctx, size));
+  return success();
+}
+
+struct VulkanKernelABIPass
+    : llmc::vulkan::impl::VulkanKernelABIBase<VulkanKernelABIPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto gpuModule = module.lookupSymbol<gpu::GPUModuleOp>("llmc_kernels");
+    if (!gpuModule) {
+      module.emitError("vulkan-kernel-abi: no gpu.module @llmc_kernels "
+                       "(run convert-tl-to-gpu first)");
+      return signalPassFailure();
+    }
+    // The kernels' order in the program: as the module lists them.
+    SmallVector<gpu::GPUFuncOp> kernels;
+    DenseMap<StringAttr, int64_t> index;
+    for (auto k : gpuModule.getOps<gpu::GPUFuncOp>()) {
+      index[k.getNameAttr()] = kernels.size();
+      kernels.push_back(k);
+    }
+    json::Object program;
+    json::Array kernelList;
+    for (gpu::GPUFuncOp k : kernels) {
+      DenseI32ArrayAttr block = k.getKnownBlockSizeAttr();
+      json::Array wg;
+      for (int i = 0; i < 3; ++i)
+        wg.push_back(block ? int64_t(block[i]) : int64_t(1));
+      kernelList.push_back(
+          json::Object{{"name", k.getName()}, {"workgroup", std::move(wg)}});
+    }
+    json::Object phases;
+    for (auto host : module.getOps<func::FuncOp>()) {
+      auto phase = host->getAttrOfType<StringAttr>("llmc.phase");
+      if (!phase)
+        continue;
+      Extractor ex(host);
+      json::Array launches;
+      SmallVector<gpu::LaunchFuncOp> ops;
+      host.walk([&](gpu::LaunchFuncOp l) { ops.push_back(l); });
+      for (gpu::LaunchFuncOp l : ops) {
+        auto it = index.find(l.getKernelName());
+        if (it == index.end()) {
+          l.emitOpError("launches a kernel outside @llmc_kernels");
+          return signalPassFailure();
+        }
+        json::Array grid;
+        gpu::KernelDim3 g = l.getGridSizeOperandValues();
+        for (Value v : {g.x, g.y, g.z}) {
+          FailureOr<json::Value> e = ex.expr(v);
+          if (failed(e))
+            return signalPassFailure();
+          grid.push_back(std::move(*e));
+        }
+        json::Array args;
+        for (Value v : l.getKernelOperands()) {
+          auto type = dyn_cast<MemRefType>(v.getType());
+          if (!type) {
+            FailureOr<json::Value> e = ex.expr(v);
+            if (failed(e))
+              return signalPassFailure();
+            args.push_back(json::Object{{"scalar", std::move(*e)}});
+            continue;
+          }
+          FailureOr<Traced> t = ex.trace(v);
+          if (failed(t))
+            return signalPassFailure();
+          int64_t elemBytes =
+              std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+          args.push_back(json::Object{{"buffer", t->root},
+                                      {"offset", std::move(t->byteOffset)},
+                                      {"bytes", spanBytes(*t, elemBytes)}});
+          for (auto [d, s] : llvm::enumerate(t->sizes))
+            if (type.isDynamicDim(d))
+              args.push_back(json::Object{{"scalar", s}});
+        }
+        launches.push_back(json::Object{{"kernel", it->second},
+                                        {"grid", std::move(grid)},
+                                        {"args", std::move(args)}});
+        l.erase();
+      }
+      phases[phase.getValue()] = std::move(launches);
+    }
+    program["kernels"] = std::move(kernelList);
+    program["phases"] = std::move(phases);
+    for (gpu::GPUFuncOp k : kernels)
+      if (failed(rewriteKernel(k)))
+        return signalPassFailure();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << json::Value(std::move(program));
+    module->setAttr("llmc.dispatch", StringAttr::get(&getContext(), text));
+  }
+};
+
+} // namespace
