@@ -81,6 +81,10 @@ void llmc::buildGraphPhase(OpPassManager &pm, const PipelineOptions &options) {
   graph::GraphSplitKVOptions split;
   split.target = options.target.str();
   pm.addPass(graph::createGraphSplitKV(split));
+  // A GPU's flash attention: a scores tile per row, the rows independent.
+  graph::GraphRowTilesOptions rowTiles;
+  rowTiles.target = options.target.str();
+  pm.addPass(graph::createGraphRowTiles(rowTiles));
   if (options.actQuant != "exact") {
     // Weight pre-packing for the integer products' lanes.
     graph::GraphInterleaveWeightsOptions interleave;

@@ -13,6 +13,7 @@
 #include "Npy.h"
 #include "Sampler.h"
 #include "Tokenizer.h"
+#include "VulkanDevice.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -84,6 +85,21 @@ void requireArg(const void *p, const char *function, const char *name) {
 extern "C" {
 
 void llmc_string_free(char *s) { std::free(s); }
+
+int llmc_list_devices(char **out, char **error) {
+  return guard(error, [&] {
+    requireArg(out, "llmc_list_devices", "out");
+    *out = nullptr;
+    std::string text;
+    for (const std::string &line : VulkanDevice::list())
+      text += line + "\n";
+    char *copy = static_cast<char *>(std::malloc(text.size() + 1));
+    if (!copy)
+      throw std::bad_alloc();
+    std::memcpy(copy, text.c_str(), text.size() + 1);
+    *out = copy;
+  });
+}
 
 int llmc_model_open(const char *dir, llmc_model **out, char **error) {
   return guard(error, [&] {

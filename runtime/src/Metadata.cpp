@@ -162,7 +162,202 @@ std::vector<int> sizeIndices(const FieldChecker &c, const JsonValue &of,
   return sizes;
 }
 
+/// An expression of the dispatch program (ArtifactMetadata::Expr).
+ArtifactMetadata::Expr readExpr(const FieldChecker &c, const JsonValue &v,
+                                const std::string &field) {
+  using Expr = ArtifactMetadata::Expr;
+  Expr e;
+  if (v.isInteger()) {
+    e.value = v.asInteger();
+    return e;
+  }
+  if (v.isString()) {
+    const auto &names = Expr::sizeNames();
+    auto it = std::find(names.begin(), names.end(), v.asString());
+    if (it == names.end())
+      c.fail(field, "names no size of a call: \"" + v.asString() + "\"");
+    e.kind = Expr::Kind::Size;
+    e.value = it - names.begin();
+    return e;
+  }
+  if (!v.isArray() || v.asArray().empty() || !v.asArray()[0].isString())
+    c.fail(field, "must be an integer, a size name or [op, ...]");
+  const auto &a = v.asArray();
+  const std::string &op = a[0].asString();
+  if (op == "token") {
+    if (a.size() != 2)
+      c.fail(field, "[\"token\", i] takes one operand");
+    e.kind = Expr::Kind::Token;
+    e.operands.push_back(readExpr(c, a[1], field + "[1]"));
+    return e;
+  }
+  static const char *ops[] = {"+",       "-",   "*",   "floordiv",
+                              "ceildiv", "mod", "min", "max"};
+  if (std::find(std::begin(ops), std::end(ops), op) == std::end(ops) ||
+      a.size() != 3)
+    c.fail(field, "has an unknown operation \"" + op +
+                      "\" (or not two "
+                      "operands)");
+  e.kind = Expr::Kind::Op;
+  e.op = op;
+  for (size_t i = 1; i < 3; ++i)
+    e.operands.push_back(
+        readExpr(c, a[i], field + "[" + std::to_string(i) + "]"));
+  return e;
+}
+
+/// A binding's buffer: one of the entry's (llmc/abi.h).
+std::string readBufferName(const FieldChecker &c, const JsonValue &a,
+                           const std::string &field) {
+  std::string name = c.getString(a, field, "buffer");
+  if (name != "tokens" && name != "weights" && name != "kv" &&
+      name != "logits" && name != "arena")
+    c.fail(field + ".buffer", "is \"" + name +
+                                  "\", expected tokens, weights, kv, "
+                                  "logits or arena");
+  return name;
+}
+
+/// `device`: the kernels and each phase's launches.
+void readDevice(const FieldChecker &c, const JsonValue &device,
+                ArtifactMetadata &md) {
+  if (!device.isObject())
+    c.fail("device", "must be an object");
+  const JsonValue &kernels = c.get(device, "device", "kernels");
+  if (!kernels.isArray())
+    c.fail("device.kernels", "must be an array");
+  for (size_t i = 0; i < kernels.asArray().size(); ++i) {
+    const JsonValue &k = kernels.asArray()[i];
+    std::string field = "device.kernels[" + std::to_string(i) + "]";
+    if (!k.isObject())
+      c.fail(field, "must be an object");
+    ArtifactMetadata::DeviceKernel kernel;
+    kernel.name = c.getString(k, field, "name");
+    const JsonValue &wg = c.get(k, field, "workgroup");
+    if (!wg.isArray() || wg.asArray().size() != 3)
+      c.fail(field + ".workgroup", "must be three integers");
+    for (int d = 0; d < 3; ++d)
+      kernel.workgroup[d] =
+          c.checkInteger(wg.asArray()[d], field + ".workgroup", 1, 1024);
+    md.deviceKernels.push_back(std::move(kernel));
+  }
+  if (const JsonValue *features = device.find("features")) {
+    if (!features->isArray())
+      c.fail("device.features", "must be an array of strings");
+    for (const JsonValue &f : features->asArray()) {
+      if (!f.isString())
+        c.fail("device.features", "must be an array of strings");
+      md.deviceFeatures.push_back(f.asString());
+    }
+  }
+  const JsonValue &phases = c.getObject(device, "device", "phases");
+  for (const char *name : {"prefill", "decode"}) {
+    std::string field = std::string("device.phases.") + name;
+    const JsonValue &list = c.get(phases, "device.phases", name);
+    if (!list.isArray())
+      c.fail(field, "must be an array");
+    auto &out = std::string(name) == "prefill" ? md.prefill : md.decode;
+    for (size_t i = 0; i < list.asArray().size(); ++i) {
+      const JsonValue &l = list.asArray()[i];
+      std::string lf = field + "[" + std::to_string(i) + "]";
+      if (!l.isObject())
+        c.fail(lf, "must be an object");
+      ArtifactMetadata::Launch launch;
+      if (const JsonValue *copy = l.find("copy")) {
+        std::string cf = lf + ".copy";
+        if (!copy->isObject())
+          c.fail(cf, "must be an object");
+        launch.copy = true;
+        for (auto [which, arg] :
+             {std::pair{"src", &launch.src}, std::pair{"dst", &launch.dst}}) {
+          std::string wf = cf + "." + which;
+          const JsonValue &b = c.getObject(*copy, cf, which);
+          arg->buffer = readBufferName(c, b, wf);
+          arg->offset = readExpr(c, c.get(b, wf, "offset"), wf + ".offset");
+        }
+        launch.bytes = readExpr(c, c.get(*copy, cf, "bytes"), cf + ".bytes");
+        out.push_back(std::move(launch));
+        continue;
+      }
+      launch.kernel = c.getInteger(l, lf, "kernel", 0,
+                                   int64_t(md.deviceKernels.size()) - 1);
+      const JsonValue &grid = c.get(l, lf, "grid");
+      if (!grid.isArray() || grid.asArray().size() != 3)
+        c.fail(lf + ".grid", "must be three expressions");
+      for (int d = 0; d < 3; ++d)
+        launch.grid[d] = readExpr(c, grid.asArray()[d],
+                                  lf + ".grid[" + std::to_string(d) + "]");
+      const JsonValue &args = c.get(l, lf, "args");
+      if (!args.isArray())
+        c.fail(lf + ".args", "must be an array");
+      for (size_t j = 0; j < args.asArray().size(); ++j) {
+        const JsonValue &a = args.asArray()[j];
+        std::string af = lf + ".args[" + std::to_string(j) + "]";
+        if (!a.isObject())
+          c.fail(af, "must be an object");
+        ArtifactMetadata::DeviceArg arg;
+        if (const JsonValue *v = a.find("scalar")) {
+          arg.scalar = true;
+          arg.value = readExpr(c, *v, af + ".scalar");
+        } else {
+          arg.buffer = readBufferName(c, a, af);
+          arg.offset = readExpr(c, c.get(a, af, "offset"), af + ".offset");
+          arg.bytes = readExpr(c, c.get(a, af, "bytes"), af + ".bytes");
+        }
+        launch.args.push_back(std::move(arg));
+      }
+      out.push_back(std::move(launch));
+    }
+  }
+}
+
 } // namespace
+
+const std::vector<std::string> &ArtifactMetadata::Expr::sizeNames() {
+  static const std::vector<std::string> names = {
+      "tokens", "pos0", "n_out", "weights_bytes", "arena_bytes"};
+  return names;
+}
+
+int64_t ArtifactMetadata::evaluate(const Expr &e, const CallSizes &s) {
+  switch (e.kind) {
+  case Expr::Kind::Const:
+    return e.value;
+  case Expr::Kind::Size: {
+    const int64_t values[] = {s.tokens, s.pos0, s.nOut, s.weightsBytes,
+                              s.arenaBytes};
+    return values[e.value];
+  }
+  case Expr::Kind::Token: {
+    int64_t i = evaluate(e.operands[0], s);
+    if (!s.tokenIds || i < 0 || i >= s.tokens)
+      throw Error("dispatch program: token " + std::to_string(i) +
+                  " of a call of " + std::to_string(s.tokens) + " tokens");
+    return s.tokenIds[i];
+  }
+  case Expr::Kind::Op:
+    break;
+  }
+  int64_t a = evaluate(e.operands[0], s), b = evaluate(e.operands[1], s);
+  const std::string &op = e.op;
+  if ((op == "floordiv" || op == "ceildiv" || op == "mod") && b == 0)
+    throw Error("dispatch program: division by zero");
+  if (op == "+")
+    return a + b;
+  if (op == "-")
+    return a - b;
+  if (op == "*")
+    return a * b;
+  if (op == "floordiv")
+    return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+  if (op == "ceildiv")
+    return -((-a) / b - (((-a) % b != 0) && (((-a) < 0) != (b < 0))));
+  if (op == "mod")
+    return ((a % b) + b) % b;
+  if (op == "min")
+    return std::min(a, b);
+  return std::max(a, b);
+}
 
 double ArtifactMetadata::evaluate(const Work &work, int64_t n, int64_t pos0,
                                   int64_t nOut) {
@@ -357,6 +552,14 @@ ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
       work("trips", parsed.trips);
       md.kernels.push_back(std::move(parsed));
     }
+  }
+
+  if (const JsonValue *device = root.find("device")) {
+    md.hasDevice = true;
+    readDevice(c, *device, md);
+  } else if (md.target != "cpu") {
+    c.fail("device", "is missing (a " + md.target +
+                         " artifact runs from its dispatch program)");
   }
 
   const JsonValue &tokenizer = c.get(root, "", "tokenizer");

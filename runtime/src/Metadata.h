@@ -83,6 +83,48 @@ struct ArtifactMetadata {
   std::string tokenizerPath;
   /// tokenizer.kind: "llmc" (an llmc tokenizer file) or "llama2c".
   std::string tokenizerKind;
+
+  /// `device` (GPU artifacts): the kernels and the dispatch program.
+  struct Expr {
+    /// A constant, a size ("tokens", "pos0", "n_out", "weights_bytes",
+    /// "arena_bytes"), a token id (["token", i]) or [op, a, b].
+    enum class Kind { Const, Size, Token, Op } kind = Kind::Const;
+    int64_t value = 0; ///< Const; Size: index into sizeNames()
+    std::string op;    ///< Op: + - * floordiv ceildiv mod min max
+    std::vector<Expr> operands;
+    static const std::vector<std::string> &sizeNames();
+  };
+  /// The values an expression may read.
+  struct CallSizes {
+    int64_t tokens = 0, pos0 = 0, nOut = 0, weightsBytes = 0, arenaBytes = 0;
+    const int32_t *tokenIds = nullptr;
+  };
+  /// Throws Error for division by zero or a token index out of range.
+  static int64_t evaluate(const Expr &e, const CallSizes &sizes);
+  struct DeviceArg {
+    bool scalar = false;
+    std::string buffer; ///< tokens, weights, kv, logits or arena
+    Expr offset, bytes; ///< a buffer's binding
+    Expr value;         ///< a scalar
+  };
+  /// A kernel launch, or (copy) a copy of `bytes` between two bindings.
+  struct Launch {
+    int64_t kernel = 0;
+    Expr grid[3];
+    std::vector<DeviceArg> args;
+    bool copy = false;
+    DeviceArg src, dst; ///< buffer and offset
+    Expr bytes;
+  };
+  struct DeviceKernel {
+    std::string name;
+    int64_t workgroup[3] = {1, 1, 1};
+  };
+  bool hasDevice = false;
+  std::vector<DeviceKernel> deviceKernels;
+  std::vector<Launch> prefill, decode;
+  /// device.features: what the kernels use (fp16, int8, fp64, int64).
+  std::vector<std::string> deviceFeatures;
 };
 
 /// Checks a parsed metadata document. `metadataPath` is used in messages and

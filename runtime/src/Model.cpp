@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Model.h"
+#include "VulkanDevice.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -119,6 +120,18 @@ std::unique_ptr<Model> Model::open(const std::string &dir) {
                 std::to_string(bytes) + " bytes)");
   std::memset(m->kvCache, 0, rounded);
 
+  if (md.hasDevice) {
+    if (md.target != "vulkan")
+      throw Error(md.metadataPath + ": target \"" + md.target +
+                  "\" needs a device this runtime does not drive");
+    // The device holds the weights and the KV cache; the host's cache
+    // stays unused.
+    static int8_t emptyWeights[64];
+    m->gpu = VulkanDevice::open(
+        md, m->weightsMap ? m->weightsMap : emptyWeights, md.weightsBytes);
+    return m;
+  }
+
   // RTLD_NOW: an unresolved symbol fails here, not in the middle of a call.
   // RTLD_LOCAL: two artifacts export the same entry point name.
   m->library = ::dlopen(md.libraryPath.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -202,6 +215,12 @@ void Model::forward(const int32_t *tokens, int64_t n, int64_t pos0,
       throw Error("forward: token id " + std::to_string(tokens[i]) +
                   " at index " + std::to_string(i) + " is outside [0, " +
                   std::to_string(md.vocabSize) + ")");
+
+  if (gpu) {
+    gpu->forward(tokens, n, pos0, logits, rows);
+    pos = pos0 + n;
+    return;
+  }
 
   // The descriptor wants a mutable pointer; a private copy keeps the
   // caller's const buffer untouched whatever the compiled code does.

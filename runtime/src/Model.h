@@ -107,6 +107,8 @@ private:
   /// far, per kernel.
   std::vector<int64_t> callsBefore;
   std::vector<KernelProfile> work;
+  /// The device that runs a GPU artifact (nullptr on the CPU).
+  std::unique_ptr<class VulkanDevice> gpu;
 };
 
 } // namespace llmc::rt

@@ -27,4 +27,7 @@ int llmcTokenizeMain(int argc, char **argv);
 
 int llmcTuneMain(int argc, char **argv);
 
+/// `llmc devices`: the Vulkan devices (`--target vulkan`, LLMC_DEVICE).
+int llmcDevicesMain(int argc, char **argv);
+
 #endif // LLMC_TOOLS_LLMC_COMMANDS_H

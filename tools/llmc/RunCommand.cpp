@@ -264,3 +264,20 @@ int llmcRunMain(int argc, char **argv) {
     return reportError(e.what());
   }
 }
+
+int llmcDevicesMain(int argc, char **argv) {
+  if (argc != 1) {
+    std::fprintf(stderr, "usage: llmc devices\n");
+    return 1;
+  }
+  char *list = nullptr, *error = nullptr;
+  if (llmc_list_devices(&list, &error) != 0) {
+    std::fprintf(stderr, "llmc: error: %s\n", error ? error : "unknown");
+    llmc_string_free(error);
+    return 1;
+  }
+  std::fputs(*list ? list : "no Vulkan device\n", stdout);
+  int none = !*list;
+  llmc_string_free(list);
+  return none;
+}

@@ -76,12 +76,15 @@ static void usage(raw_ostream &os) {
         "  llmc bench DIR|MODEL [-p N] [-n N] [-t T[,T...]] [-r R] "
         "[--vs PATH|npm|none]... [--roofline] [--profile] [--act-quant M] "
         "[--kv-cache K] [--target T]\n"
-        "  llmc tune MODEL [--act-quant M] [--kv-cache K] [--target T] [-p N] [-n N] "
+        "  llmc tune MODEL [--act-quant M] [--kv-cache K] [--target T] [-p N] "
+        "[-n N] "
         "[-t T] [-r R] [-o FILE]\n"
         "  llmc inspect FILE   (GGUF, safetensors, Hugging Face dir, "
         "llama2.c)\n"
         "  llmc tokenize FILE|DIR [--text T | --input STRINGS.json | --ids "
-        "IDS.json] [--specials] [--add-special] [--decode]\n";
+        "IDS.json] [--specials] [--add-special] [--decode]\n"
+        "  llmc devices        (the Vulkan devices; LLMC_DEVICE=N picks one "
+        "for a vulkan artifact)\n";
 }
 
 static int compileMain(int argc, char **argv) {
@@ -492,6 +495,8 @@ int main(int argc, char **argv) {
     return llmcTokenizeMain(argc - 1, argv + 1);
   if (cmd == "tune")
     return llmcTuneMain(argc - 1, argv + 1);
+  if (cmd == "devices")
+    return llmcDevicesMain(argc - 1, argv + 1);
   if (cmd == "-h" || cmd == "--help" || cmd == "help") {
     usage(outs());
     return 0;

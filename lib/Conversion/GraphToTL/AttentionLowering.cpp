@@ -112,10 +112,21 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     }
     // A scores row per head (online: a tile's per part); per row (s, h) its
     // max, the f64 sum of its exponentials and the f32 rounding of 1 / sum.
+    // Online, row s + p for token s and part p (a prompt has a row per
+    // token, a decode step one per part): the per-row state's rows, and with
+    // row_tiles the tiles' (else one tile per part, reused row after row).
+    bool rowTiles = online && op.getRowTiles();
+    Value rows =
+        split
+            ? arith::AddIOp::create(b, seq, nb.index(numParts - 1)).getResult()
+            : seq;
     Value scores =
-        online ? nb.alloc(MemRefType::get({numParts, nh, kvTile}, f32), {})
-               : nb.alloc(MemRefType::get({nh, ShapedType::kDynamic}, f32),
-                          {width});
+        rowTiles
+            ? nb.alloc(MemRefType::get({ShapedType::kDynamic, nh, kvTile}, f32),
+                       {rows})
+        : online ? nb.alloc(MemRefType::get({numParts, nh, kvTile}, f32), {})
+                 : nb.alloc(MemRefType::get({nh, ShapedType::kDynamic}, f32),
+                            {width});
     auto rowType = MemRefType::get({ShapedType::kDynamic, nh}, f32);
     Value rowMax, rowSum;
     Value rowInv = nb.alloc(rowType, {seq});
@@ -131,11 +142,6 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     // split, each part's output.
     Value partMax, partSum, tileMax, rescale, tileSum, partOut;
     if (online) {
-      // Row s + p for token s and part p: a prompt (one part) has a row
-      // per token, a decode step (one token) one per part.
-      Value rows = split ? arith::AddIOp::create(b, seq, nb.index(numParts - 1))
-                               .getResult()
-                         : seq;
       auto partBuffer = [&](Type element, int64_t row) {
         return nb.alloc(MemRefType::get({ShapedType::kDynamic, row}, element),
                         {rows});
@@ -451,8 +457,9 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
                   b, arith::SubIOp::create(b, endV, base), tile);
               // Blocks over (s, kv, g, p, x) or (s, kv, g, p, base, x, y).
               AffineExpr px = nb.d(4), t = nb.d(4), tx = nb.d(5), ty = nb.d(6);
-              AffineMap sc5 = nb.map(5, {p, hq, px}),
-                        sc7 = nb.map(7, {p, hq, tx});
+              AffineExpr tileRow = rowTiles ? s + p : p;
+              AffineMap sc5 = nb.map(5, {tileRow, hq, px}),
+                        sc7 = nb.map(7, {tileRow, hq, tx});
               // a. scores[h, x] = q[s, h] . K[base + x, kv]
               overGroup({nScores, nb.index(hd)},
                         [&](SmallVector<Value> iters) {

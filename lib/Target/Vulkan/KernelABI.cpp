@@ -442,9 +442,50 @@ struct VulkanKernelABIPass
         continue;
       Extractor ex(host);
       json::Array launches;
-      SmallVector<gpu::LaunchFuncOp> ops;
-      host.walk([&](gpu::LaunchFuncOp l) { ops.push_back(l); });
-      for (gpu::LaunchFuncOp l : ops) {
+      // The host's effects in order: launches and copies between buffers;
+      // anything else that writes memory has no place in the program.
+      SmallVector<Operation *> ops;
+      WalkResult scan = host.walk([&](Operation *op) {
+        if (isa<gpu::LaunchFuncOp, memref::CopyOp>(op)) {
+          ops.push_back(op);
+          return WalkResult::advance();
+        }
+        if (op == host.getOperation() || isa<func::ReturnOp>(op) ||
+            isPure(op) || isa<memref::LoadOp>(op))
+          return WalkResult::advance();
+        op->emitOpError("is a host operation the dispatch program cannot "
+                        "express (only kernel launches and copies)");
+        return WalkResult::interrupt();
+      });
+      if (scan.wasInterrupted())
+        return signalPassFailure();
+      for (Operation *op : ops) {
+        if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+          auto srcType = cast<MemRefType>(copy.getSource().getType());
+          auto dstType = cast<MemRefType>(copy.getTarget().getType());
+          FailureOr<Traced> src = ex.trace(copy.getSource());
+          FailureOr<Traced> dst = ex.trace(copy.getTarget());
+          if (failed(src) || failed(dst))
+            return signalPassFailure();
+          if (!srcType.getLayout().isIdentity() ||
+              !dstType.getLayout().isIdentity()) {
+            copy.emitOpError("copies a strided buffer, which the dispatch "
+                             "program cannot express");
+            return signalPassFailure();
+          }
+          int64_t elemBytes =
+              std::max<int64_t>(1, srcType.getElementTypeBitWidth() / 8);
+          launches.push_back(json::Object{
+              {"copy",
+               json::Object{{"src", json::Object{{"buffer", src->root},
+                                                 {"offset", src->byteOffset}}},
+                            {"dst", json::Object{{"buffer", dst->root},
+                                                 {"offset", dst->byteOffset}}},
+                            {"bytes", spanBytes(*src, elemBytes)}}}});
+          copy.erase();
+          continue;
+        }
+        auto l = cast<gpu::LaunchFuncOp>(op);
         auto it = index.find(l.getKernelName());
         if (it == index.end()) {
           l.emitOpError("launches a kernel outside @llmc_kernels");

@@ -184,5 +184,13 @@ void VulkanBackend::describe(llvm::json::OStream &j, ModuleOp lowered) const {
     llvm::consumeError(parsed.takeError());
     return;
   }
+  // The device features the kernels may use, which the runtime enables
+  // (and refuses a device without).
+  llvm::json::Array features;
+  for (const char *f : {"fp16", "int8", "fp64", "int64"})
+    if (target().has(f))
+      features.push_back(f);
+  if (llvm::json::Object *o = parsed->getAsObject())
+    (*o)["features"] = std::move(features);
   j.attribute("device", std::move(*parsed));
 }

@@ -76,6 +76,12 @@ typedef struct llmc_model_info {
  *  allocates a zeroed KV cache. The position starts at 0. */
 int llmc_model_open(const char *dir, llmc_model **out, char **error);
 
+/** Lists the Vulkan devices the loader sees, one line each ("0: NAME (KIND,
+ *  Vulkan X.Y)"), into *out (free with llmc_string_free). Fails with a
+ *  message when no Vulkan loader is installed. The loader is opened at run
+ *  time: a runtime without Vulkan needs no Vulkan library. */
+int llmc_list_devices(char **out, char **error);
+
 /** Unloads a model and frees everything it owns. */
 void llmc_model_close(llmc_model *model);
 

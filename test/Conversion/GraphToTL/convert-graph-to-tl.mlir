@@ -272,6 +272,21 @@ func.func @attention_online(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cach
 
 // -----
 
+!cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
+// row_tiles: a scores tile per row ([tokens, heads, 8], row s), so that no
+// buffer is shared between the rows (a GPU runs them at once).
+// CHECK-LABEL: func.func @attention_row_tiles
+// CHECK: %[[N:.+]] = memref.dim %arg0, %c0
+// CHECK: %[[SC:.+]] = memref.alloc(%[[N]]) {{.*}} : memref<?x4x8xf32>
+// CHECK: tl.block "attention_scores" (%[[S1:[a-z0-9_]+]] = spatial {{.*}}%[[X1:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = reduce
+// CHECK-SAME: writes(%[[SC]][%[[S1]] + %{{[a-z0-9_]+}}, {{.+}}, %[[X1]]] : memref<?x4x8xf32>)
+func.func @attention_row_tiles(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) -> tensor<?x16xf32> {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_pad = 4 : i64, kv_tile = 8 : i64, row_tiles = true} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
 !cache = !graph.kv_cache<layers = 2, max_seq = 512, kv_heads = 1, head_dim = 4, element_type = f32>
 // kv_splits: a call of one token splits each row's positions into 2 parts
 // (select(seq == 1, 2, 1)), each of roundUp(ceil(context / 2), 64)
@@ -284,8 +299,8 @@ func.func @attention_online(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cach
 // CHECK-LABEL: func.func @attention_split
 // CHECK: %[[ONE:.+]] = arith.cmpi eq, %{{.+}}, %c1
 // CHECK: %[[PARTS:.+]] = arith.select %[[ONE]], %c2{{.*}}, %c1
-// CHECK: memref.alloc() {{.*}} : memref<2x2x256xf32>
 // CHECK: %[[ROWS:.+]] = arith.addi %{{.+}}, %c1
+// CHECK: memref.alloc() {{.*}} : memref<2x2x256xf32>
 // CHECK: memref.alloc(%[[ROWS]]) {{.*}} : memref<?x16xf32>
 // CHECK: memref.alloc(%[[ROWS]]) {{.*}} : memref<?x16xf64>
 // CHECK: memref.alloc(%[[ROWS]]) {{.*}} : memref<?x8xf32>

@@ -355,3 +355,12 @@ func.func @elementwise_not_trailing(%x: tensor<?x8xf32>, %w: tensor<4xf32>) -> t
   }
   return %0 : tensor<?x8xf32>
 }
+
+// -----
+
+!cache = !graph.kv_cache<layers = 1, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
+func.func @attention_row_tiles_two_pass(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) {
+  // expected-error @+1 {{row_tiles needs flash attention (kv_tile > 0)}}
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 0 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, row_tiles = true} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
+  return
+}

@@ -262,6 +262,10 @@ def Graph_AttentionOp : Graph_Op<"attention", [AllTypesMatch<["q", "result"]>]> 
       output, merged at the end (each part's weighted by exp(its max - the
       largest)): parts a schedule may run on threads of their own when the
       KV heads cannot fill the cores. Longer calls take one part.
+    - `row_tiles` (default false, flash attention only): each row (token
+      and part) keeps a scores tile of its own instead of the one per part
+      that row after row reuses, so the rows share no buffer and may run
+      at once (a GPU's threads; `graph-row-tiles`).
     - `round_to_cache` (default false): with a cache of another element
       type than f32 (f16), q and the probabilities are rounded to it before
       their products with the keys and values, as ggml's mul_mat converts
@@ -288,6 +292,7 @@ def Graph_AttentionOp : Graph_Op<"attention", [AllTypesMatch<["q", "result"]>]> 
                        DefaultValuedAttr<I64Attr, "0">:$softmax_block,
                        DefaultValuedAttr<I64Attr, "0">:$kv_tile,
                        DefaultValuedAttr<I64Attr, "1">:$kv_splits,
+                       DefaultValuedAttr<BoolAttr, "false">:$row_tiles,
                        DefaultValuedAttr<BoolAttr, "false">:$round_to_cache);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = [{

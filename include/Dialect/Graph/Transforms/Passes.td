@@ -77,6 +77,23 @@ def GraphSplitKV : Pass<"graph-split-kv", "mlir::ModuleOp"> {
   ];
 }
 
+def GraphRowTiles : Pass<"graph-row-tiles", "mlir::ModuleOp"> {
+  let summary = "Give each row of a GPU's flash attention a scores tile of its own";
+  let description = [{
+    On a GPU target, every flash attention (`graph.attention` with
+    `kv_tile`) gets `row_tiles`: each row (token and part) computes its
+    scores in a tile of its own, so that the rows share no buffer and the
+    GPU schedule can run them at once. On a CPU the rows of a thread run in
+    turn and reuse one tile, which stays in the cache; nothing changes.
+
+    Input: after `graph-act-quant` (and `graph-split-kv`).
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu:x86-64-v3\"",
+           "the target description (explicit: resolved by the driver)">
+  ];
+}
+
 def GraphActQuant : Pass<"graph-act-quant", "mlir::ModuleOp"> {
   let summary = "Choose the numerics of llama.cpp or of exact f32 math";
   let description = [{

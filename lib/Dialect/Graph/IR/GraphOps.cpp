@@ -368,6 +368,8 @@ LogicalResult AttentionOp::verify() {
   if (splits > 1 && kvTile == 0)
     return emitOpError("kv_splits (")
            << splits << ") needs flash attention (kv_tile > 0)";
+  if (getRowTiles() && kvTile == 0)
+    return emitOpError("row_tiles needs flash attention (kv_tile > 0)");
   if (kvTile > 0 && runs > 0)
     return emitOpError("kv_tile (online softmax) and softmax_block (two "
                        "passes) exclude each other");

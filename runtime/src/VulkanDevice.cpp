@@ -1,0 +1,809 @@
+//===- VulkanDevice.cpp - run a Vulkan artifact's dispatch program --------===//
+#include "VulkanDevice.h"
+
+#define VK_NO_PROTOTYPES
+#include <vulkan/vulkan.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <map>
+
+namespace llmc::rt {
+
+namespace {
+
+/// The loader's entry points this runtime calls, loaded at run time.
+struct VkFns {
+  void *loader = nullptr;
+  PFN_vkGetInstanceProcAddr getInstanceProcAddr = nullptr;
+#define LLMC_VK_GLOBAL(X) X(vkCreateInstance) X(vkEnumerateInstanceVersion)
+#define LLMC_VK_INSTANCE(X)                                                    \
+  X(vkDestroyInstance)                                                         \
+  X(vkEnumeratePhysicalDevices) X(vkGetPhysicalDeviceProperties)               \
+      X(vkGetPhysicalDeviceFeatures2)                                          \
+          X(vkGetPhysicalDeviceQueueFamilyProperties)                          \
+              X(vkGetPhysicalDeviceMemoryProperties) X(vkCreateDevice)         \
+                  X(vkGetDeviceProcAddr)
+#define LLMC_VK_DEVICE(X)                                                      \
+  X(vkDestroyDevice)                                                           \
+  X(vkGetDeviceQueue) X(vkCreateBuffer) X(vkDestroyBuffer)                     \
+      X(vkGetBufferMemoryRequirements) X(vkAllocateMemory) X(vkFreeMemory) X(  \
+          vkBindBufferMemory) X(vkMapMemory) X(vkCreateShaderModule)           \
+          X(vkDestroyShaderModule) X(vkCreateDescriptorSetLayout) X(           \
+              vkDestroyDescriptorSetLayout) X(vkCreatePipelineLayout)          \
+              X(vkDestroyPipelineLayout) X(vkCreateComputePipelines) X(        \
+                  vkDestroyPipeline) X(vkCreateDescriptorPool)                 \
+                  X(vkDestroyDescriptorPool) X(vkAllocateDescriptorSets) X(    \
+                      vkResetDescriptorPool) X(vkUpdateDescriptorSets)         \
+                      X(vkCreateCommandPool) X(vkDestroyCommandPool) X(        \
+                          vkAllocateCommandBuffers) X(vkResetCommandBuffer)    \
+                          X(vkBeginCommandBuffer) X(vkEndCommandBuffer)        \
+                              X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets)  \
+                                  X(vkCmdDispatch) X(vkCmdPipelineBarrier)     \
+                                      X(vkCmdCopyBuffer) X(vkCmdFillBuffer)    \
+                                          X(vkCreateFence) X(vkDestroyFence)   \
+                                              X(vkResetFences)                 \
+                                                  X(vkWaitForFences)           \
+                                                      X(vkQueueSubmit)
+#define LLMC_VK_MEMBER(name) PFN_##name name = nullptr;
+  LLMC_VK_GLOBAL(LLMC_VK_MEMBER)
+  LLMC_VK_INSTANCE(LLMC_VK_MEMBER)
+  LLMC_VK_DEVICE(LLMC_VK_MEMBER)
+#undef LLMC_VK_MEMBER
+
+  void loadLoader() {
+    const char *names[] = {"libvulkan.so.1", "libvulkan.so"};
+    for (const char *n : names)
+      if ((loader = ::dlopen(n, RTLD_NOW | RTLD_LOCAL)))
+        break;
+    if (!loader)
+      throw Error("vulkan: cannot load the Vulkan loader (libvulkan.so.1): " +
+                  std::string(::dlerror() ? ::dlerror() : "not found") +
+                  " (install libvulkan1 and a driver, e.g. "
+                  "mesa-vulkan-drivers)");
+    getInstanceProcAddr = reinterpret_cast<PFN_vkGetInstanceProcAddr>(
+        ::dlsym(loader, "vkGetInstanceProcAddr"));
+    if (!getInstanceProcAddr)
+      throw Error("vulkan: the loader has no vkGetInstanceProcAddr");
+#define LLMC_VK_LOAD(name)                                                     \
+  name = reinterpret_cast<PFN_##name>(getInstanceProcAddr(nullptr, #name));
+    LLMC_VK_GLOBAL(LLMC_VK_LOAD)
+#undef LLMC_VK_LOAD
+    if (!vkCreateInstance)
+      throw Error("vulkan: the loader has no vkCreateInstance");
+  }
+  void loadInstance(VkInstance instance) {
+#define LLMC_VK_LOAD(name)                                                     \
+  name = reinterpret_cast<PFN_##name>(getInstanceProcAddr(instance, #name));   \
+  if (!name)                                                                   \
+    throw Error("vulkan: the loader has no " #name);
+    LLMC_VK_INSTANCE(LLMC_VK_LOAD)
+#undef LLMC_VK_LOAD
+  }
+  void loadDevice(VkDevice device) {
+#define LLMC_VK_LOAD(name)                                                     \
+  name = reinterpret_cast<PFN_##name>(vkGetDeviceProcAddr(device, #name));     \
+  if (!name)                                                                   \
+    throw Error("vulkan: the device has no " #name);
+    LLMC_VK_DEVICE(LLMC_VK_LOAD)
+#undef LLMC_VK_LOAD
+  }
+  ~VkFns() {
+    if (loader)
+      ::dlclose(loader);
+  }
+};
+
+void check(VkResult r, const char *what) {
+  if (r != VK_SUCCESS)
+    throw Error(std::string("vulkan: ") + what + " failed (VkResult " +
+                std::to_string(static_cast<int>(r)) + ")");
+}
+
+/// An instance with the fewest extras; the caller destroys it.
+VkInstance createInstance(VkFns &vk, uint32_t apiVersion) {
+  VkApplicationInfo app{};
+  app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+  app.pApplicationName = "llmc";
+  app.apiVersion = apiVersion;
+  VkInstanceCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+  info.pApplicationInfo = &app;
+  VkInstance instance = VK_NULL_HANDLE;
+  VkResult r = vk.vkCreateInstance(&info, nullptr, &instance);
+  if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
+    throw Error("vulkan: no driver for Vulkan " +
+                std::to_string(VK_API_VERSION_MAJOR(apiVersion)) + "." +
+                std::to_string(VK_API_VERSION_MINOR(apiVersion)) +
+                " or later (install one, e.g. mesa-vulkan-drivers for "
+                "lavapipe)");
+  check(r, "vkCreateInstance");
+  vk.loadInstance(instance);
+  return instance;
+}
+
+std::vector<VkPhysicalDevice> physicalDevices(VkFns &vk, VkInstance instance) {
+  uint32_t count = 0;
+  check(vk.vkEnumeratePhysicalDevices(instance, &count, nullptr),
+        "vkEnumeratePhysicalDevices");
+  std::vector<VkPhysicalDevice> devices(count);
+  if (count)
+    check(vk.vkEnumeratePhysicalDevices(instance, &count, devices.data()),
+          "vkEnumeratePhysicalDevices");
+  return devices;
+}
+
+const char *deviceTypeName(VkPhysicalDeviceType t) {
+  switch (t) {
+  case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+    return "integrated GPU";
+  case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+    return "discrete GPU";
+  case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+    return "virtual GPU";
+  case VK_PHYSICAL_DEVICE_TYPE_CPU:
+    return "CPU";
+  default:
+    return "other";
+  }
+}
+
+/// A buffer with its own memory.
+struct Buffer {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkDeviceSize bytes = 0;
+  void *mapped = nullptr; ///< host-visible buffers only
+};
+
+} // namespace
+
+struct VulkanDevice::Impl {
+  VkFns vk;
+  const ArtifactMetadata *md = nullptr;
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  VkPhysicalDeviceProperties props{};
+  VkPhysicalDeviceMemoryProperties memProps{};
+  VkDevice device = VK_NULL_HANDLE;
+  uint32_t queueFamily = 0;
+  VkQueue queue = VK_NULL_HANDLE;
+  VkCommandPool commandPool = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  VkShaderModule shader = VK_NULL_HANDLE;
+  struct Kernel {
+    VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
+    VkPipelineLayout layout = VK_NULL_HANDLE;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    size_t bindings = 0;
+  };
+  std::vector<Kernel> kernels;
+  Buffer weights, kv, arena, tokens, logits, params;
+  int64_t arenaBytes = 0;
+  /// A recorded phase: its command buffer, descriptor sets and the shape
+  /// it was recorded for.
+  struct Recording {
+    VkCommandBuffer commands = VK_NULL_HANDLE;
+    VkDescriptorPool pool = VK_NULL_HANDLE;
+    std::vector<int64_t> shape;
+    /// Per scalar argument, its slot in `params` (launch order).
+    std::vector<const ArtifactMetadata::Expr *> scalars;
+  };
+  Recording recorded[2]; // prefill, decode
+  VkDeviceSize paramSlot = 16;
+
+  ~Impl();
+  void openDevice(int index);
+  void createPipelines();
+  Buffer makeBuffer(VkDeviceSize bytes, bool hostVisible);
+  void destroy(Buffer &b);
+  void submitAndWait(VkCommandBuffer cb);
+  void upload(Buffer &dst, const void *src, VkDeviceSize bytes);
+  void fill(Buffer &dst, uint32_t value);
+  void ensure(Buffer &b, VkDeviceSize bytes, bool hostVisible);
+  const Buffer &rootBuffer(const std::string &name) const;
+};
+
+VulkanDevice::Impl::~Impl() {
+  if (device) {
+    for (Recording &r : recorded)
+      if (r.pool)
+        vk.vkDestroyDescriptorPool(device, r.pool, nullptr);
+    for (Kernel &k : kernels) {
+      if (k.pipeline)
+        vk.vkDestroyPipeline(device, k.pipeline, nullptr);
+      if (k.layout)
+        vk.vkDestroyPipelineLayout(device, k.layout, nullptr);
+      if (k.setLayout)
+        vk.vkDestroyDescriptorSetLayout(device, k.setLayout, nullptr);
+    }
+    if (shader)
+      vk.vkDestroyShaderModule(device, shader, nullptr);
+    for (Buffer *b : {&weights, &kv, &arena, &tokens, &logits, &params})
+      destroy(*b);
+    if (fence)
+      vk.vkDestroyFence(device, fence, nullptr);
+    if (commandPool)
+      vk.vkDestroyCommandPool(device, commandPool, nullptr);
+    vk.vkDestroyDevice(device, nullptr);
+  }
+  if (instance)
+    vk.vkDestroyInstance(instance, nullptr);
+}
+
+void VulkanDevice::Impl::openDevice(int index) {
+  std::vector<VkPhysicalDevice> devices = physicalDevices(vk, instance);
+  if (devices.empty())
+    throw Error("vulkan: the loader lists no device (install a driver, e.g. "
+                "mesa-vulkan-drivers for lavapipe)");
+  if (index < 0 || index >= static_cast<int>(devices.size()))
+    throw Error("vulkan: no device " + std::to_string(index) + " (there are " +
+                std::to_string(devices.size()) +
+                "; `llmc devices` lists them)");
+  physical = devices[index];
+  vk.vkGetPhysicalDeviceProperties(physical, &props);
+  vk.vkGetPhysicalDeviceMemoryProperties(physical, &memProps);
+  std::string name = props.deviceName;
+
+  // The features the kernels use, which the device must have.
+  VkPhysicalDeviceShaderFloat16Int8Features f16i8{};
+  f16i8.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES;
+  VkPhysicalDevice8BitStorageFeatures s8{};
+  s8.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES;
+  s8.pNext = &f16i8;
+  VkPhysicalDevice16BitStorageFeatures s16{};
+  s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
+  s16.pNext = &s8;
+  VkPhysicalDeviceFeatures2 have{};
+  have.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  have.pNext = &s16;
+  vk.vkGetPhysicalDeviceFeatures2(physical, &have);
+  VkPhysicalDeviceShaderFloat16Int8Features wf16i8{};
+  wf16i8.sType = f16i8.sType;
+  VkPhysicalDevice8BitStorageFeatures ws8{};
+  ws8.sType = s8.sType;
+  ws8.pNext = &wf16i8;
+  VkPhysicalDevice16BitStorageFeatures ws16{};
+  ws16.sType = s16.sType;
+  ws16.pNext = &ws8;
+  VkPhysicalDeviceFeatures2 want{};
+  want.sType = have.sType;
+  want.pNext = &ws16;
+  auto need = [&](const char *feature, VkBool32 present, VkBool32 &enable) {
+    if (!present)
+      throw Error("vulkan: device " + std::to_string(index) + " (" + name +
+                  ") lacks " + feature +
+                  ", which the artifact's kernels use "
+                  "(compile for it with --target " +
+                  "vulkan,-<feature>, e.g. -fp64)");
+    enable = VK_TRUE;
+  };
+  for (const std::string &f : md->deviceFeatures) {
+    if (f == "int8") {
+      need("shaderInt8", f16i8.shaderInt8, wf16i8.shaderInt8);
+      need("storageBuffer8BitAccess", s8.storageBuffer8BitAccess,
+           ws8.storageBuffer8BitAccess);
+    } else if (f == "fp16") {
+      need("shaderFloat16", f16i8.shaderFloat16, wf16i8.shaderFloat16);
+      need("shaderInt16", have.features.shaderInt16, want.features.shaderInt16);
+      need("storageBuffer16BitAccess", s16.storageBuffer16BitAccess,
+           ws16.storageBuffer16BitAccess);
+    } else if (f == "fp64") {
+      need("shaderFloat64", have.features.shaderFloat64,
+           want.features.shaderFloat64);
+    } else if (f == "int64") {
+      need("shaderInt64", have.features.shaderInt64, want.features.shaderInt64);
+    }
+  }
+
+  uint32_t familyCount = 0;
+  vk.vkGetPhysicalDeviceQueueFamilyProperties(physical, &familyCount, nullptr);
+  std::vector<VkQueueFamilyProperties> families(familyCount);
+  vk.vkGetPhysicalDeviceQueueFamilyProperties(physical, &familyCount,
+                                              families.data());
+  bool found = false;
+  for (uint32_t i = 0; i < familyCount && !found; ++i)
+    if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+      queueFamily = i;
+      found = true;
+    }
+  if (!found)
+    throw Error("vulkan: device " + std::to_string(index) + " (" + name +
+                ") has no compute queue");
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo q{};
+  q.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+  q.queueFamilyIndex = queueFamily;
+  q.queueCount = 1;
+  q.pQueuePriorities = &priority;
+  VkDeviceCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+  info.pNext = &want;
+  info.queueCreateInfoCount = 1;
+  info.pQueueCreateInfos = &q;
+  check(vk.vkCreateDevice(physical, &info, nullptr, &device), "vkCreateDevice");
+  vk.loadDevice(device);
+  vk.vkGetDeviceQueue(device, queueFamily, 0, &queue);
+
+  VkCommandPoolCreateInfo pool{};
+  pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pool.queueFamilyIndex = queueFamily;
+  check(vk.vkCreateCommandPool(device, &pool, nullptr, &commandPool),
+        "vkCreateCommandPool");
+  VkFenceCreateInfo fi{};
+  fi.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+  check(vk.vkCreateFence(device, &fi, nullptr, &fence), "vkCreateFence");
+  paramSlot =
+      std::max<VkDeviceSize>(16, props.limits.minStorageBufferOffsetAlignment);
+}
+
+void VulkanDevice::Impl::createPipelines() {
+  std::string code = readFile(md->libraryPath);
+  if (code.size() % 4 || code.size() < 20 ||
+      *reinterpret_cast<const uint32_t *>(code.data()) != 0x07230203u)
+    throw Error(md->libraryPath + ": not a SPIR-V module");
+  VkShaderModuleCreateInfo sm{};
+  sm.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
+  sm.codeSize = code.size();
+  sm.pCode = reinterpret_cast<const uint32_t *>(code.data());
+  check(vk.vkCreateShaderModule(device, &sm, nullptr, &shader),
+        "vkCreateShaderModule");
+  // Each kernel's bindings: as many as its launches pass arguments.
+  kernels.resize(md->deviceKernels.size());
+  for (const auto *phase : {&md->prefill, &md->decode})
+    for (const ArtifactMetadata::Launch &l : *phase) {
+      if (l.copy)
+        continue;
+      size_t &n = kernels[l.kernel].bindings;
+      if (n && n != l.args.size())
+        throw Error(md->metadataPath + ": kernel " +
+                    md->deviceKernels[l.kernel].name +
+                    " is launched with different argument counts");
+      n = l.args.size();
+    }
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    Kernel &kernel = kernels[k];
+    if (kernel.bindings > props.limits.maxPerStageDescriptorStorageBuffers)
+      throw Error(
+          "vulkan: kernel " + md->deviceKernels[k].name + " binds " +
+          std::to_string(kernel.bindings) + " buffers; the device " +
+          "allows " +
+          std::to_string(props.limits.maxPerStageDescriptorStorageBuffers));
+    std::vector<VkDescriptorSetLayoutBinding> bindings(kernel.bindings);
+    for (size_t i = 0; i < bindings.size(); ++i) {
+      bindings[i].binding = static_cast<uint32_t>(i);
+      bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      bindings[i].descriptorCount = 1;
+      bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    }
+    VkDescriptorSetLayoutCreateInfo dl{};
+    dl.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+    dl.bindingCount = static_cast<uint32_t>(bindings.size());
+    dl.pBindings = bindings.data();
+    check(
+        vk.vkCreateDescriptorSetLayout(device, &dl, nullptr, &kernel.setLayout),
+        "vkCreateDescriptorSetLayout");
+    VkPipelineLayoutCreateInfo pl{};
+    pl.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+    pl.setLayoutCount = 1;
+    pl.pSetLayouts = &kernel.setLayout;
+    check(vk.vkCreatePipelineLayout(device, &pl, nullptr, &kernel.layout),
+          "vkCreatePipelineLayout");
+    VkComputePipelineCreateInfo cp{};
+    cp.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+    cp.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    cp.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    cp.stage.module = shader;
+    cp.stage.pName = md->deviceKernels[k].name.c_str();
+    cp.layout = kernel.layout;
+    check(
+        vk.vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &cp, nullptr,
+                                    &kernel.pipeline),
+        ("vkCreateComputePipelines for " + md->deviceKernels[k].name).c_str());
+  }
+}
+
+Buffer VulkanDevice::Impl::makeBuffer(VkDeviceSize bytes, bool hostVisible) {
+  Buffer b;
+  b.bytes = std::max<VkDeviceSize>(bytes, 16);
+  VkBufferCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+  info.size = b.bytes;
+  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+               VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+               VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  check(vk.vkCreateBuffer(device, &info, nullptr, &b.buffer), "vkCreateBuffer");
+  VkMemoryRequirements req;
+  vk.vkGetBufferMemoryRequirements(device, b.buffer, &req);
+  VkMemoryPropertyFlags wanted = hostVisible
+                                     ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                           VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+                                     : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+  uint32_t type = UINT32_MAX;
+  for (uint32_t i = 0; i < memProps.memoryTypeCount; ++i)
+    if ((req.memoryTypeBits & (1u << i)) &&
+        (memProps.memoryTypes[i].propertyFlags & wanted) == wanted) {
+      type = i;
+      break;
+    }
+  if (type == UINT32_MAX)
+    throw Error("vulkan: no memory type for a buffer of " +
+                std::to_string(bytes) + " bytes");
+  VkMemoryAllocateInfo alloc{};
+  alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  alloc.allocationSize = req.size;
+  alloc.memoryTypeIndex = type;
+  VkResult r = vk.vkAllocateMemory(device, &alloc, nullptr, &b.memory);
+  if (r != VK_SUCCESS) {
+    vk.vkDestroyBuffer(device, b.buffer, nullptr);
+    throw Error("vulkan: cannot allocate " + std::to_string(req.size) +
+                " bytes of device memory (VkResult " +
+                std::to_string(static_cast<int>(r)) + ")");
+  }
+  check(vk.vkBindBufferMemory(device, b.buffer, b.memory, 0),
+        "vkBindBufferMemory");
+  if (hostVisible)
+    check(vk.vkMapMemory(device, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped),
+          "vkMapMemory");
+  return b;
+}
+
+void VulkanDevice::Impl::destroy(Buffer &b) {
+  if (b.buffer)
+    vk.vkDestroyBuffer(device, b.buffer, nullptr);
+  if (b.memory)
+    vk.vkFreeMemory(device, b.memory, nullptr);
+  b = Buffer();
+}
+
+void VulkanDevice::Impl::submitAndWait(VkCommandBuffer cb) {
+  VkSubmitInfo submit{};
+  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &cb;
+  check(vk.vkResetFences(device, 1, &fence), "vkResetFences");
+  check(vk.vkQueueSubmit(queue, 1, &submit, fence), "vkQueueSubmit");
+  check(vk.vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX),
+        "vkWaitForFences");
+}
+
+/// One-off commands: `record` fills a fresh command buffer, which is
+/// submitted and waited for.
+template <typename Fn> static void oneShot(VulkanDevice::Impl &d, Fn record) {
+  VkCommandBufferAllocateInfo ai{};
+  ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  ai.commandPool = d.commandPool;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cb;
+  check(d.vk.vkAllocateCommandBuffers(d.device, &ai, &cb),
+        "vkAllocateCommandBuffers");
+  VkCommandBufferBeginInfo bi{};
+  bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  check(d.vk.vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
+  record(cb);
+  check(d.vk.vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+  d.submitAndWait(cb);
+  check(d.vk.vkResetCommandBuffer(cb, 0), "vkResetCommandBuffer");
+}
+
+void VulkanDevice::Impl::upload(Buffer &dst, const void *src,
+                                VkDeviceSize bytes) {
+  // Through a host-visible staging buffer, a chunk at a time.
+  const VkDeviceSize chunk = std::min<VkDeviceSize>(bytes, 64u << 20);
+  Buffer staging = makeBuffer(chunk, true);
+  for (VkDeviceSize at = 0; at < bytes; at += chunk) {
+    VkDeviceSize n = std::min(chunk, bytes - at);
+    std::memcpy(staging.mapped, static_cast<const char *>(src) + at, n);
+    oneShot(*this, [&](VkCommandBuffer cb) {
+      VkBufferCopy region{0, at, n};
+      vk.vkCmdCopyBuffer(cb, staging.buffer, dst.buffer, 1, &region);
+    });
+  }
+  destroy(staging);
+}
+
+void VulkanDevice::Impl::fill(Buffer &dst, uint32_t value) {
+  oneShot(*this, [&](VkCommandBuffer cb) {
+    vk.vkCmdFillBuffer(cb, dst.buffer, 0, VK_WHOLE_SIZE, value);
+  });
+}
+
+void VulkanDevice::Impl::ensure(Buffer &b, VkDeviceSize bytes,
+                                bool hostVisible) {
+  if (b.buffer && b.bytes >= bytes)
+    return;
+  destroy(b);
+  b = makeBuffer(bytes, hostVisible);
+  // Recordings bind buffers by handle: record again.
+  for (Recording &r : recorded)
+    r.shape.clear();
+}
+
+const Buffer &VulkanDevice::Impl::rootBuffer(const std::string &name) const {
+  if (name == "weights")
+    return weights;
+  if (name == "kv")
+    return kv;
+  if (name == "arena")
+    return arena;
+  if (name == "tokens")
+    return tokens;
+  return logits;
+}
+
+VulkanDevice::VulkanDevice(std::unique_ptr<Impl> impl)
+    : impl(std::move(impl)) {}
+VulkanDevice::~VulkanDevice() = default;
+
+static int deviceIndex() {
+  if (const char *s = std::getenv("LLMC_DEVICE")) {
+    char *end = nullptr;
+    long v = std::strtol(s, &end, 10);
+    if (!*s || *end || v < 0 || v > 1000)
+      throw Error(std::string("LLMC_DEVICE: expected a device number, got \"") +
+                  s + "\"");
+    return static_cast<int>(v);
+  }
+  return 0;
+}
+
+std::unique_ptr<VulkanDevice> VulkanDevice::open(const ArtifactMetadata &md,
+                                                 const void *weightData,
+                                                 int64_t weightBytes) {
+  auto d = std::make_unique<Impl>();
+  d->md = &md;
+  d->vk.loadLoader();
+  d->instance = createInstance(d->vk, VK_API_VERSION_1_2);
+  d->openDevice(deviceIndex());
+  d->createPipelines();
+  d->weights = d->makeBuffer(weightBytes, false);
+  d->upload(d->weights, weightData, weightBytes);
+  int64_t kvBytes = md.kvCacheElementBytes;
+  for (int64_t e : md.kvCacheShape)
+    kvBytes *= e;
+  d->kv = d->makeBuffer(kvBytes, false);
+  d->fill(d->kv, 0);
+  d->tokens = d->makeBuffer(md.maxSeqLen * 4, true);
+  return std::unique_ptr<VulkanDevice>(new VulkanDevice(std::move(d)));
+}
+
+void VulkanDevice::forward(const int32_t *tokenIds, int64_t n, int64_t pos0,
+                           float *out, int64_t rows) {
+  Impl &d = *impl;
+  const ArtifactMetadata &md = *d.md;
+  bool decode = n == 1 && !md.decode.empty();
+  const std::vector<ArtifactMetadata::Launch> &launches =
+      decode ? md.decode : md.prefill;
+  Impl::Recording &rec = d.recorded[decode ? 1 : 0];
+  int64_t arenaNeed = md.arenaBytes(n, pos0, rows);
+  d.ensure(d.arena, std::max<int64_t>(arenaNeed, 64), false);
+  d.ensure(d.logits, rows * md.vocabSize * 4, true);
+  ArtifactMetadata::CallSizes sizes;
+  sizes.tokens = n;
+  sizes.pos0 = pos0;
+  sizes.nOut = rows;
+  sizes.weightsBytes = md.weightsBytes;
+  sizes.arenaBytes = static_cast<int64_t>(d.arena.bytes);
+  sizes.tokenIds = tokenIds;
+  std::memcpy(d.tokens.mapped, tokenIds, n * sizeof(int32_t));
+
+  // The shape: every grid, offset and extent; scalars go to `params`.
+  std::vector<int64_t> shape;
+  size_t scalarCount = 0;
+  for (const ArtifactMetadata::Launch &l : launches) {
+    if (l.copy) {
+      for (const ArtifactMetadata::Expr *e :
+           {&l.src.offset, &l.dst.offset, &l.bytes})
+        shape.push_back(ArtifactMetadata::evaluate(*e, sizes));
+      continue;
+    }
+    for (const ArtifactMetadata::Expr &g : l.grid)
+      shape.push_back(ArtifactMetadata::evaluate(g, sizes));
+    for (const ArtifactMetadata::DeviceArg &a : l.args) {
+      if (a.scalar) {
+        ++scalarCount;
+        continue;
+      }
+      shape.push_back(ArtifactMetadata::evaluate(a.offset, sizes));
+      shape.push_back(ArtifactMetadata::evaluate(a.bytes, sizes));
+    }
+  }
+  d.ensure(d.params, std::max<size_t>(scalarCount, 1) * d.paramSlot, true);
+  if (shape != rec.shape) {
+    // Record the phase for this shape.
+    if (rec.pool)
+      d.vk.vkDestroyDescriptorPool(d.device, rec.pool, nullptr);
+    rec.pool = VK_NULL_HANDLE;
+    size_t bindingCount = 0, kernelLaunches = 0;
+    for (const ArtifactMetadata::Launch &l : launches)
+      bindingCount += l.args.size(), kernelLaunches += !l.copy;
+    VkMemoryBarrier toTransfer{}, fromTransfer{};
+    toTransfer.sType = fromTransfer.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    toTransfer.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+    toTransfer.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+    fromTransfer.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    fromTransfer.dstAccessMask = VK_ACCESS_SHADER_READ_BIT |
+                                 VK_ACCESS_SHADER_WRITE_BIT |
+                                 VK_ACCESS_HOST_READ_BIT;
+    VkDescriptorPoolSize ps{
+        VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+        static_cast<uint32_t>(std::max<size_t>(bindingCount, 1))};
+    VkDescriptorPoolCreateInfo pi{};
+    pi.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+    pi.maxSets = static_cast<uint32_t>(std::max<size_t>(kernelLaunches, 1));
+    pi.poolSizeCount = 1;
+    pi.pPoolSizes = &ps;
+    check(d.vk.vkCreateDescriptorPool(d.device, &pi, nullptr, &rec.pool),
+          "vkCreateDescriptorPool");
+    if (!rec.commands) {
+      VkCommandBufferAllocateInfo ai{};
+      ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+      ai.commandPool = d.commandPool;
+      ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+      ai.commandBufferCount = 1;
+      check(d.vk.vkAllocateCommandBuffers(d.device, &ai, &rec.commands),
+            "vkAllocateCommandBuffers");
+    } else {
+      check(d.vk.vkResetCommandBuffer(rec.commands, 0), "vkResetCommandBuffer");
+    }
+    VkCommandBufferBeginInfo bi{};
+    bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    check(d.vk.vkBeginCommandBuffer(rec.commands, &bi), "vkBeginCommandBuffer");
+    rec.scalars.clear();
+    size_t at = 0;
+    VkMemoryBarrier barrier{};
+    barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+    barrier.dstAccessMask =
+        VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    for (const ArtifactMetadata::Launch &l : launches) {
+      if (l.copy) {
+        int64_t from = shape[at++], to = shape[at++], bytes = shape[at++];
+        const Buffer &src = d.rootBuffer(l.src.buffer);
+        const Buffer &dst = d.rootBuffer(l.dst.buffer);
+        if (from < 0 || to < 0 || bytes < 0 ||
+            static_cast<VkDeviceSize>(from + bytes) > src.bytes ||
+            static_cast<VkDeviceSize>(to + bytes) > dst.bytes)
+          throw Error("vulkan: a copy of " + std::to_string(bytes) +
+                      " bytes from the " + l.src.buffer + " buffer at " +
+                      std::to_string(from) + " to the " + l.dst.buffer +
+                      " buffer at " + std::to_string(to) +
+                      " leaves the buffers");
+        if (bytes == 0)
+          continue;
+        d.vk.vkCmdPipelineBarrier(rec.commands,
+                                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                  VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
+                                  &toTransfer, 0, nullptr, 0, nullptr);
+        VkBufferCopy region{static_cast<VkDeviceSize>(from),
+                            static_cast<VkDeviceSize>(to),
+                            static_cast<VkDeviceSize>(bytes)};
+        d.vk.vkCmdCopyBuffer(rec.commands, src.buffer, dst.buffer, 1, &region);
+        d.vk.vkCmdPipelineBarrier(rec.commands, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+                                      VK_PIPELINE_STAGE_HOST_BIT,
+                                  0, 1, &fromTransfer, 0, nullptr, 0, nullptr);
+        continue;
+      }
+      const Impl::Kernel &k = d.kernels[l.kernel];
+      const std::string &kname = md.deviceKernels[l.kernel].name;
+      VkDescriptorSetAllocateInfo si{};
+      si.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+      si.descriptorPool = rec.pool;
+      si.descriptorSetCount = 1;
+      si.pSetLayouts = &k.setLayout;
+      VkDescriptorSet set;
+      check(d.vk.vkAllocateDescriptorSets(d.device, &si, &set),
+            "vkAllocateDescriptorSets");
+      std::vector<VkDescriptorBufferInfo> infos(l.args.size());
+      std::vector<VkWriteDescriptorSet> writes(l.args.size());
+      int64_t grid[3];
+      for (int g = 0; g < 3; ++g)
+        grid[g] = shape[at++];
+      for (size_t i = 0; i < l.args.size(); ++i) {
+        const ArtifactMetadata::DeviceArg &a = l.args[i];
+        if (a.scalar) {
+          infos[i] = {d.params.buffer, rec.scalars.size() * d.paramSlot, 4};
+          rec.scalars.push_back(&a.value);
+        } else {
+          int64_t offset = shape[at++], bytes = shape[at++];
+          const Buffer &root = d.rootBuffer(a.buffer);
+          if (offset < 0 || bytes < 0 ||
+              static_cast<VkDeviceSize>(offset + bytes) > root.bytes)
+            throw Error("vulkan: kernel " + kname + " binds bytes [" +
+                        std::to_string(offset) + ", " +
+                        std::to_string(offset + bytes) + ") of the " +
+                        a.buffer + " buffer of " + std::to_string(root.bytes));
+          if (offset % d.props.limits.minStorageBufferOffsetAlignment)
+            throw Error(
+                "vulkan: kernel " + kname + " binds the " + a.buffer +
+                " buffer at offset " + std::to_string(offset) +
+                ", not a multiple of the device's " +
+                std::to_string(d.props.limits.minStorageBufferOffsetAlignment));
+          if (static_cast<uint64_t>(bytes) >
+              d.props.limits.maxStorageBufferRange)
+            throw Error("vulkan: kernel " + kname + " binds " +
+                        std::to_string(bytes) + " bytes of the " + a.buffer +
+                        " buffer; the device binds at most " +
+                        std::to_string(d.props.limits.maxStorageBufferRange) +
+                        " (compile with --target vulkan,range=...)");
+          infos[i] = {root.buffer, static_cast<VkDeviceSize>(offset),
+                      static_cast<VkDeviceSize>(std::max<int64_t>(bytes, 4))};
+        }
+        writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+        writes[i].dstSet = set;
+        writes[i].dstBinding = static_cast<uint32_t>(i);
+        writes[i].descriptorCount = 1;
+        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[i].pBufferInfo = &infos[i];
+      }
+      d.vk.vkUpdateDescriptorSets(d.device,
+                                  static_cast<uint32_t>(writes.size()),
+                                  writes.data(), 0, nullptr);
+      if (grid[0] <= 0 || grid[1] <= 0 || grid[2] <= 0)
+        continue; // nothing to run at this size
+      for (int g = 0; g < 3; ++g)
+        if (static_cast<uint64_t>(grid[g]) >
+            d.props.limits.maxComputeWorkGroupCount[g])
+          throw Error(
+              "vulkan: kernel " + kname + " needs " + std::to_string(grid[g]) +
+              " workgroups on an axis; the device runs at most " +
+              std::to_string(d.props.limits.maxComputeWorkGroupCount[g]));
+      d.vk.vkCmdBindPipeline(rec.commands, VK_PIPELINE_BIND_POINT_COMPUTE,
+                             k.pipeline);
+      d.vk.vkCmdBindDescriptorSets(rec.commands, VK_PIPELINE_BIND_POINT_COMPUTE,
+                                   k.layout, 0, 1, &set, 0, nullptr);
+      d.vk.vkCmdDispatch(rec.commands, static_cast<uint32_t>(grid[0]),
+                         static_cast<uint32_t>(grid[1]),
+                         static_cast<uint32_t>(grid[2]));
+      d.vk.vkCmdPipelineBarrier(rec.commands,
+                                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+                                &barrier, 0, nullptr, 0, nullptr);
+    }
+    VkMemoryBarrier toHost{};
+    toHost.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    toHost.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+    toHost.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    d.vk.vkCmdPipelineBarrier(
+        rec.commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+        VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &toHost, 0, nullptr, 0, nullptr);
+    check(d.vk.vkEndCommandBuffer(rec.commands), "vkEndCommandBuffer");
+    rec.shape = std::move(shape);
+  }
+  // This call's scalars, then the recorded commands.
+  auto *slots = static_cast<char *>(d.params.mapped);
+  for (size_t i = 0; i < rec.scalars.size(); ++i) {
+    int64_t v = ArtifactMetadata::evaluate(*rec.scalars[i], sizes);
+    int32_t v32 = static_cast<int32_t>(v);
+    std::memcpy(slots + i * d.paramSlot, &v32, 4);
+  }
+  d.submitAndWait(rec.commands);
+  std::memcpy(out, d.logits.mapped, rows * md.vocabSize * sizeof(float));
+}
+
+std::vector<std::string> VulkanDevice::list() {
+  VkFns vk;
+  vk.loadLoader();
+  VkInstance instance = createInstance(vk, VK_API_VERSION_1_2);
+  std::vector<std::string> out;
+  std::vector<VkPhysicalDevice> devices = physicalDevices(vk, instance);
+  for (size_t i = 0; i < devices.size(); ++i) {
+    VkPhysicalDeviceProperties p;
+    vk.vkGetPhysicalDeviceProperties(devices[i], &p);
+    out.push_back(std::to_string(i) + ": " + p.deviceName + " (" +
+                  deviceTypeName(p.deviceType) + ", Vulkan " +
+                  std::to_string(VK_API_VERSION_MAJOR(p.apiVersion)) + "." +
+                  std::to_string(VK_API_VERSION_MINOR(p.apiVersion)) + ")");
+  }
+  vk.vkDestroyInstance(instance, nullptr);
+  return out;
+}
+
+} // namespace llmc::rt

@@ -1,0 +1,51 @@
+//===- VulkanDevice.h - run a Vulkan artifact's dispatch program -*- C++
+//-*-===//
+//
+// A Vulkan device behind the model's forward call: the loader is opened at
+// run time (dlopen of libvulkan.so.1, so a CPU-only install needs no Vulkan
+// library), the weights are uploaded once into a device buffer, the KV
+// cache and the arena live on the device, every kernel's pipeline is made
+// once, and each phase's launches are recorded into a command buffer once
+// per shape (the grid, offsets and sizes they evaluate to) and submitted
+// again for every call; scalars (positions, token ids) are written into a
+// host-visible buffer before each submission.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_RUNTIME_SRC_VULKANDEVICE_H
+#define LLMC_RUNTIME_SRC_VULKANDEVICE_H
+
+#include "Metadata.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llmc::rt {
+
+class VulkanDevice {
+public:
+  /// Opens device `index` (LLMC_DEVICE, else 0) and loads the artifact's
+  /// kernels and weights. Throws Error naming what is missing.
+  static std::unique_ptr<VulkanDevice>
+  open(const ArtifactMetadata &md, const void *weights, int64_t weightBytes);
+  ~VulkanDevice();
+
+  /// One forward call (llmc/abi.h's contract): n tokens at pos0, the last
+  /// `rows` rows of logits into `logits`.
+  void forward(const int32_t *tokens, int64_t n, int64_t pos0, float *logits,
+               int64_t rows);
+
+  /// The devices the loader lists, one line each ("0: llvmpipe (CPU,
+  /// Vulkan 1.3)"). Throws Error when there is no loader.
+  static std::vector<std::string> list();
+
+  struct Impl;
+
+private:
+  explicit VulkanDevice(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace llmc::rt
+
+#endif // LLMC_RUNTIME_SRC_VULKANDEVICE_H

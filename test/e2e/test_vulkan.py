@@ -1,0 +1,154 @@
+"""The Vulkan back end on a real Vulkan device (Mesa's lavapipe in CI): the same
+models as the CPU target, compiled with --target vulkan, checked against the CPU
+target's logits and tokens, and every kernel module through spirv-val.
+
+Skips (visibly) when there is no Vulkan device; LLMC_REQUIRE_VULKAN=1 makes that a
+failure (the README's test command sets it: setup installs lavapipe).
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import e2e_util
+
+sys.path.insert(0, os.path.join(e2e_util.E2E_DIR, "tools"))
+import gguf_writer  # noqa: E402
+import make_hf_model  # noqa: E402
+
+# lavapipe's limits (`vulkaninfo`): subgroups of 8, 1024 threads, 32K shared,
+# f64.
+LAVAPIPE = "vulkan:1.3,+fp64,subgroup=8,workgroup=1024,shared=32K"
+
+
+@pytest.fixture(scope="session")
+def vulkan(llmc):
+    p = e2e_util.run([llmc, "devices"])
+    if p.returncode != 0 or not p.stdout.strip():
+        msg = "no Vulkan device (llmc devices: %s)" % (p.stderr.strip() or p.stdout.strip())
+        if os.environ.get("LLMC_REQUIRE_VULKAN") == "1":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return p.stdout
+
+
+def _spirv_val(art):
+    exe = shutil.which("spirv-val")
+    if not exe:
+        if os.environ.get("LLMC_REQUIRE_VULKAN") == "1":
+            pytest.fail("spirv-val not found (install spirv-tools)")
+        pytest.skip("spirv-val not found (install spirv-tools)")
+    p = subprocess.run([exe, "--target-env", "vulkan1.3", str(art / "kernels.spv")],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, "spirv-val rejects %s: %s" % (art, p.stdout + p.stderr)
+
+
+def _compile(llmc, model, out, target, extra=()):
+    p = e2e_util.run([llmc, "compile", model, "--target", target, *extra, "-o", out])
+    assert p.returncode == 0, e2e_util.describe(p, "llmc compile --target %s failed" % target)
+    return out
+
+
+def _against_cpu(llmc, tmp_path, model, extra=(), prompt_len=32, steps=12):
+    """Compiles `model` for lavapipe and the CPU, runs both from the same prompt ids
+    (every prompt row's logits, then greedy steps) and checks the Vulkan target
+    against the CPU's: logits within 1e-3 x max|logit| at every position, greedy
+    tokens identical; the kernels pass spirv-val."""
+    vk = _compile(llmc, model, tmp_path / "vk", LAVAPIPE, extra)
+    cpu = _compile(llmc, model, tmp_path / "cpu", "cpu", extra)
+    _spirv_val(vk)
+    ids = e2e_util.deterministic_prompt_ids(prompt_len, 300)
+    _, vp, vs, vids = e2e_util.run_logits(llmc, vk, ids, steps, threads=1)
+    _, cp, cs, cids = e2e_util.run_logits(llmc, cpu, ids, steps, threads=1)
+    scale = max(np.abs(cp).max(), 1e-30)
+    assert vids == cids, "greedy ids differ: vulkan %s, cpu %s" % (vids, cids)
+    assert np.abs(vp - cp).max() <= 1e-3 * scale
+    assert np.abs(vs - cs).max() <= 1e-3 * scale
+
+
+def test_devices_lists_lavapipe(vulkan):
+    assert "0: " in vulkan
+
+
+def test_stories260k_text_matches_cpu(llmc, tmp_path, stories_paths, vulkan):
+    """Greedy text of 100 tokens identical to the CPU target's, from a short
+    prompt and from a 40-token one (the prompt's rows on the grid: each with a
+    scores tile of its own)."""
+    ckpt, tok = stories_paths
+    vk = _compile(llmc, ckpt, tmp_path / "vk", LAVAPIPE, ("--tokenizer", tok))
+    cpu = _compile(llmc, ckpt, tmp_path / "cpu", "cpu", ("--tokenizer", tok))
+    _spirv_val(vk)
+    meta = (vk / "metadata.json").read_text()
+    assert '"target": "vulkan"' in meta and '"device"' in meta
+    long_prompt = "Once upon a time, there was a little girl named Lily. She loved to " \
+                  "play outside in the park with her friends every day"
+    for prompt in ("Once upon a time", long_prompt):
+        texts = []
+        for art in (vk, cpu):
+            p = e2e_util.run([llmc, "run", art, "--prompt", prompt, "--max-tokens", 100,
+                              "--print-ids"])
+            assert p.returncode == 0, e2e_util.describe(p, "llmc run failed")
+            texts.append(p.stdout)
+        assert texts[0] == texts[1]
+        assert len(e2e_util.parse_ids(texts[0])) >= 50
+
+
+@pytest.mark.parametrize("arch,tied,dtype", [("llama", False, "f32"), ("qwen3", True, "f16"),
+                                             ("qwen2", False, "f32")])
+def test_gguf_float_models_match_cpu(llmc, tmp_path, vulkan, arch, tied, dtype):
+    hf = tmp_path / "hf"
+    make_hf_model.make_model(str(hf), arch=arch, tied=tied, dtype=dtype, seed=5)
+    gguf = tmp_path / "model.gguf"
+    gguf_writer.hf_to_gguf(str(hf), str(gguf),
+                           gguf_writer.GGML_F16 if dtype == "f16" else gguf_writer.GGML_F32)
+    _against_cpu(llmc, tmp_path, gguf)
+
+
+@pytest.mark.parametrize("arch,tied,qtype", [("llama", False, "q8_0"), ("qwen3", True, "q4_0"),
+                                              ("llama", True, "q4_k"), ("qwen3", False, "q6_k")])
+def test_gguf_quantized_models_match_cpu(llmc, tmp_path, vulkan, arch, tied, qtype):
+    """Quantized matrices stay quantized on the device (the kernels read the
+    blocks): the same logits as the CPU target's exact mode."""
+    hf = tmp_path / "hf"
+    if qtype in ("q4_k", "q6_k"):
+        subprocess.check_call([sys.executable, os.path.join(e2e_util.E2E_DIR, "tools",
+                                                            "make_gguf_model.py"),
+                               "--arch", arch, "--type", "f32", "--tied" if tied else "--untied",
+                               "--seed", "9", "--out", str(tmp_path / "f32.gguf"),
+                               "--hf-out", str(hf)], stdout=subprocess.DEVNULL)
+    else:
+        make_hf_model.make_model(str(hf), arch=arch, tied=tied, dtype="f32", seed=9)
+    gguf = tmp_path / "model.gguf"
+    gtype = {"q8_0": gguf_writer.GGML_Q8_0, "q4_0": gguf_writer.GGML_Q4_0,
+             "q6_k": gguf_writer.GGML_Q6_K, "q4_k": gguf_writer.GGML_Q4_K}[qtype]
+    gguf_writer.hf_to_gguf(str(hf), str(gguf), gtype)
+    _against_cpu(llmc, tmp_path, gguf)
+    import json
+    meta = json.loads((tmp_path / "vk" / "metadata.json").read_text())
+    assert any(p["dtype"] == qtype for p in meta["params"])
+
+
+@pytest.mark.parametrize("arch", ["llama", "qwen2", "qwen3"])
+def test_hf_checkpoints_match_cpu(llmc, tmp_path, vulkan, arch):
+    hf = tmp_path / "hf"
+    make_hf_model.make_model(str(hf), arch=arch, tied=arch != "llama", dtype="f32", seed=3)
+    _against_cpu(llmc, tmp_path, hf)
+
+
+def test_device_errors(llmc, tmp_path, stories_paths, vulkan):
+    """A device number past the list, and no driver at all: a clear error, exit
+    != 0."""
+    ckpt, tok = stories_paths
+    vk = _compile(llmc, ckpt, tmp_path / "vk", LAVAPIPE, ("--tokenizer", tok))
+    env = dict(os.environ, LLMC_DEVICE="7")
+    p = e2e_util.run([llmc, "run", vk, "--prompt", "Hi", "--max-tokens", 2], env=env)
+    assert p.returncode != 0 and "no device 7" in p.stderr, e2e_util.describe(p)
+    env = dict(os.environ, VK_DRIVER_FILES=str(tmp_path / "none.json"),
+               VK_ICD_FILENAMES=str(tmp_path / "none.json"))
+    p = e2e_util.run([llmc, "run", vk, "--prompt", "Hi", "--max-tokens", 2], env=env)
+    assert p.returncode != 0 and "vulkan:" in p.stderr, e2e_util.describe(p)
+    p = e2e_util.run([llmc, "devices"], env=env)
+    assert p.returncode != 0, e2e_util.describe(p)
