@@ -124,3 +124,31 @@ def write_raw(path, header, body, pad=True):
         hb += b" " * (-len(hb) % 8)
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(hb)) + hb + body)
+
+
+def quantized_gguf(tmp_path, arch, tied, qtype, dequantized_dir=None):
+    """A random tiny checkpoint (tmp_path/hf) written as a GGUF of `qtype`
+    (q8_0, q4_0, q4_k, q6_k) at tmp_path/model.gguf; K-quant rows are 256
+    long, so those use make_gguf_model's 256-wide model. With
+    `dequantized_dir`, the exactly dequantized weights go there too (a
+    PyTorch reference). -> (hf dir, gguf path)"""
+    import subprocess
+    import sys
+    sys.path.insert(0, os.path.join(E2E_DIR, "tools"))
+    import gguf_writer
+    import make_hf_model
+    hf = tmp_path / "hf"
+    if qtype in ("q6_k", "q4_k"):
+        subprocess.check_call([sys.executable, os.path.join(E2E_DIR, "tools",
+                                                            "make_gguf_model.py"),
+                               "--arch", arch, "--type", "f32", "--tied" if tied else "--untied",
+                               "--seed", "9", "--out", str(tmp_path / "f32.gguf"),
+                               "--hf-out", str(hf)], stdout=subprocess.DEVNULL)
+    else:
+        make_hf_model.make_model(str(hf), arch=arch, tied=tied, dtype="f32", seed=9)
+    gguf = tmp_path / "model.gguf"
+    gtype = {"q8_0": gguf_writer.GGML_Q8_0, "q4_0": gguf_writer.GGML_Q4_0,
+             "q6_k": gguf_writer.GGML_Q6_K, "q4_k": gguf_writer.GGML_Q4_K}[qtype]
+    gguf_writer.hf_to_gguf(str(hf), str(gguf), gtype,
+                           **({"dequantized_dir": str(dequantized_dir)} if dequantized_dir else {}))
+    return hf, gguf

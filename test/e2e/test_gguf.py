@@ -255,22 +255,8 @@ def test_quantized_stays_quantized_and_matches_exact_dequantization(llmc, tmp_pa
     """Q8_0/Q4_0/Q4_K/Q6_K matrices are compiled as they are (the artifact holds
     the blocks, not floats) and dequantized inside the matmul: the logits
     equal PyTorch on the exactly dequantized weights."""
-    hf, deq = tmp_path / "hf", tmp_path / "deq"
-    if qtype in ("q6_k", "q4_k"):
-        # K-quant rows are 256 long: the 256-wide model of make_gguf_model.
-        import subprocess
-        import sys
-        subprocess.check_call([sys.executable, os.path.join(e2e_util.E2E_DIR, "tools",
-                                                            "make_gguf_model.py"),
-                               "--arch", arch, "--type", "f32", "--tied" if tied else "--untied",
-                               "--seed", "9", "--out", str(tmp_path / "f32.gguf"),
-                               "--hf-out", str(hf)], stdout=subprocess.DEVNULL)
-    else:
-        make_hf_model.make_model(str(hf), arch=arch, tied=tied, dtype="f32", seed=9)
-    gguf = tmp_path / "model.gguf"
-    gtype = {"q8_0": gguf_writer.GGML_Q8_0, "q4_0": gguf_writer.GGML_Q4_0,
-             "q6_k": gguf_writer.GGML_Q6_K, "q4_k": gguf_writer.GGML_Q4_K}[qtype]
-    gguf_writer.hf_to_gguf(str(hf), str(gguf), gtype, dequantized_dir=str(deq))
+    deq = tmp_path / "deq"
+    _, gguf = e2e_util.quantized_gguf(tmp_path, arch, tied, qtype, dequantized_dir=deq)
     art = tmp_path / "art"
     e2e_util.run([llmc, "compile", gguf, "-o", art], check=True)
     import json

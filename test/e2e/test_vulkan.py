@@ -112,19 +112,7 @@ def test_gguf_float_models_match_cpu(llmc, tmp_path, vulkan, arch, tied, dtype):
 def test_gguf_quantized_models_match_cpu(llmc, tmp_path, vulkan, arch, tied, qtype):
     """Quantized matrices stay quantized on the device (the kernels read the
     blocks): the same logits as the CPU target's exact mode."""
-    hf = tmp_path / "hf"
-    if qtype in ("q4_k", "q6_k"):
-        subprocess.check_call([sys.executable, os.path.join(e2e_util.E2E_DIR, "tools",
-                                                            "make_gguf_model.py"),
-                               "--arch", arch, "--type", "f32", "--tied" if tied else "--untied",
-                               "--seed", "9", "--out", str(tmp_path / "f32.gguf"),
-                               "--hf-out", str(hf)], stdout=subprocess.DEVNULL)
-    else:
-        make_hf_model.make_model(str(hf), arch=arch, tied=tied, dtype="f32", seed=9)
-    gguf = tmp_path / "model.gguf"
-    gtype = {"q8_0": gguf_writer.GGML_Q8_0, "q4_0": gguf_writer.GGML_Q4_0,
-             "q6_k": gguf_writer.GGML_Q6_K, "q4_k": gguf_writer.GGML_Q4_K}[qtype]
-    gguf_writer.hf_to_gguf(str(hf), str(gguf), gtype)
+    _, gguf = e2e_util.quantized_gguf(tmp_path, arch, tied, qtype)
     _against_cpu(llmc, tmp_path, gguf)
     import json
     meta = json.loads((tmp_path / "vk" / "metadata.json").read_text())

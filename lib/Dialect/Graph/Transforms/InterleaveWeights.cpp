@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "Dialect/Graph/IR/Graph.h"
 #include "Dialect/Graph/Transforms/Passes.h"
-#include "Target/TargetDescription.h"
+#include "Target/TargetOption.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -52,12 +52,10 @@ struct GraphInterleaveWeightsPass
     : graph::impl::GraphInterleaveWeightsBase<GraphInterleaveWeightsPass> {
   using Base::Base;
   void runOnOperation() override {
-    auto desc = TargetDescription::parse(target);
-    if (!desc) {
-      getOperation().emitError("graph-interleave-weights: ")
-          << llvm::toString(desc.takeError());
+    auto desc =
+        parseTargetOption(getOperation(), "graph-interleave-weights", target);
+    if (failed(desc))
       return signalPassFailure();
-    }
     // One row per i32 lane of the widest vector (GPU targets: their own
     // mappings, a later issue).
     if (desc->kind != TargetKind::CPU)

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "Dialect/Graph/IR/Graph.h"
 #include "Dialect/Graph/Transforms/Passes.h"
-#include "Target/TargetDescription.h"
+#include "Target/TargetOption.h"
 
 namespace llmc::graph {
 #define GEN_PASS_DEF_GRAPHROWTILES
@@ -20,12 +20,9 @@ namespace {
 struct GraphRowTilesPass : graph::impl::GraphRowTilesBase<GraphRowTilesPass> {
   using Base::Base;
   void runOnOperation() override {
-    auto desc = TargetDescription::parse(target);
-    if (!desc) {
-      getOperation().emitError("graph-row-tiles: ")
-          << llvm::toString(desc.takeError());
+    auto desc = parseTargetOption(getOperation(), "graph-row-tiles", target);
+    if (failed(desc))
       return signalPassFailure();
-    }
     if (!desc->isGPU())
       return;
     getOperation().walk([&](AttentionOp op) {

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "Dialect/Graph/IR/Graph.h"
 #include "Dialect/Graph/Transforms/Passes.h"
-#include "Target/TargetDescription.h"
+#include "Target/TargetOption.h"
 
 namespace llmc::graph {
 #define GEN_PASS_DEF_GRAPHSPLITKV
@@ -20,12 +20,9 @@ namespace {
 struct GraphSplitKVPass : graph::impl::GraphSplitKVBase<GraphSplitKVPass> {
   using Base::Base;
   void runOnOperation() override {
-    auto desc = TargetDescription::parse(target);
-    if (!desc) {
-      getOperation().emitError("graph-split-kv: ")
-          << llvm::toString(desc.takeError());
+    auto desc = parseTargetOption(getOperation(), "graph-split-kv", target);
+    if (failed(desc))
       return signalPassFailure();
-    }
     int64_t cores = desc->cores;
     getOperation().walk([&](AttentionOp op) {
       int64_t kvHeads = op.getNumKvHeads();

@@ -16,7 +16,7 @@
 #include "Dialect/TL/Transforms/GPUSchedule.h"
 #include "Dialect/TL/Transforms/Passes.h"
 #include "Dialect/TL/Transforms/Schedule.h"
-#include "Target/TargetDescription.h"
+#include "Target/TargetOption.h"
 #include "Target/Tuning.h"
 
 #include <set>
@@ -2021,12 +2021,10 @@ struct TLDefaultSchedulePass
     : llmc::tl::impl::TLDefaultScheduleBase<TLDefaultSchedulePass> {
   using Base::Base;
   void runOnOperation() override {
-    auto desc = TargetDescription::parse(target);
-    if (!desc) {
-      getOperation().emitError("tl-default-schedule: ")
-          << llvm::toString(desc.takeError());
+    auto desc =
+        parseTargetOption(getOperation(), "tl-default-schedule", target);
+    if (failed(desc))
       return signalPassFailure();
-    }
     if (desc->isGPU()) {
       // Workgroups and threads (GPUSchedule.cpp), shared by the GPU targets.
       for (auto fn : getOperation().getOps<func::FuncOp>())

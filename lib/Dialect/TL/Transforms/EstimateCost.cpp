@@ -7,7 +7,7 @@
 #include "Dialect/TL/Analysis/Cost.h"
 #include "Dialect/TL/IR/TL.h"
 #include "Dialect/TL/Transforms/Passes.h"
-#include "Target/TargetDescription.h"
+#include "Target/TargetOption.h"
 #include "llmc/abi.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -54,12 +54,9 @@ struct TLEstimateCostPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto desc = TargetDescription::parse(target);
-    if (!desc) {
-      module.emitError("tl-estimate-cost: ")
-          << llvm::toString(desc.takeError());
+    auto desc = parseTargetOption(module, "tl-estimate-cost", target);
+    if (failed(desc))
       return signalPassFailure();
-    }
     CostTarget costTarget;
     costTarget.vectorBits = desc->vectorBits;
     costTarget.int8Dot = desc->hasInt8Dot(desc->vectorBits);
