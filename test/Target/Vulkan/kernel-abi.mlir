@@ -1,0 +1,87 @@
+// RUN: llm-opt %s -split-input-file -vulkan-kernel-abi -verify-diagnostics | FileCheck %s
+
+// The dispatch program: per phase the launches in order, each buffer bound
+// at its byte offset in one of the entry's buffers (here the arena at
+// tokens * 256, and weights at 4096), its dynamic sizes and the scalars as
+// expressions of the call's sizes; the host's copy into the logits too. The
+// kernel's memrefs become one-dimensional, each followed by its dynamic
+// sizes, the accesses linearized with the old strides.
+
+// CHECK: llmc.dispatch = "{\22kernels\22:[{\22name\22:\22k\22,\22workgroup\22:[64,1,1]}]
+// CHECK-SAME: \22phases\22:{\22prefill\22:[{\22args\22:[{\22scalar\22:\22tokens\22},{\22buffer\22:\22arena\22,\22bytes\22:[\22*\22,[\22+\22,[\22+\22,[\22*\22,[\22-\22,\22tokens\22,1],64],63],1],4],\22offset\22:[\22*\22,\22tokens\22,256]},{\22scalar\22:\22tokens\22},{\22buffer\22:\22weights\22,\22bytes\22:16384,\22offset\22:4096}],\22grid\22:[1,\22tokens\22,1],\22kernel\22:0}
+// CHECK-SAME: {\22copy\22:{\22bytes\22:
+// CHECK-SAME: \22dst\22:{\22buffer\22:\22logits\22,\22offset\22:0}
+// CHECK-SAME: \22src\22:{\22buffer\22:\22arena\22,\22offset\22:[\22*\22,\22tokens\22,256]}
+// CHECK: func.func private @forward_prefill
+// CHECK-NOT: gpu.launch_func
+// CHECK-NOT: memref.copy
+// CHECK: gpu.func @k(%[[N:.*]]: index, %[[X:.*]]: memref<?xf32>, %[[XN:.*]]: index, %[[W:.*]]: memref<?xf32>)
+// CHECK-SAME: spirv.entry_point_abi = #spirv.entry_point_abi<workgroup_size = [64, 1, 1]>
+// CHECK: %[[ROW:.*]] = gpu.block_id y
+// CHECK: %[[T:.*]] = gpu.thread_id x
+// CHECK: arith.muli %[[ROW]], %c64
+// CHECK: memref.load %[[W]][%{{.*}}] : memref<?xf32>
+// CHECK: memref.alloca() : memref<4xf32, #spirv.storage_class<Function>>
+// CHECK: memref.store %{{.*}}, %[[X]][%{{.*}}] : memref<?xf32>
+module attributes {gpu.container_module} {
+  func.func private @forward_prefill(%tokens: memref<?xi32>, %pos0: index, %weights: memref<?xi8>, %kv: memref<1x2x1x64xf32>, %n_out: index, %logits: memref<?x64xf32>, %arena: memref<?xi8>) attributes {llmc.phase = "prefill"} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    %c256 = arith.constant 256 : index
+    %c4096 = arith.constant 4096 : index
+    %n = memref.dim %tokens, %c0 : memref<?xi32>
+    %off = arith.muli %n, %c256 : index
+    %x = memref.view %arena[%off][%n] : memref<?xi8> to memref<?x64xf32>
+    %w = memref.view %weights[%c4096][] : memref<?xi8> to memref<64x64xf32>
+    gpu.launch_func @llmc_kernels::@k blocks in (%c1, %n, %c1) threads in (%c64, %c1, %c1) args(%n : index, %x : memref<?x64xf32>, %w : memref<64x64xf32>)
+    memref.copy %x, %logits : memref<?x64xf32> to memref<?x64xf32>
+    return
+  }
+  gpu.module @llmc_kernels {
+    gpu.func @k(%n: index, %x: memref<?x64xf32>, %w: memref<64x64xf32>) kernel attributes {known_block_size = array<i32: 64, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %row = gpu.block_id y
+      %t = gpu.thread_id x
+      %v = memref.load %w[%row, %t] : memref<64x64xf32>
+      %tmp = memref.alloca() : memref<4xf32>
+      memref.store %v, %tmp[%c0] : memref<4xf32>
+      %u = memref.load %tmp[%c0] : memref<4xf32>
+      memref.store %u, %x[%row, %t] : memref<?x64xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A host op that writes memory, which no launch or copy expresses.
+module attributes {gpu.container_module} {
+  func.func private @forward_decode(%tokens: memref<?xi32>, %pos0: index, %weights: memref<?xi8>, %kv: memref<1x2x1x64xf32>, %n_out: index, %logits: memref<?x64xf32>, %arena: memref<?xi8>) attributes {llmc.phase = "decode"} {
+    %c0 = arith.constant 0 : index
+    %f = arith.constant 0.0 : f32
+    // expected-error @+1 {{is a host operation the dispatch program cannot express}}
+    memref.store %f, %logits[%c0, %c0] : memref<?x64xf32>
+    return
+  }
+  gpu.module @llmc_kernels {
+  }
+}
+
+// -----
+
+// A launch operand computed from something other than the entry's sizes.
+module attributes {gpu.container_module} {
+  func.func private @forward_decode(%tokens: memref<?xi32>, %pos0: index, %weights: memref<?xi8>, %kv: memref<1x2x1x64xf32>, %n_out: index, %logits: memref<?x64xf32>, %arena: memref<?xi8>) attributes {llmc.phase = "decode"} {
+    %c1 = arith.constant 1 : index
+    // expected-error @+1 {{the dispatch program cannot express this operation}}
+    %r = arith.xori %pos0, %c1 : index
+    gpu.launch_func @llmc_kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%r : index)
+    return
+  }
+  gpu.module @llmc_kernels {
+    gpu.func @k(%n: index) kernel attributes {known_block_size = array<i32: 1, 1, 1>} {
+      gpu.return
+    }
+  }
+}
