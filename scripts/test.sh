@@ -19,7 +19,7 @@ ctest --test-dir "$ROOT/build" --output-on-failure --output-junit "$REPORTS/ctes
 
 # pytest exits 5 when it collected nothing: that is a failure here too.
 echo "== pytest (Python API)"
-(cd "$ROOT/test/python" && /usr/bin/python3 -m pytest -q \
+(cd "$ROOT/test/python" && LLMC_REQUIRE_VULKAN=1 /usr/bin/python3 -m pytest -q \
   --junitxml="$REPORTS/pytest-python.xml" .) || status=1
 
 # The npm oracles: llama.cpp (node-llama-cpp's prebuilt CPU build) and

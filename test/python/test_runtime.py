@@ -166,3 +166,25 @@ def test_tuning_choices(llmc, tiny_model, tmp_path):
         llmc.compile(module, tmp_path / "bad", tuning="fast")
     with pytest.raises(ValueError, match="tuning"):
         llmc.PassManager("tl", tuning="k=x")
+
+
+def test_vulkan_target_runs_the_same_model(llmc, llmc_bin, tiny_model, tmp_path):
+    """`llmc.compile(..., target="vulkan:...")` writes a Vulkan artifact that
+    `Runtime` runs on the Vulkan device (lavapipe): the same logits as the CPU
+    target's within 1e-3 of their largest."""
+    devices = subprocess.run([llmc_bin, "devices"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    if devices.returncode != 0 or not devices.stdout.strip():
+        msg = "no Vulkan device: " + devices.stderr.strip()
+        if os.environ.get("LLMC_REQUIRE_VULKAN") == "1":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    module = llmc.import_model(tiny_model)
+    vk = llmc.compile(module, tmp_path / "vk",
+                      target="vulkan:1.3,+fp64,subgroup=8,workgroup=1024,shared=32K")
+    cpu = llmc.compile(llmc.import_model(tiny_model), tmp_path / "cpu")
+    assert (tmp_path / "vk" / "kernels.spv").exists()
+    ids = [1, 7, 30, 2, 55, 9, 17]
+    got = llmc.Runtime(vk).logits(ids)
+    want = llmc.Runtime(cpu).logits(ids)
+    assert np.abs(got - want).max() <= 1e-3 * np.abs(want).max()
