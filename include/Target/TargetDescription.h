@@ -14,7 +14,7 @@
 //                               an LLVM x86 CPU name (znver4, x86-64-v3,
 //                               sapphirerapids, ...) with feature changes
 //   vulkan[:VERSION][+feat|-feat]...[,key=value]...
-//                               a Vulkan device (VERSION 1.1, 1.2 or 1.3)
+//                               a Vulkan device (VERSION 1.2 or 1.3)
 //   cuda:sm_NN                  an NVIDIA GPU (described; no back end yet)
 //
 // CPU keys: cores=N, l1d=SIZE, l2=SIZE, l3=SIZE, prefetch=SIZE (SIZE in

@@ -247,10 +247,10 @@ TargetDescription::parse(llvm::StringRef spec) {
   if (t.kind == TargetKind::Vulkan) {
     if (t.name.empty())
       t.name = "1.2";
-    if (t.name != "1.1" && t.name != "1.2" && t.name != "1.3")
+    if (t.name != "1.2" && t.name != "1.3")
       return llvm::createStringError(
           "target '" + spec.str() +
-          "': expected vulkan or vulkan:VERSION (1.1, 1.2 or 1.3)");
+          "': expected vulkan or vulkan:VERSION (1.2 or 1.3)");
   }
   if (t.kind == TargetKind::CPU)
     defaultCaches(t);

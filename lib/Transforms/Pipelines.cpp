@@ -64,6 +64,15 @@ bool llmc::isKVCacheType(llvm::StringRef name) {
 }
 
 void llmc::buildGraphPhase(OpPassManager &pm, const PipelineOptions &options) {
+  if (options.target.isGPU() && options.actQuant != "exact") {
+    // llama.cpp's numerics are its CPU back end's; a GPU runs the exact
+    // mode (the two-pass attention would share one scores row between the
+    // rows a GPU runs at once).
+    pm.addPass(createErrorPass("--act-quant " + options.actQuant +
+                               " is for CPU targets; a GPU target compiles "
+                               "the exact mode"));
+    return;
+  }
   // The entry returns the rows its caller reads (llmc/abi.h's n_out).
   pm.addPass(graph::createGraphOutputRows());
   if (options.kvCache != "f32") {

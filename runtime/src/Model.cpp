@@ -107,6 +107,17 @@ std::unique_ptr<Model> Model::open(const std::string &dir) {
     throw Error(md.tokenizerPath + ": cannot read tokenizer (named by " +
                 md.metadataPath + "): " + errnoMessage(errno));
 
+  if (md.hasDevice) {
+    if (md.target != "vulkan")
+      throw Error(md.metadataPath + ": target \"" + md.target +
+                  "\" needs a device this runtime does not drive");
+    // The device holds the weights' copy, the KV cache and the arena.
+    static int8_t emptyWeights[64];
+    m->gpu = VulkanDevice::open(
+        md, m->weightsMap ? m->weightsMap : emptyWeights, md.weightsBytes);
+    return m;
+  }
+
   size_t elements = 1;
   for (int64_t e : md.kvCacheShape)
     elements *= static_cast<size_t>(e);
@@ -119,18 +130,6 @@ std::unique_ptr<Model> Model::open(const std::string &dir) {
     throw Error(md.metadataPath + ": cannot allocate the KV cache (" +
                 std::to_string(bytes) + " bytes)");
   std::memset(m->kvCache, 0, rounded);
-
-  if (md.hasDevice) {
-    if (md.target != "vulkan")
-      throw Error(md.metadataPath + ": target \"" + md.target +
-                  "\" needs a device this runtime does not drive");
-    // The device holds the weights and the KV cache; the host's cache
-    // stays unused.
-    static int8_t emptyWeights[64];
-    m->gpu = VulkanDevice::open(
-        md, m->weightsMap ? m->weightsMap : emptyWeights, md.weightsBytes);
-    return m;
-  }
 
   // RTLD_NOW: an unresolved symbol fails here, not in the middle of a call.
   // RTLD_LOCAL: two artifacts export the same entry point name.

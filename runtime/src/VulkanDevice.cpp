@@ -5,6 +5,7 @@
 #include <vulkan/vulkan.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -26,27 +27,49 @@ struct VkFns {
           X(vkGetPhysicalDeviceQueueFamilyProperties)                          \
               X(vkGetPhysicalDeviceMemoryProperties) X(vkCreateDevice)         \
                   X(vkGetDeviceProcAddr)
-#define LLMC_VK_DEVICE(X)                                                      \
-  X(vkDestroyDevice)                                                           \
-  X(vkGetDeviceQueue) X(vkCreateBuffer) X(vkDestroyBuffer)                     \
-      X(vkGetBufferMemoryRequirements) X(vkAllocateMemory) X(vkFreeMemory) X(  \
-          vkBindBufferMemory) X(vkMapMemory) X(vkCreateShaderModule)           \
-          X(vkDestroyShaderModule) X(vkCreateDescriptorSetLayout) X(           \
-              vkDestroyDescriptorSetLayout) X(vkCreatePipelineLayout)          \
-              X(vkDestroyPipelineLayout) X(vkCreateComputePipelines) X(        \
-                  vkDestroyPipeline) X(vkCreateDescriptorPool)                 \
-                  X(vkDestroyDescriptorPool) X(vkAllocateDescriptorSets) X(    \
-                      vkResetDescriptorPool) X(vkUpdateDescriptorSets)         \
-                      X(vkCreateCommandPool) X(vkDestroyCommandPool) X(        \
-                          vkAllocateCommandBuffers) X(vkResetCommandBuffer)    \
-                          X(vkBeginCommandBuffer) X(vkEndCommandBuffer)        \
-                              X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets)  \
-                                  X(vkCmdDispatch) X(vkCmdPipelineBarrier)     \
-                                      X(vkCmdCopyBuffer) X(vkCmdFillBuffer)    \
-                                          X(vkCreateFence) X(vkDestroyFence)   \
-                                              X(vkResetFences)                 \
-                                                  X(vkWaitForFences)           \
-                                                      X(vkQueueSubmit)
+// clang-format off
+#define LLMC_VK_DEVICE(X) \
+  X(vkDestroyDevice) \
+  X(vkGetDeviceQueue) \
+  X(vkCreateBuffer) \
+  X(vkDestroyBuffer) \
+  X(vkGetBufferMemoryRequirements) \
+  X(vkAllocateMemory) \
+  X(vkFreeMemory) \
+  X(vkBindBufferMemory) \
+  X(vkMapMemory) \
+  X(vkCreateShaderModule) \
+  X(vkDestroyShaderModule) \
+  X(vkCreateDescriptorSetLayout) \
+  X(vkDestroyDescriptorSetLayout) \
+  X(vkCreatePipelineLayout) \
+  X(vkDestroyPipelineLayout) \
+  X(vkCreateComputePipelines) \
+  X(vkDestroyPipeline) \
+  X(vkCreateDescriptorPool) \
+  X(vkDestroyDescriptorPool) \
+  X(vkAllocateDescriptorSets) \
+  X(vkResetDescriptorPool) \
+  X(vkUpdateDescriptorSets) \
+  X(vkCreateCommandPool) \
+  X(vkDestroyCommandPool) \
+  X(vkAllocateCommandBuffers) \
+  X(vkFreeCommandBuffers) \
+  X(vkResetCommandBuffer) \
+  X(vkBeginCommandBuffer) \
+  X(vkEndCommandBuffer) \
+  X(vkCmdBindPipeline) \
+  X(vkCmdBindDescriptorSets) \
+  X(vkCmdDispatch) \
+  X(vkCmdPipelineBarrier) \
+  X(vkCmdCopyBuffer) \
+  X(vkCmdFillBuffer) \
+  X(vkCreateFence) \
+  X(vkDestroyFence) \
+  X(vkResetFences) \
+  X(vkWaitForFences) \
+  X(vkQueueSubmit)
+// clang-format on
 #define LLMC_VK_MEMBER(name) PFN_##name name = nullptr;
   LLMC_VK_GLOBAL(LLMC_VK_MEMBER)
   LLMC_VK_INSTANCE(LLMC_VK_MEMBER)
@@ -54,15 +77,23 @@ struct VkFns {
 #undef LLMC_VK_MEMBER
 
   void loadLoader() {
+    // LLMC_VULKAN_LOADER names another loader library (and nothing else
+    // is tried).
+    const char *chosen = std::getenv("LLMC_VULKAN_LOADER");
     const char *names[] = {"libvulkan.so.1", "libvulkan.so"};
-    for (const char *n : names)
-      if ((loader = ::dlopen(n, RTLD_NOW | RTLD_LOCAL)))
-        break;
-    if (!loader)
+    if (chosen && *chosen)
+      loader = ::dlopen(chosen, RTLD_NOW | RTLD_LOCAL);
+    else
+      for (const char *n : names)
+        if ((loader = ::dlopen(n, RTLD_NOW | RTLD_LOCAL)))
+          break;
+    if (!loader) {
+      const char *why = ::dlerror();
       throw Error("vulkan: cannot load the Vulkan loader (libvulkan.so.1): " +
-                  std::string(::dlerror() ? ::dlerror() : "not found") +
+                  std::string(why ? why : "not found") +
                   " (install libvulkan1 and a driver, e.g. "
                   "mesa-vulkan-drivers)");
+    }
     getInstanceProcAddr = reinterpret_cast<PFN_vkGetInstanceProcAddr>(
         ::dlsym(loader, "vkGetInstanceProcAddr"));
     if (!getInstanceProcAddr)
@@ -120,7 +151,13 @@ VkInstance createInstance(VkFns &vk, uint32_t apiVersion) {
                 " or later (install one, e.g. mesa-vulkan-drivers for "
                 "lavapipe)");
   check(r, "vkCreateInstance");
-  vk.loadInstance(instance);
+  try {
+    vk.loadInstance(instance);
+  } catch (...) {
+    if (vk.vkDestroyInstance)
+      vk.vkDestroyInstance(instance, nullptr);
+    throw;
+  }
   return instance;
 }
 
@@ -195,6 +232,8 @@ struct VulkanDevice::Impl {
   VkDeviceSize paramSlot = 16;
 
   ~Impl();
+  /// The Vulkan version the artifact's kernels were compiled for.
+  uint32_t apiVersion = VK_API_VERSION_1_2;
   void openDevice(int index);
   void createPipelines();
   Buffer makeBuffer(VkDeviceSize bytes, bool hostVisible);
@@ -246,6 +285,14 @@ void VulkanDevice::Impl::openDevice(int index) {
   vk.vkGetPhysicalDeviceProperties(physical, &props);
   vk.vkGetPhysicalDeviceMemoryProperties(physical, &memProps);
   std::string name = props.deviceName;
+  if (props.apiVersion < apiVersion)
+    throw Error("vulkan: device " + std::to_string(index) + " (" + name +
+                ") supports Vulkan " +
+                std::to_string(VK_API_VERSION_MAJOR(props.apiVersion)) + "." +
+                std::to_string(VK_API_VERSION_MINOR(props.apiVersion)) +
+                "; the artifact was compiled for " +
+                std::to_string(VK_API_VERSION_MAJOR(apiVersion)) + "." +
+                std::to_string(VK_API_VERSION_MINOR(apiVersion)));
 
   // The features the kernels use, which the device must have.
   VkPhysicalDeviceShaderFloat16Int8Features f16i8{};
@@ -271,16 +318,16 @@ void VulkanDevice::Impl::openDevice(int index) {
   VkPhysicalDeviceFeatures2 want{};
   want.sType = have.sType;
   want.pNext = &ws16;
-  auto need = [&](const char *feature, VkBool32 present, VkBool32 &enable) {
-    if (!present)
-      throw Error("vulkan: device " + std::to_string(index) + " (" + name +
-                  ") lacks " + feature +
-                  ", which the artifact's kernels use "
-                  "(compile for it with --target " +
-                  "vulkan,-<feature>, e.g. -fp64)");
-    enable = VK_TRUE;
-  };
   for (const std::string &f : md->deviceFeatures) {
+    auto need = [&](const char *feature, VkBool32 present, VkBool32 &enable) {
+      if (!present)
+        throw Error("vulkan: device " + std::to_string(index) + " (" + name +
+                    ") lacks " + feature +
+                    ", which the artifact's kernels "
+                    "use (compile for it with --target vulkan,...,-" +
+                    f + ")");
+      enable = VK_TRUE;
+    };
     if (f == "int8") {
       need("shaderInt8", f16i8.shaderInt8, wf16i8.shaderInt8);
       need("storageBuffer8BitAccess", s8.storageBuffer8BitAccess,
@@ -296,6 +343,21 @@ void VulkanDevice::Impl::openDevice(int index) {
     } else if (f == "int64") {
       need("shaderInt64", have.features.shaderInt64, want.features.shaderInt64);
     }
+  }
+  // Workgroups within the device's limits.
+  for (const ArtifactMetadata::DeviceKernel &k : md->deviceKernels) {
+    int64_t threads = k.workgroup[0] * k.workgroup[1] * k.workgroup[2];
+    bool fits = threads <= props.limits.maxComputeWorkGroupInvocations;
+    for (int d = 0; d < 3; ++d)
+      fits &= k.workgroup[d] <= props.limits.maxComputeWorkGroupSize[d];
+    if (!fits)
+      throw Error("vulkan: kernel " + k.name + "'s workgroup of " +
+                  std::to_string(threads) + " threads exceeds device " +
+                  std::to_string(index) + " (" + name +
+                  ")'s limits (compile "
+                  "with --target vulkan,...,workgroup=" +
+                  std::to_string(props.limits.maxComputeWorkGroupInvocations) +
+                  ")");
   }
 
   uint32_t familyCount = 0;
@@ -364,8 +426,15 @@ void VulkanDevice::Impl::createPipelines() {
                     " is launched with different argument counts");
       n = l.args.size();
     }
+  std::vector<bool> launched(kernels.size(), false);
+  for (const auto *phase : {&md->prefill, &md->decode})
+    for (const ArtifactMetadata::Launch &l : *phase)
+      if (!l.copy)
+        launched[l.kernel] = true;
   for (size_t k = 0; k < kernels.size(); ++k) {
     Kernel &kernel = kernels[k];
+    if (!launched[k])
+      continue; // no pipeline for a kernel nothing launches
     if (kernel.bindings > props.limits.maxPerStageDescriptorStorageBuffers)
       throw Error(
           "vulkan: kernel " + md->deviceKernels[k].name + " binds " +
@@ -444,11 +513,14 @@ Buffer VulkanDevice::Impl::makeBuffer(VkDeviceSize bytes, bool hostVisible) {
                 " bytes of device memory (VkResult " +
                 std::to_string(static_cast<int>(r)) + ")");
   }
-  check(vk.vkBindBufferMemory(device, b.buffer, b.memory, 0),
-        "vkBindBufferMemory");
-  if (hostVisible)
-    check(vk.vkMapMemory(device, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped),
-          "vkMapMemory");
+  VkResult bound = vk.vkBindBufferMemory(device, b.buffer, b.memory, 0);
+  if (bound == VK_SUCCESS && hostVisible)
+    bound = vk.vkMapMemory(device, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped);
+  if (bound != VK_SUCCESS) {
+    destroy(b);
+    check(bound, hostVisible ? "vkBindBufferMemory/vkMapMemory"
+                             : "vkBindBufferMemory");
+  }
   return b;
 }
 
@@ -482,14 +554,19 @@ template <typename Fn> static void oneShot(VulkanDevice::Impl &d, Fn record) {
   VkCommandBuffer cb;
   check(d.vk.vkAllocateCommandBuffers(d.device, &ai, &cb),
         "vkAllocateCommandBuffers");
-  VkCommandBufferBeginInfo bi{};
-  bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  check(d.vk.vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
-  record(cb);
-  check(d.vk.vkEndCommandBuffer(cb), "vkEndCommandBuffer");
-  d.submitAndWait(cb);
-  check(d.vk.vkResetCommandBuffer(cb, 0), "vkResetCommandBuffer");
+  try {
+    VkCommandBufferBeginInfo bi{};
+    bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    check(d.vk.vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
+    record(cb);
+    check(d.vk.vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+    d.submitAndWait(cb);
+  } catch (...) {
+    d.vk.vkFreeCommandBuffers(d.device, d.commandPool, 1, &cb);
+    throw;
+  }
+  d.vk.vkFreeCommandBuffers(d.device, d.commandPool, 1, &cb);
 }
 
 void VulkanDevice::Impl::upload(Buffer &dst, const void *src,
@@ -497,13 +574,18 @@ void VulkanDevice::Impl::upload(Buffer &dst, const void *src,
   // Through a host-visible staging buffer, a chunk at a time.
   const VkDeviceSize chunk = std::min<VkDeviceSize>(bytes, 64u << 20);
   Buffer staging = makeBuffer(chunk, true);
-  for (VkDeviceSize at = 0; at < bytes; at += chunk) {
-    VkDeviceSize n = std::min(chunk, bytes - at);
-    std::memcpy(staging.mapped, static_cast<const char *>(src) + at, n);
-    oneShot(*this, [&](VkCommandBuffer cb) {
-      VkBufferCopy region{0, at, n};
-      vk.vkCmdCopyBuffer(cb, staging.buffer, dst.buffer, 1, &region);
-    });
+  try {
+    for (VkDeviceSize at = 0; at < bytes; at += chunk) {
+      VkDeviceSize n = std::min(chunk, bytes - at);
+      std::memcpy(staging.mapped, static_cast<const char *>(src) + at, n);
+      oneShot(*this, [&](VkCommandBuffer cb) {
+        VkBufferCopy region{0, at, n};
+        vk.vkCmdCopyBuffer(cb, staging.buffer, dst.buffer, 1, &region);
+      });
+    }
+  } catch (...) {
+    destroy(staging);
+    throw;
   }
   destroy(staging);
 }
@@ -559,7 +641,10 @@ std::unique_ptr<VulkanDevice> VulkanDevice::open(const ArtifactMetadata &md,
   auto d = std::make_unique<Impl>();
   d->md = &md;
   d->vk.loadLoader();
-  d->instance = createInstance(d->vk, VK_API_VERSION_1_2);
+  // "vulkan:1.3,...": the version the kernels' SPIR-V was made for.
+  if (md.targetDescription.rfind("vulkan:1.3", 0) == 0)
+    d->apiVersion = VK_API_VERSION_1_3;
+  d->instance = createInstance(d->vk, d->apiVersion);
   d->openDevice(deviceIndex());
   d->createPipelines();
   d->weights = d->makeBuffer(weightBytes, false);
@@ -616,21 +701,71 @@ void VulkanDevice::forward(const int32_t *tokenIds, int64_t n, int64_t pos0,
   }
   d.ensure(d.params, std::max<size_t>(scalarCount, 1) * d.paramSlot, true);
   if (shape != rec.shape) {
-    // Record the phase for this shape.
+    // Check the shape's bindings, copies and grids against the buffers and
+    // the device before recording anything, so that an error leaves no
+    // half-recorded phase behind.
+    size_t at = 0;
+    for (const ArtifactMetadata::Launch &l : launches) {
+      if (l.copy) {
+        int64_t from = shape[at++], to = shape[at++], bytes = shape[at++];
+        const Buffer &src = d.rootBuffer(l.src.buffer);
+        const Buffer &dst = d.rootBuffer(l.dst.buffer);
+        if (from < 0 || to < 0 || bytes < 0 ||
+            static_cast<VkDeviceSize>(from + bytes) > src.bytes ||
+            static_cast<VkDeviceSize>(to + bytes) > dst.bytes)
+          throw Error("vulkan: a copy of " + std::to_string(bytes) +
+                      " bytes from the " + l.src.buffer + " buffer at " +
+                      std::to_string(from) + " to the " + l.dst.buffer +
+                      " buffer at " + std::to_string(to) +
+                      " leaves the buffers");
+        continue;
+      }
+      const std::string &kname = md.deviceKernels[l.kernel].name;
+      for (int g = 0; g < 3; ++g) {
+        int64_t n = shape[at++];
+        if (n > 0 && static_cast<uint64_t>(n) >
+                         d.props.limits.maxComputeWorkGroupCount[g])
+          throw Error(
+              "vulkan: kernel " + kname + " needs " + std::to_string(n) +
+              " workgroups on an axis; the device runs at most " +
+              std::to_string(d.props.limits.maxComputeWorkGroupCount[g]));
+      }
+      for (const ArtifactMetadata::DeviceArg &a : l.args) {
+        if (a.scalar)
+          continue;
+        int64_t offset = shape[at++], bytes = shape[at++];
+        const Buffer &root = d.rootBuffer(a.buffer);
+        // A binding spans at least one 4-byte element.
+        int64_t span = std::max<int64_t>(bytes, 4);
+        if (offset < 0 || bytes < 0 ||
+            static_cast<VkDeviceSize>(offset + span) > root.bytes)
+          throw Error("vulkan: kernel " + kname + " binds bytes [" +
+                      std::to_string(offset) + ", " +
+                      std::to_string(offset + span) + ") of the " + a.buffer +
+                      " buffer of " + std::to_string(root.bytes));
+        if (offset % d.props.limits.minStorageBufferOffsetAlignment)
+          throw Error(
+              "vulkan: kernel " + kname + " binds the " + a.buffer +
+              " buffer at offset " + std::to_string(offset) +
+              ", not a multiple of the device's " +
+              std::to_string(d.props.limits.minStorageBufferOffsetAlignment));
+        if (static_cast<uint64_t>(span) > d.props.limits.maxStorageBufferRange)
+          throw Error("vulkan: kernel " + kname + " binds " +
+                      std::to_string(span) + " bytes of the " + a.buffer +
+                      " buffer; the device binds at most " +
+                      std::to_string(d.props.limits.maxStorageBufferRange) +
+                      " bytes at once");
+      }
+    }
+    // Record the phase for this shape (forgotten until it is complete).
+    rec.shape.clear();
+    rec.scalars.clear();
     if (rec.pool)
       d.vk.vkDestroyDescriptorPool(d.device, rec.pool, nullptr);
     rec.pool = VK_NULL_HANDLE;
     size_t bindingCount = 0, kernelLaunches = 0;
     for (const ArtifactMetadata::Launch &l : launches)
       bindingCount += l.args.size(), kernelLaunches += !l.copy;
-    VkMemoryBarrier toTransfer{}, fromTransfer{};
-    toTransfer.sType = fromTransfer.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-    toTransfer.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-    toTransfer.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-    fromTransfer.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    fromTransfer.dstAccessMask = VK_ACCESS_SHADER_READ_BIT |
-                                 VK_ACCESS_SHADER_WRITE_BIT |
-                                 VK_ACCESS_HOST_READ_BIT;
     VkDescriptorPoolSize ps{
         VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
         static_cast<uint32_t>(std::max<size_t>(bindingCount, 1))};
@@ -655,44 +790,41 @@ void VulkanDevice::forward(const int32_t *tokenIds, int64_t n, int64_t pos0,
     VkCommandBufferBeginInfo bi{};
     bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
     check(d.vk.vkBeginCommandBuffer(rec.commands, &bi), "vkBeginCommandBuffer");
-    rec.scalars.clear();
-    size_t at = 0;
-    VkMemoryBarrier barrier{};
-    barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-    barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-    barrier.dstAccessMask =
-        VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    // Every step sees all that the steps (and the submissions, uploads and
+    // host writes) before it wrote: one full memory barrier before each
+    // and after the last.
+    VkMemoryBarrier full{};
+    full.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    full.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT |
+                         VK_ACCESS_TRANSFER_WRITE_BIT |
+                         VK_ACCESS_HOST_WRITE_BIT;
+    full.dstAccessMask = VK_ACCESS_SHADER_READ_BIT |
+                         VK_ACCESS_SHADER_WRITE_BIT |
+                         VK_ACCESS_TRANSFER_READ_BIT |
+                         VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT;
+    const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+                                        VK_PIPELINE_STAGE_TRANSFER_BIT |
+                                        VK_PIPELINE_STAGE_HOST_BIT;
+    auto barrier = [&] {
+      d.vk.vkCmdPipelineBarrier(rec.commands, stages, stages, 0, 1, &full, 0,
+                                nullptr, 0, nullptr);
+    };
+    std::vector<const ArtifactMetadata::Expr *> scalars;
+    at = 0;
     for (const ArtifactMetadata::Launch &l : launches) {
       if (l.copy) {
         int64_t from = shape[at++], to = shape[at++], bytes = shape[at++];
-        const Buffer &src = d.rootBuffer(l.src.buffer);
-        const Buffer &dst = d.rootBuffer(l.dst.buffer);
-        if (from < 0 || to < 0 || bytes < 0 ||
-            static_cast<VkDeviceSize>(from + bytes) > src.bytes ||
-            static_cast<VkDeviceSize>(to + bytes) > dst.bytes)
-          throw Error("vulkan: a copy of " + std::to_string(bytes) +
-                      " bytes from the " + l.src.buffer + " buffer at " +
-                      std::to_string(from) + " to the " + l.dst.buffer +
-                      " buffer at " + std::to_string(to) +
-                      " leaves the buffers");
         if (bytes == 0)
           continue;
-        d.vk.vkCmdPipelineBarrier(rec.commands,
-                                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                                  VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
-                                  &toTransfer, 0, nullptr, 0, nullptr);
+        barrier();
         VkBufferCopy region{static_cast<VkDeviceSize>(from),
                             static_cast<VkDeviceSize>(to),
                             static_cast<VkDeviceSize>(bytes)};
-        d.vk.vkCmdCopyBuffer(rec.commands, src.buffer, dst.buffer, 1, &region);
-        d.vk.vkCmdPipelineBarrier(rec.commands, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
-                                      VK_PIPELINE_STAGE_HOST_BIT,
-                                  0, 1, &fromTransfer, 0, nullptr, 0, nullptr);
+        d.vk.vkCmdCopyBuffer(rec.commands, d.rootBuffer(l.src.buffer).buffer,
+                             d.rootBuffer(l.dst.buffer).buffer, 1, &region);
         continue;
       }
       const Impl::Kernel &k = d.kernels[l.kernel];
-      const std::string &kname = md.deviceKernels[l.kernel].name;
       VkDescriptorSetAllocateInfo si{};
       si.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
       si.descriptorPool = rec.pool;
@@ -709,31 +841,12 @@ void VulkanDevice::forward(const int32_t *tokenIds, int64_t n, int64_t pos0,
       for (size_t i = 0; i < l.args.size(); ++i) {
         const ArtifactMetadata::DeviceArg &a = l.args[i];
         if (a.scalar) {
-          infos[i] = {d.params.buffer, rec.scalars.size() * d.paramSlot, 4};
-          rec.scalars.push_back(&a.value);
+          infos[i] = {d.params.buffer, scalars.size() * d.paramSlot, 4};
+          scalars.push_back(&a.value);
         } else {
           int64_t offset = shape[at++], bytes = shape[at++];
-          const Buffer &root = d.rootBuffer(a.buffer);
-          if (offset < 0 || bytes < 0 ||
-              static_cast<VkDeviceSize>(offset + bytes) > root.bytes)
-            throw Error("vulkan: kernel " + kname + " binds bytes [" +
-                        std::to_string(offset) + ", " +
-                        std::to_string(offset + bytes) + ") of the " +
-                        a.buffer + " buffer of " + std::to_string(root.bytes));
-          if (offset % d.props.limits.minStorageBufferOffsetAlignment)
-            throw Error(
-                "vulkan: kernel " + kname + " binds the " + a.buffer +
-                " buffer at offset " + std::to_string(offset) +
-                ", not a multiple of the device's " +
-                std::to_string(d.props.limits.minStorageBufferOffsetAlignment));
-          if (static_cast<uint64_t>(bytes) >
-              d.props.limits.maxStorageBufferRange)
-            throw Error("vulkan: kernel " + kname + " binds " +
-                        std::to_string(bytes) + " bytes of the " + a.buffer +
-                        " buffer; the device binds at most " +
-                        std::to_string(d.props.limits.maxStorageBufferRange) +
-                        " (compile with --target vulkan,range=...)");
-          infos[i] = {root.buffer, static_cast<VkDeviceSize>(offset),
+          infos[i] = {d.rootBuffer(a.buffer).buffer,
+                      static_cast<VkDeviceSize>(offset),
                       static_cast<VkDeviceSize>(std::max<int64_t>(bytes, 4))};
         }
         writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
@@ -748,13 +861,7 @@ void VulkanDevice::forward(const int32_t *tokenIds, int64_t n, int64_t pos0,
                                   writes.data(), 0, nullptr);
       if (grid[0] <= 0 || grid[1] <= 0 || grid[2] <= 0)
         continue; // nothing to run at this size
-      for (int g = 0; g < 3; ++g)
-        if (static_cast<uint64_t>(grid[g]) >
-            d.props.limits.maxComputeWorkGroupCount[g])
-          throw Error(
-              "vulkan: kernel " + kname + " needs " + std::to_string(grid[g]) +
-              " workgroups on an axis; the device runs at most " +
-              std::to_string(d.props.limits.maxComputeWorkGroupCount[g]));
+      barrier();
       d.vk.vkCmdBindPipeline(rec.commands, VK_PIPELINE_BIND_POINT_COMPUTE,
                              k.pipeline);
       d.vk.vkCmdBindDescriptorSets(rec.commands, VK_PIPELINE_BIND_POINT_COMPUTE,
@@ -762,25 +869,19 @@ void VulkanDevice::forward(const int32_t *tokenIds, int64_t n, int64_t pos0,
       d.vk.vkCmdDispatch(rec.commands, static_cast<uint32_t>(grid[0]),
                          static_cast<uint32_t>(grid[1]),
                          static_cast<uint32_t>(grid[2]));
-      d.vk.vkCmdPipelineBarrier(rec.commands,
-                                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
-                                &barrier, 0, nullptr, 0, nullptr);
     }
-    VkMemoryBarrier toHost{};
-    toHost.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-    toHost.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-    toHost.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    d.vk.vkCmdPipelineBarrier(
-        rec.commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-        VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &toHost, 0, nullptr, 0, nullptr);
+    barrier();
     check(d.vk.vkEndCommandBuffer(rec.commands), "vkEndCommandBuffer");
+    rec.scalars = std::move(scalars);
     rec.shape = std::move(shape);
   }
   // This call's scalars, then the recorded commands.
   auto *slots = static_cast<char *>(d.params.mapped);
   for (size_t i = 0; i < rec.scalars.size(); ++i) {
     int64_t v = ArtifactMetadata::evaluate(*rec.scalars[i], sizes);
+    if (v < INT32_MIN || v > INT32_MAX)
+      throw Error("vulkan: a kernel's scalar argument is " + std::to_string(v) +
+                  ", past the 32-bit integers the kernels index with");
     int32_t v32 = static_cast<int32_t>(v);
     std::memcpy(slots + i * d.paramSlot, &v32, 4);
   }

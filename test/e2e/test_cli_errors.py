@@ -37,7 +37,7 @@ def test_unknown_target(llmc, tmp_path, tiny_model):
     ("cpu:znver4,prefetch=-4K", "bad item 'prefetch=-4K'"),
     ("cuda:90", "expected cuda:sm_NN"),
     ("cuda:sm_90", "target 'cuda:sm_90,subgroup=32,workgroup=1024,shared=48K,range=1024G' has no back end yet"),
-    ("vulkan:1.4", "expected vulkan or vulkan:VERSION (1.1, 1.2 or 1.3)"),
+    ("vulkan:1.4", "expected vulkan or vulkan:VERSION (1.2 or 1.3)"),
     ("vulkan,subgroup=3", "bad item 'subgroup=3' (a power of two up to 1024)"),
     ("vulkan,+avx512f", "bad item '+avx512f' (GPU features: fp16, int8, fp64, int64)"),
     ("vulkan,shared=lots", "bad item 'shared=lots'"),
@@ -217,3 +217,12 @@ def test_tokenize_input_errors(llmc, tmp_path, model_file):
            "ids.json: expected a JSON list of lists of token ids")
     _fails(e2e_util.run([llmc, "tokenize", tok, "--text", "a", "--output",
                          tmp_path / "no" / "dir" / "out.json"]), "out.json: cannot write")
+
+
+def test_llama_cpp_mode_is_refused_for_gpus(llmc, tmp_path, tiny_model):
+    """llama.cpp's numerics are its CPU back end's: a GPU target compiles the
+    exact mode, and says so for the other (no artifact left)."""
+    p = e2e_util.run([llmc, "compile", tiny_model, "--target", "vulkan", "--act-quant",
+                      "llama.cpp", "-o", tmp_path / "ART"])
+    _fails(p, "is for CPU targets")
+    assert not e2e_util.no_artifact_left(tmp_path)

@@ -127,8 +127,8 @@ def test_hf_checkpoints_match_cpu(llmc, tmp_path, vulkan, arch):
 
 
 def test_device_errors(llmc, tmp_path, stories_paths, vulkan):
-    """A device number past the list, and no driver at all: a clear error, exit
-    != 0."""
+    """A device number past the list, no driver, no loader: a clear error,
+    exit != 0."""
     ckpt, tok = stories_paths
     vk = _compile(llmc, ckpt, tmp_path / "vk", LAVAPIPE, ("--tokenizer", tok))
     env = dict(os.environ, LLMC_DEVICE="7")
@@ -140,3 +140,10 @@ def test_device_errors(llmc, tmp_path, stories_paths, vulkan):
     assert p.returncode != 0 and "vulkan:" in p.stderr, e2e_util.describe(p)
     p = e2e_util.run([llmc, "devices"], env=env)
     assert p.returncode != 0, e2e_util.describe(p)
+    # No loader at all (a CPU-only install): the runtime says what to install.
+    env = dict(os.environ, LLMC_VULKAN_LOADER=str(tmp_path / "libvulkan-missing.so"))
+    for cmd in ([llmc, "devices"], [llmc, "run", vk, "--prompt", "Hi", "--max-tokens", 2]):
+        p = e2e_util.run(cmd, env=env)
+        assert p.returncode != 0 and "cannot load the Vulkan loader" in p.stderr, \
+            e2e_util.describe(p)
+

@@ -26,8 +26,14 @@ def VulkanKernelABI : Pass<"vulkan-kernel-abi", "mlir::ModuleOp"> {
     sizes (scalars of the program, in the same order); loads, stores and
     `memref.dim` are linearized with the old type's strides. Stack buffers
     move to the Function storage class, `known_block_size` becomes
-    `spirv.entry_point_abi`. The launches are dropped from the host.
+    `spirv.entry_point_abi`. The launches are dropped from the host. A
+    binding of a constant size past the target's `range` is an error;
+    scalars must be index or i32.
   }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"vulkan\"",
+           "the target description (explicit: resolved by the driver)">
+  ];
   let dependentDialects = ["mlir::gpu::GPUDialect",
                            "mlir::spirv::SPIRVDialect",
                            "mlir::arith::ArithDialect",

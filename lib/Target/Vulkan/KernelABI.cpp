@@ -18,6 +18,7 @@
 // attributes (the arena plans) for the artifact writer.
 //
 //===----------------------------------------------------------------------===//
+#include "Target/TargetOption.h"
 #include "Target/Vulkan/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -134,11 +135,13 @@ FailureOr<json::Value> Extractor::expr(Value v) {
           .Case<arith::AddIOp>([](auto) { return "+"; })
           .Case<arith::SubIOp>([](auto) { return "-"; })
           .Case<arith::MulIOp>([](auto) { return "*"; })
-          .Case<arith::DivUIOp, arith::DivSIOp, arith::FloorDivSIOp>(
+          // Truncating signed division and remainder differ from
+          // floordiv and mod on negatives: refused.
+          .Case<arith::DivUIOp, arith::FloorDivSIOp>(
               [](auto) { return "floordiv"; })
           .Case<arith::CeilDivUIOp, arith::CeilDivSIOp>(
               [](auto) { return "ceildiv"; })
-          .Case<arith::RemUIOp, arith::RemSIOp>([](auto) { return "mod"; })
+          .Case<arith::RemUIOp>([](auto) { return "mod"; })
           .Case<arith::MinUIOp, arith::MinSIOp>([](auto) { return "min"; })
           .Case<arith::MaxUIOp, arith::MaxSIOp>([](auto) { return "max"; })
           .Default([](auto) { return ""; });
@@ -334,6 +337,10 @@ static LogicalResult rewriteKernel(gpu::GPUFuncOp kernel) {
       return kernel.emitOpError("argument ") << i << " has no strides";
     SmallVector<Value> strideValues(type.getRank());
     Value running = arith::ConstantIndexOp::create(b, loc, 1);
+    if (!type.getLayout().isIdentity() &&
+        llvm::any_of(strides, ShapedType::isDynamic))
+      return kernel.emitOpError("argument ")
+             << i << " has a dynamic stride, which a binding cannot carry";
     for (int64_t d = type.getRank() - 1; d >= 0; --d) {
       strideValues[d] =
           ShapedType::isDynamic(strides[d])
@@ -410,8 +417,12 @@ static LogicalResult rewriteKernel(gpu::GPUFuncOp kernel) {
 
 struct VulkanKernelABIPass
     : llmc::vulkan::impl::VulkanKernelABIBase<VulkanKernelABIPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    auto desc = parseTargetOption(module, "vulkan-kernel-abi", target);
+    if (failed(desc))
+      return signalPassFailure();
     auto gpuModule = module.lookupSymbol<gpu::GPUModuleOp>("llmc_kernels");
     if (!gpuModule) {
       module.emitError("vulkan-kernel-abi: no gpu.module @llmc_kernels "
@@ -503,6 +514,13 @@ struct VulkanKernelABIPass
         for (Value v : l.getKernelOperands()) {
           auto type = dyn_cast<MemRefType>(v.getType());
           if (!type) {
+            // Scalars are 32-bit in the kernels (index lowers to i32).
+            if (!v.getType().isIndex() && !v.getType().isInteger(32)) {
+              l.emitOpError("passes a scalar of type ")
+                  << v.getType() << ", which the dispatch program cannot "
+                  << "hold (index or i32)";
+              return signalPassFailure();
+            }
             FailureOr<json::Value> e = ex.expr(v);
             if (failed(e))
               return signalPassFailure();
@@ -514,9 +532,17 @@ struct VulkanKernelABIPass
             return signalPassFailure();
           int64_t elemBytes =
               std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+          json::Value bytes = spanBytes(*t, elemBytes);
+          if (std::optional<int64_t> n = bytes.getAsInteger();
+              n && *n > desc->maxBufferRange) {
+            l.emitOpError("binds ") << *n << " bytes of the " << t->root
+                                    << " buffer; the target binds at most "
+                                    << desc->maxBufferRange << " (its range=)";
+            return signalPassFailure();
+          }
           args.push_back(json::Object{{"buffer", t->root},
                                       {"offset", std::move(t->byteOffset)},
-                                      {"bytes", spanBytes(*t, elemBytes)}});
+                                      {"bytes", std::move(bytes)}});
           for (auto [d, s] : llvm::enumerate(t->sizes))
             if (type.isDynamicDim(d))
               args.push_back(json::Object{{"scalar", s}});

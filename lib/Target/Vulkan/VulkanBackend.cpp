@@ -35,9 +35,8 @@ spirv::TargetEnvAttr llmc::vulkanTargetEnv(MLIRContext *ctx,
   using spirv::Capability;
   using spirv::Extension;
   // The newest SPIR-V each Vulkan version consumes.
-  spirv::Version version = target.name == "1.3"   ? spirv::Version::V_1_6
-                           : target.name == "1.2" ? spirv::Version::V_1_5
-                                                  : spirv::Version::V_1_3;
+  spirv::Version version =
+      target.name == "1.3" ? spirv::Version::V_1_6 : spirv::Version::V_1_5;
   SmallVector<Capability> caps = {Capability::Shader,
                                   Capability::GroupNonUniform,
                                   Capability::GroupNonUniformArithmetic,
@@ -133,7 +132,9 @@ void llmc::buildVulkanLowering(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(tl::createTLReleaseBuffers());
   pm.addPass(tl::createTLOutlineKernels());
   pm.addPass(createConvertTLToGPU());
-  pm.addPass(vulkan::createVulkanKernelABI());
+  vulkan::VulkanKernelABIOptions abi;
+  abi.target = target.str();
+  pm.addPass(vulkan::createVulkanKernelABI(abi));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(std::make_unique<AttachTargetEnv>(target));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();

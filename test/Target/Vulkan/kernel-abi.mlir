@@ -1,4 +1,4 @@
-// RUN: llm-opt %s -split-input-file -vulkan-kernel-abi -verify-diagnostics | FileCheck %s
+// RUN: llm-opt %s -split-input-file -vulkan-kernel-abi="target=vulkan,range=32K" -verify-diagnostics | FileCheck %s
 
 // The dispatch program: per phase the launches in order, each buffer bound
 // at its byte offset in one of the entry's buffers (here the arena at
@@ -81,6 +81,62 @@ module attributes {gpu.container_module} {
   }
   gpu.module @llmc_kernels {
     gpu.func @k(%n: index) kernel attributes {known_block_size = array<i32: 1, 1, 1>} {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A truncating signed division: not the program's floordiv on negatives.
+module attributes {gpu.container_module} {
+  func.func private @forward_decode(%tokens: memref<?xi32>, %pos0: index, %weights: memref<?xi8>, %kv: memref<1x2x1x64xf32>, %n_out: index, %logits: memref<?x64xf32>, %arena: memref<?xi8>) attributes {llmc.phase = "decode"} {
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    // expected-error @+1 {{the dispatch program cannot express this operation}}
+    %r = arith.divsi %pos0, %c2 : index
+    gpu.launch_func @llmc_kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%r : index)
+    return
+  }
+  gpu.module @llmc_kernels {
+    gpu.func @k(%n: index) kernel attributes {known_block_size = array<i32: 1, 1, 1>} {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A binding of 64K bytes where the target binds at most 32K (range=32K).
+module attributes {gpu.container_module} {
+  func.func private @forward_decode(%tokens: memref<?xi32>, %pos0: index, %weights: memref<?xi8>, %kv: memref<1x2x1x64xf32>, %n_out: index, %logits: memref<?x64xf32>, %arena: memref<?xi8>) attributes {llmc.phase = "decode"} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %w = memref.view %weights[%c0][] : memref<?xi8> to memref<128x128xf32>
+    // expected-error @+1 {{binds 65536 bytes of the weights buffer; the target binds at most 32768}}
+    gpu.launch_func @llmc_kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%w : memref<128x128xf32>)
+    return
+  }
+  gpu.module @llmc_kernels {
+    gpu.func @k(%w: memref<128x128xf32>) kernel attributes {known_block_size = array<i32: 1, 1, 1>} {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// An i64 scalar: the kernels' scalars are 32-bit.
+module attributes {gpu.container_module} {
+  func.func private @forward_decode(%tokens: memref<?xi32>, %pos0: index, %weights: memref<?xi8>, %kv: memref<1x2x1x64xf32>, %n_out: index, %logits: memref<?x64xf32>, %arena: memref<?xi8>) attributes {llmc.phase = "decode"} {
+    %c1 = arith.constant 1 : index
+    %p = arith.index_cast %pos0 : index to i64
+    // expected-error @+1 {{passes a scalar of type 'i64', which the dispatch program cannot hold (index or i32)}}
+    gpu.launch_func @llmc_kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%p : i64)
+    return
+  }
+  gpu.module @llmc_kernels {
+    gpu.func @k(%p: i64) kernel attributes {known_block_size = array<i32: 1, 1, 1>} {
       gpu.return
     }
   }
