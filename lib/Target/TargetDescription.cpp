@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Target/TargetDescription.h"
+#include "llmc/runtime.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -17,6 +18,7 @@
 #include "llvm/TargetParser/Triple.h"
 #include "llvm/TargetParser/X86TargetParser.h"
 
+#include <cstdlib>
 #include <memory>
 
 using namespace llmc;
@@ -299,8 +301,36 @@ TargetDescription::parse(llvm::StringRef spec) {
   return t;
 }
 
+/// Vulkan device LLMC_DEVICE (else 0) as a description, or "" when there is
+/// no loader or no such device.
+static std::string describeVulkanDevice() {
+  int32_t index = 0;
+  if (const char *s = std::getenv("LLMC_DEVICE"))
+    if (llvm::StringRef(s).getAsInteger(10, index))
+      return "";
+  char *out = nullptr, *error = nullptr;
+  if (llmc_describe_device(index, &out, &error) != 0) {
+    llmc_string_free(error);
+    return "";
+  }
+  std::string desc = out;
+  llmc_string_free(out);
+  return desc;
+}
+
 llvm::Expected<TargetDescription> llmc::resolveTarget(llvm::StringRef spec) {
   auto [head, rest] = spec.split(',');
+  if (head == "vulkan") {
+    // The Vulkan device this machine has (its version, features and
+    // limits, LLMC_DEVICE picks it), with any items given after it applied
+    // on top; without one, what every Vulkan device offers.
+    std::string device = describeVulkanDevice();
+    if (device.empty())
+      return TargetDescription::parse(spec);
+    if (!rest.empty())
+      device += "," + rest.str();
+    return TargetDescription::parse(device);
+  }
   if (head != "cpu" && head != "host")
     return TargetDescription::parse(spec);
   // The host, with any items given after it applied on top (later items

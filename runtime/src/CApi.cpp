@@ -101,6 +101,19 @@ int llmc_list_devices(char **out, char **error) {
   });
 }
 
+int llmc_describe_device(int32_t index, char **out, char **error) {
+  return guard(error, [&] {
+    requireArg(out, "llmc_describe_device", "out");
+    *out = nullptr;
+    std::string text = VulkanDevice::describe(index);
+    char *copy = static_cast<char *>(std::malloc(text.size() + 1));
+    if (!copy)
+      throw std::bad_alloc();
+    std::memcpy(copy, text.c_str(), text.size() + 1);
+    *out = copy;
+  });
+}
+
 int llmc_model_open(const char *dir, llmc_model **out, char **error) {
   return guard(error, [&] {
     requireArg(dir, "llmc_model_open", "dir");

@@ -187,6 +187,29 @@ const char *deviceTypeName(VkPhysicalDeviceType t) {
   }
 }
 
+/// The device features llmc's kernels may use, as one query (or request)
+/// chain: Vulkan 1.2's 8- and 16-bit storage and f16/i8 arithmetic, and the
+/// core features (f64, i64, i16).
+struct FeatureChain {
+  VkPhysicalDeviceShaderFloat16Int8Features f16i8{};
+  VkPhysicalDevice8BitStorageFeatures s8{};
+  VkPhysicalDevice16BitStorageFeatures s16{};
+  VkPhysicalDeviceFeatures2 all{};
+  FeatureChain() {
+    f16i8.sType =
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES;
+    s8.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES;
+    s8.pNext = &f16i8;
+    s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
+    s16.pNext = &s8;
+    all.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    all.pNext = &s16;
+  }
+  // The chain points into the object itself.
+  FeatureChain(const FeatureChain &) = delete;
+  FeatureChain &operator=(const FeatureChain &) = delete;
+};
+
 /// A buffer with its own memory.
 struct Buffer {
   VkBuffer buffer = VK_NULL_HANDLE;
@@ -295,29 +318,12 @@ void VulkanDevice::Impl::openDevice(int index) {
                 std::to_string(VK_API_VERSION_MINOR(apiVersion)));
 
   // The features the kernels use, which the device must have.
-  VkPhysicalDeviceShaderFloat16Int8Features f16i8{};
-  f16i8.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES;
-  VkPhysicalDevice8BitStorageFeatures s8{};
-  s8.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES;
-  s8.pNext = &f16i8;
-  VkPhysicalDevice16BitStorageFeatures s16{};
-  s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
-  s16.pNext = &s8;
-  VkPhysicalDeviceFeatures2 have{};
-  have.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
-  have.pNext = &s16;
-  vk.vkGetPhysicalDeviceFeatures2(physical, &have);
-  VkPhysicalDeviceShaderFloat16Int8Features wf16i8{};
-  wf16i8.sType = f16i8.sType;
-  VkPhysicalDevice8BitStorageFeatures ws8{};
-  ws8.sType = s8.sType;
-  ws8.pNext = &wf16i8;
-  VkPhysicalDevice16BitStorageFeatures ws16{};
-  ws16.sType = s16.sType;
-  ws16.pNext = &ws8;
-  VkPhysicalDeviceFeatures2 want{};
-  want.sType = have.sType;
-  want.pNext = &ws16;
+  FeatureChain haveChain, wantChain;
+  vk.vkGetPhysicalDeviceFeatures2(physical, &haveChain.all);
+  auto &f16i8 = haveChain.f16i8, &wf16i8 = wantChain.f16i8;
+  auto &s8 = haveChain.s8, &ws8 = wantChain.s8;
+  auto &s16 = haveChain.s16, &ws16 = wantChain.s16;
+  auto &have = haveChain.all, &want = wantChain.all;
   for (const std::string &f : md->deviceFeatures) {
     auto need = [&](const char *feature, VkBool32 present, VkBool32 &enable) {
       if (!present)
@@ -902,6 +908,73 @@ std::vector<std::string> VulkanDevice::list() {
                   deviceTypeName(p.deviceType) + ", Vulkan " +
                   std::to_string(VK_API_VERSION_MAJOR(p.apiVersion)) + "." +
                   std::to_string(VK_API_VERSION_MINOR(p.apiVersion)) + ")");
+  }
+  vk.vkDestroyInstance(instance, nullptr);
+  return out;
+}
+
+std::string VulkanDevice::describe(int index) {
+  VkFns vk;
+  vk.loadLoader();
+  VkInstance instance = createInstance(vk, VK_API_VERSION_1_2);
+  std::string out;
+  try {
+    std::vector<VkPhysicalDevice> devices = physicalDevices(vk, instance);
+    if (index < 0 || index >= static_cast<int>(devices.size()))
+      throw Error("vulkan: no device " + std::to_string(index) +
+                  " (there are " + std::to_string(devices.size()) + ")");
+    VkPhysicalDevice dev = devices[index];
+    VkPhysicalDeviceProperties p;
+    vk.vkGetPhysicalDeviceProperties(dev, &p);
+    VkPhysicalDeviceSubgroupProperties sub{};
+    sub.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
+    auto getProps2 = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(
+        vk.getInstanceProcAddr(instance, "vkGetPhysicalDeviceProperties2"));
+    if (getProps2) {
+      VkPhysicalDeviceProperties2 p2{};
+      p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+      p2.pNext = &sub;
+      getProps2(dev, &p2);
+    }
+    FeatureChain chain;
+    vk.vkGetPhysicalDeviceFeatures2(dev, &chain.all);
+    auto &f16i8 = chain.f16i8;
+    auto &s8 = chain.s8;
+    auto &s16 = chain.s16;
+    auto &f = chain.all;
+    bool v13 = VK_API_VERSION_MINOR(p.apiVersion) >= 3 ||
+               VK_API_VERSION_MAJOR(p.apiVersion) > 1;
+    // llmc's target spelling (docs/design.md, Targets): the features that
+    // differ from bare vulkan's (fp16, int8, int64 on; fp64 off), then the
+    // limits; a workgroup and subgroup of powers of two.
+    auto pow2Floor = [](uint64_t v) {
+      uint64_t r = 1;
+      while (r * 2 <= v)
+        r *= 2;
+      return r;
+    };
+    bool fp16 = f16i8.shaderFloat16 && s16.storageBuffer16BitAccess &&
+                f.features.shaderInt16;
+    bool int8 = f16i8.shaderInt8 && s8.storageBuffer8BitAccess;
+    out = std::string("vulkan:") + (v13 ? "1.3" : "1.2");
+    if (f.features.shaderFloat64)
+      out += ",+fp64";
+    if (!fp16)
+      out += ",-fp16";
+    if (!int8)
+      out += ",-int8";
+    if (!f.features.shaderInt64)
+      out += ",-int64";
+    uint64_t subgroup = sub.subgroupSize ? sub.subgroupSize : 32;
+    uint64_t workgroup = std::min<uint64_t>(
+        1024, pow2Floor(p.limits.maxComputeWorkGroupInvocations));
+    out += ",subgroup=" + std::to_string(pow2Floor(subgroup)) + ",workgroup=" +
+           std::to_string(std::max<uint64_t>(workgroup, pow2Floor(subgroup))) +
+           ",shared=" + std::to_string(p.limits.maxComputeSharedMemorySize) +
+           ",range=" + std::to_string(p.limits.maxStorageBufferRange);
+  } catch (...) {
+    vk.vkDestroyInstance(instance, nullptr);
+    throw;
   }
   vk.vkDestroyInstance(instance, nullptr);
   return out;

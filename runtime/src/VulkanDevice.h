@@ -39,6 +39,11 @@ public:
   /// Vulkan 1.3)"). Throws Error when there is no loader.
   static std::vector<std::string> list();
 
+  /// Device `index` as an llmc target description ("vulkan:1.3,+fp64,
+  /// subgroup=8,workgroup=1024,shared=32768,range=134217728"): what the
+  /// driver compiles for when told `--target vulkan`. Throws Error.
+  static std::string describe(int index);
+
   struct Impl;
 
 private:

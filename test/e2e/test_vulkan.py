@@ -147,3 +147,22 @@ def test_device_errors(llmc, tmp_path, stories_paths, vulkan):
         assert p.returncode != 0 and "cannot load the Vulkan loader" in p.stderr, \
             e2e_util.describe(p)
 
+
+
+def test_bare_vulkan_is_the_device(llmc, tmp_path, stories_paths, vulkan):
+    """`--target vulkan` compiles for the machine's device (its version,
+    features and limits), as `cpu` is the host; items after it apply on top,
+    and a kernel that needs a feature the target lacks (the exact mode's f64
+    sums without fp64) is a clear error."""
+    import json
+    ckpt, tok = stories_paths
+    art = _compile(llmc, ckpt, tmp_path / "vk", "vulkan", ("--tokenizer", tok))
+    meta = json.loads((art / "metadata.json").read_text())
+    assert meta["target_description"] == \
+        "vulkan:1.3,+fp64,subgroup=8,workgroup=1024,shared=32K,range=128M" or \
+        "llvmpipe" not in vulkan
+    p = e2e_util.run([llmc, "compile", ckpt, "--tokenizer", tok, "--target", "vulkan,-fp64",
+                      "-o", tmp_path / "ART"])
+    assert p.returncode != 0 and "needs the target feature fp64" in p.stderr, \
+        e2e_util.describe(p)
+    assert not e2e_util.no_artifact_left(tmp_path)

@@ -415,6 +415,45 @@ static LogicalResult rewriteKernel(gpu::GPUFuncOp kernel) {
   return success();
 }
 
+/// The kernel's arithmetic and buffers use only the element types the target
+/// has (f16, i8, f64, i64 are features): the first op that uses another is
+/// an error, before the SPIR-V conversion fails on it without saying why.
+static LogicalResult checkTypes(gpu::GPUFuncOp kernel,
+                                const TargetDescription &target) {
+  auto missing = [&](Type t) -> const char * {
+    if (auto shaped = dyn_cast<ShapedType>(t))
+      t = shaped.getElementType();
+    if (t.isF64() && !target.hasGPUFloat64())
+      return "fp64";
+    if (t.isF16() && !target.hasGPUFloat16())
+      return "fp16";
+    if (t.isInteger(8) && !target.hasGPUInt8())
+      return "int8";
+    if (t.isInteger(64) && !target.hasGPUInt64())
+      return "int64";
+    return nullptr;
+  };
+  for (BlockArgument a : kernel.getArguments())
+    if (const char *f = missing(a.getType()))
+      return kernel.emitOpError("takes a buffer of ")
+             << a.getType() << ", which needs the target feature " << f
+             << " (compile for a device that has it: --target vulkan,+" << f
+             << ", or the device's own description)";
+  WalkResult r = kernel.walk([&](Operation *op) {
+    for (Type t :
+         llvm::concat<const Type>(op->getOperandTypes(), op->getResultTypes()))
+      if (const char *f = missing(t)) {
+        op->emitOpError("computes with ")
+            << t << ", which needs the target feature " << f
+            << " (compile for a device that has it: --target vulkan,+" << f
+            << ", or the device's own description)";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
+}
+
 struct VulkanKernelABIPass
     : llmc::vulkan::impl::VulkanKernelABIBase<VulkanKernelABIPass> {
   using Base::Base;
@@ -557,7 +596,7 @@ struct VulkanKernelABIPass
     program["kernels"] = std::move(kernelList);
     program["phases"] = std::move(phases);
     for (gpu::GPUFuncOp k : kernels)
-      if (failed(rewriteKernel(k)))
+      if (failed(rewriteKernel(k)) || failed(checkTypes(k, *desc)))
         return signalPassFailure();
     std::string text;
     llvm::raw_string_ostream os(text);

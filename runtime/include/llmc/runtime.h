@@ -82,6 +82,12 @@ int llmc_model_open(const char *dir, llmc_model **out, char **error);
  *  time: a runtime without Vulkan needs no Vulkan library. */
 int llmc_list_devices(char **out, char **error);
 
+/** Describes Vulkan device `index` as an llmc target ("vulkan:1.3,+fp64,
+ *  subgroup=8,...") into *out (free with llmc_string_free): the compiler
+ *  driver resolves `--target vulkan` with it. Fails without a loader or
+ *  with no such device. */
+int llmc_describe_device(int32_t index, char **out, char **error);
+
 /** Unloads a model and frees everything it owns. */
 void llmc_model_close(llmc_model *model);
 

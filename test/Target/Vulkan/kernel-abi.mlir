@@ -141,3 +141,28 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// f64 arithmetic on a target without fp64 (bare vulkan): named, before the
+// SPIR-V conversion fails on it.
+module attributes {gpu.container_module} {
+  func.func private @forward_decode(%tokens: memref<?xi32>, %pos0: index, %weights: memref<?xi8>, %kv: memref<1x2x1x64xf32>, %n_out: index, %logits: memref<?x64xf32>, %arena: memref<?xi8>) attributes {llmc.phase = "decode"} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %x = memref.view %arena[%c0][] : memref<?xi8> to memref<4xf32>
+    gpu.launch_func @llmc_kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
+    return
+  }
+  gpu.module @llmc_kernels {
+    gpu.func @k(%x: memref<4xf32>) kernel attributes {known_block_size = array<i32: 1, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %v = memref.load %x[%c0] : memref<4xf32>
+      // expected-error @+1 {{computes with 'f64', which needs the target feature fp64}}
+      %d = arith.extf %v : f32 to f64
+      %w = arith.truncf %d : f64 to f32
+      memref.store %w, %x[%c0] : memref<4xf32>
+      gpu.return
+    }
+  }
+}
