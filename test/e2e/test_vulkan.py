@@ -134,6 +134,10 @@ def test_device_errors(llmc, tmp_path, stories_paths, vulkan):
     env = dict(os.environ, LLMC_DEVICE="7")
     p = e2e_util.run([llmc, "run", vk, "--prompt", "Hi", "--max-tokens", 2], env=env)
     assert p.returncode != 0 and "no device 7" in p.stderr, e2e_util.describe(p)
+    p = e2e_util.run([llmc, "run", vk, "--device", 5, "--prompt", "Hi", "--max-tokens", 2])
+    assert p.returncode != 0 and "no device 5" in p.stderr, e2e_util.describe(p)
+    p = e2e_util.run([llmc, "run", vk, "--device", 0, "--prompt", "Hi", "--max-tokens", 2])
+    assert p.returncode == 0, e2e_util.describe(p)
     env = dict(os.environ, VK_DRIVER_FILES=str(tmp_path / "none.json"),
                VK_ICD_FILENAMES=str(tmp_path / "none.json"))
     p = e2e_util.run([llmc, "run", vk, "--prompt", "Hi", "--max-tokens", 2], env=env)

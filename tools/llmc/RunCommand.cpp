@@ -14,6 +14,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -28,7 +29,7 @@ const char *kRunUsage =
     "usage: llmc run DIR [--prompt TEXT] [--max-tokens N] [--temperature T]\n"
     "                [--top-k K] [--top-p P] [--seed S] [--prompt-ids 1,2,3]\n"
     "                [--dump-logits FILE.npy] [--dump-prompt-logits FILE.npy]\n"
-    "                [--print-ids] [--threads N] [--verbose]\n"
+    "                [--print-ids] [--threads N] [--device N] [--verbose]\n"
     "\n"
     "Generates up to N tokens (default 256) after the prompt and prints them.\n"
     "  --prompt TEXT       prompt text, with BOS as the tokenizer says and\n"
@@ -47,8 +48,11 @@ const char *kRunUsage =
     "                      write the logits of every prompt position,\n"
     "                      float32 [prompt, vocab], to F (.npy)\n"
     "  --print-ids         print generated token ids instead of text\n"
-    "  --threads N         threads of the compiled code (default: LLMC_THREADS,\n"
+    "  --threads N         threads of the compiled code (default: "
+    "LLMC_THREADS,\n"
     "                      else every core)\n"
+    "  --device N          the Vulkan device of a vulkan artifact (default:\n"
+    "                      LLMC_DEVICE, else 0; `llmc devices` lists them)\n"
     "  --verbose           print a timing summary to stderr\n";
 
 struct RunOptions {
@@ -68,12 +72,12 @@ struct RunOptions {
 RunOptions parseRunOptions(int argc, char **argv) {
   std::vector<Option> options;
   std::vector<std::string> positional;
-  scanArguments(
-      argc, argv,
-      {"--prompt", "--max-tokens", "--temperature", "--top-k", "--top-p",
-       "--seed", "--dump-logits", "--prompt-ids", "--dump-prompt-logits",
-       "--threads"},
-      {"--print-ids", "--verbose", "--help", "-h"}, options, positional);
+  scanArguments(argc, argv,
+                {"--prompt", "--max-tokens", "--temperature", "--top-k",
+                 "--top-p", "--seed", "--dump-logits", "--prompt-ids",
+                 "--dump-prompt-logits", "--threads", "--device"},
+                {"--print-ids", "--verbose", "--help", "-h"}, options,
+                positional);
   RunOptions r;
   for (const Option &o : options) {
     if (o.name == "--help" || o.name == "-h") {
@@ -110,6 +114,12 @@ RunOptions parseRunOptions(int argc, char **argv) {
     else if (o.name == "--threads")
       r.threads = static_cast<int32_t>(
           parseInteger(o, 1, 4096, "a positive integer"));
+    else if (o.name == "--device")
+      // The runtime opens the device LLMC_DEVICE names.
+      ::setenv(
+          "LLMC_DEVICE",
+          std::to_string(parseInteger(o, 0, 1000, "a device number")).c_str(),
+          1);
   }
   r.dir = artifactDir(positional, "run");
   if (!r.dumpLogits.empty() && r.dumpLogits == r.dumpPromptLogits)

@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
 
+#include <cstdlib>
+
 #include "Import/GGUF.h"
 #include "Import/Import.h"
 #include "Import/Tokenizer.h"
@@ -450,6 +452,11 @@ int main(int argc, char **argv) {
     return compileMain(argc - 1, argv + 1);
   if (cmd == "run" || cmd == "bench") {
     int (*sub)(int, char **) = cmd == "run" ? llmcRunMain : llmcBenchMain;
+    // `run MODEL --target vulkan --device N`: the compilation describes the
+    // device the run opens (LLMC_DEVICE, which --device sets).
+    for (int i = 2; i + 1 < argc; ++i)
+      if (StringRef(argv[i]) == "--device" && cmd == "run")
+        ::setenv("LLMC_DEVICE", argv[i + 1], 1);
     // A model instead of an artifact: compile it into the cache first.
     if (argc > 2 && argv[2][0] != '-' && llvm::sys::fs::exists(argv[2])) {
       llvm::SmallString<256> meta(argv[2]);
