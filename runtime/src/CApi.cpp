@@ -47,14 +47,18 @@ struct llmc_sampler {
 
 namespace {
 
+/// A malloc'ed copy of `text` (free with llmc_string_free), or nullptr.
+char *copyString(const std::string &text) {
+  char *copy = static_cast<char *>(std::malloc(text.size() + 1));
+  if (copy)
+    std::memcpy(copy, text.c_str(), text.size() + 1);
+  return copy;
+}
+
 void setError(char **error, const char *message) {
   if (!error)
     return;
-  size_t n = std::strlen(message);
-  char *copy = static_cast<char *>(std::malloc(n + 1));
-  if (copy)
-    std::memcpy(copy, message, n + 1);
-  *error = copy;
+  *error = copyString(message);
 }
 
 /// Runs `body`, returning 0, or 1 with the exception's message in *error.
@@ -93,11 +97,8 @@ int llmc_list_devices(char **out, char **error) {
     std::string text;
     for (const std::string &line : VulkanDevice::list())
       text += line + "\n";
-    char *copy = static_cast<char *>(std::malloc(text.size() + 1));
-    if (!copy)
+    if (!(*out = copyString(text)))
       throw std::bad_alloc();
-    std::memcpy(copy, text.c_str(), text.size() + 1);
-    *out = copy;
   });
 }
 
@@ -106,11 +107,8 @@ int llmc_describe_device(int32_t index, char **out, char **error) {
     requireArg(out, "llmc_describe_device", "out");
     *out = nullptr;
     std::string text = VulkanDevice::describe(index);
-    char *copy = static_cast<char *>(std::malloc(text.size() + 1));
-    if (!copy)
+    if (!(*out = copyString(text)))
       throw std::bad_alloc();
-    std::memcpy(copy, text.c_str(), text.size() + 1);
-    *out = copy;
   });
 }
 

@@ -85,6 +85,8 @@ public:
   explicit Extractor(func::FuncOp host) : host(host) {}
 
   FailureOr<json::Value> expr(Value v);
+  /// The expressions of several values (a view's sizes, a grid).
+  FailureOr<SmallVector<json::Value>> exprs(ValueRange values);
   FailureOr<Traced> trace(Value v);
 
 private:
@@ -93,6 +95,17 @@ private:
   }
   func::FuncOp host;
 };
+
+FailureOr<SmallVector<json::Value>> Extractor::exprs(ValueRange values) {
+  SmallVector<json::Value> out;
+  for (Value v : values) {
+    FailureOr<json::Value> e = expr(v);
+    if (failed(e))
+      return failure();
+    out.push_back(std::move(*e));
+  }
+  return out;
+}
 
 FailureOr<json::Value> Extractor::expr(Value v) {
   if (auto c = getConstantIntValue(v))
@@ -224,17 +237,13 @@ FailureOr<Traced> Extractor::trace(Value v) {
     FailureOr<json::Value> shift = expr(view.getByteShift());
     if (failed(src) || failed(shift))
       return failure();
-    SmallVector<json::Value> dyn;
-    for (Value s : view.getSizes()) {
-      FailureOr<json::Value> e = expr(s);
-      if (failed(e))
-        return failure();
-      dyn.push_back(std::move(*e));
-    }
+    FailureOr<SmallVector<json::Value>> dyn = exprs(view.getSizes());
+    if (failed(dyn))
+      return failure();
     Traced t;
     t.root = src->root;
     t.byteOffset = binary("+", src->byteOffset, std::move(*shift));
-    if (failed(shapeOf(type, dyn, t, def)))
+    if (failed(shapeOf(type, *dyn, t, def)))
       return failure();
     return t;
   }
@@ -259,14 +268,8 @@ FailureOr<Traced> Extractor::trace(Value v) {
     }
     t.byteOffset =
         binary("+", src->byteOffset, binary("*", std::move(elems), elemBytes));
-    SmallVector<json::Value> dyn;
-    for (Value s : sub.getSizes()) {
-      FailureOr<json::Value> e = expr(s);
-      if (failed(e))
-        return failure();
-      dyn.push_back(std::move(*e));
-    }
-    if (failed(shapeOf(type, dyn, t, def)))
+    FailureOr<SmallVector<json::Value>> dyn = exprs(sub.getSizes());
+    if (failed(dyn) || failed(shapeOf(type, *dyn, t, def)))
       return failure();
     // The subview's strides: the source's times its own (unit here).
     for (auto [i, s] : llvm::enumerate(sub.getStaticStrides()))
@@ -541,14 +544,12 @@ struct VulkanKernelABIPass
           l.emitOpError("launches a kernel outside @llmc_kernels");
           return signalPassFailure();
         }
-        json::Array grid;
         gpu::KernelDim3 g = l.getGridSizeOperandValues();
-        for (Value v : {g.x, g.y, g.z}) {
-          FailureOr<json::Value> e = ex.expr(v);
-          if (failed(e))
-            return signalPassFailure();
-          grid.push_back(std::move(*e));
-        }
+        FailureOr<SmallVector<json::Value>> gridSizes =
+            ex.exprs({g.x, g.y, g.z});
+        if (failed(gridSizes))
+          return signalPassFailure();
+        json::Array grid(std::move(*gridSizes));
         json::Array args;
         for (Value v : l.getKernelOperands()) {
           auto type = dyn_cast<MemRefType>(v.getType());
