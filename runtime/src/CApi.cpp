@@ -191,7 +191,7 @@ int32_t llmc_model_threads(const llmc_model *model) {
 
 int64_t llmc_model_profile_size(const llmc_model *model) {
   return model && model->impl->profiled()
-             ? static_cast<int64_t>(model->impl->metadata().kernels.size())
+             ? static_cast<int64_t>(model->impl->profile().size())
              : 0;
 }
 
@@ -200,22 +200,26 @@ int64_t llmc_model_profile(const llmc_model *model, llmc_kernel_profile *out,
   if (!model || !out || count <= 0)
     return 0;
   std::vector<Model::KernelProfile> p = model->impl->profile();
-  const auto &kernels = model->impl->metadata().kernels;
   int64_t n = std::min<int64_t>(count, static_cast<int64_t>(p.size()));
   for (int64_t k = 0; k < n; ++k) {
     const Model::KernelProfile &m = p[k];
-    out[k] = {kernels[k].name.c_str(),
-              kernels[k].phase.c_str(),
-              m.calls,
-              m.nanoseconds * 1e-9,
-              m.flops,
-              m.intOps,
-              m.instructions,
-              m.bytes,
-              m.parallel,
-              kernels[k].exact ? 1 : 0};
+    out[k] = {m.name,     m.phase,        m.calls,        m.nanoseconds * 1e-9,
+              m.flops,    m.intOps,       m.instructions, m.bytes,
+              m.parallel, m.exact ? 1 : 0};
   }
   return n;
+}
+
+int llmc_model_device_bandwidth(llmc_model *model, int64_t bytes,
+                                int32_t passes, double *out, char **error) {
+  return guard(error, [&] {
+    requireArg(model, "llmc_model_device_bandwidth", "model");
+    requireArg(out, "llmc_model_device_bandwidth", "out");
+    if (bytes < 4 || passes < 1)
+      throw Error("llmc_model_device_bandwidth: bytes must be >= 4 and "
+                  "passes >= 1");
+    *out = model->impl->deviceBandwidth(bytes, passes);
+  });
 }
 
 void llmc_model_profile_reset(llmc_model *model) {

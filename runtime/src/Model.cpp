@@ -115,6 +115,9 @@ std::unique_ptr<Model> Model::open(const std::string &dir) {
     static int8_t emptyWeights[64];
     m->gpu = VulkanDevice::open(
         md, m->weightsMap ? m->weightsMap : emptyWeights, md.weightsBytes);
+    // A profiled device artifact: every step timed with timestamp queries.
+    if (md.profiled)
+      m->gpu->enableProfile();
     return m;
   }
 
@@ -288,12 +291,42 @@ void Model::forward(const int32_t *tokens, int64_t n, int64_t pos0,
     }
 }
 
+double Model::deviceBandwidth(int64_t bytes, int passes) {
+  return gpu ? gpu->copyBandwidth(bytes, passes) : 0;
+}
+
+bool Model::profiled() const {
+  return profileNs != nullptr || (gpu && md.profiled);
+}
+
 std::vector<Model::KernelProfile> Model::profile() const {
   std::vector<KernelProfile> result;
+  if (gpu && md.profiled) {
+    // The device's timestamps: no cost model's work beside them.
+    const std::vector<VulkanDevice::StepTime> &times = gpu->profile();
+    result.resize(times.size());
+    for (const auto *phase : {&md.prefill, &md.decode})
+      for (const ArtifactMetadata::Launch &l : *phase) {
+        KernelProfile &k = result[l.copy ? md.deviceKernels.size() : l.kernel];
+        k.phase = phase == &md.prefill ? "prefill" : "decode";
+        if (!l.copy)
+          k.name = md.deviceKernels[l.kernel].name.c_str();
+      }
+    if (!result.empty())
+      result.back().name = "(buffer copies)";
+    for (size_t k = 0; k < result.size(); ++k) {
+      result[k].calls = times[k].calls;
+      result[k].nanoseconds = times[k].nanoseconds;
+    }
+    return result;
+  }
   if (!profileNs)
     return result;
   result = work;
   for (size_t k = 0; k < result.size(); ++k) {
+    result[k].name = md.kernels[k].name.c_str();
+    result[k].phase = md.kernels[k].phase.c_str();
+    result[k].exact = md.kernels[k].exact;
     result[k].calls = profileCalls[k];
     result[k].nanoseconds = profileNs[k];
   }
@@ -301,6 +334,8 @@ std::vector<Model::KernelProfile> Model::profile() const {
 }
 
 void Model::resetProfile() {
+  if (gpu && md.profiled)
+    gpu->resetProfile();
   if (!profileNs)
     return;
   size_t n = md.kernels.size();

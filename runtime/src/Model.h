@@ -69,6 +69,11 @@ public:
 
   /// One kernel's profile since the last resetProfile().
   struct KernelProfile {
+    /// The kernel's symbol and its phase ("prefill", "decode"); owned by
+    /// the model.
+    const char *name = "", *phase = "";
+    /// Whether the cost model expressed every bound of its work.
+    bool exact = false;
     int64_t calls = 0;
     int64_t nanoseconds = 0;
     /// The cost model's work summed over the forward calls that ran the
@@ -77,11 +82,16 @@ public:
     /// The iterations its threads split, at the last such call.
     double parallel = 1;
   };
-  /// Whether the library times its kernels (`llmc compile --profile`).
-  bool profiled() const { return profileNs != nullptr; }
-  /// Per kernel of metadata().kernels; empty unless profiled().
+  /// Whether the library (or the device, with timestamps) times its
+  /// kernels (`llmc compile --profile`).
+  bool profiled() const;
+  /// Per kernel of metadata().kernels (a device artifact: of its device
+  /// kernels, then its buffer copies); empty unless profiled().
   std::vector<KernelProfile> profile() const;
   void resetProfile();
+  /// The device's copy bandwidth (VulkanDevice::copyBandwidth); 0 on the
+  /// host.
+  double deviceBandwidth(int64_t bytes, int passes);
 
 private:
   Model() = default;

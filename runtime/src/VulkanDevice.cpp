@@ -5,6 +5,7 @@
 #include <vulkan/vulkan.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -68,7 +69,12 @@ struct VkFns {
   X(vkDestroyFence) \
   X(vkResetFences) \
   X(vkWaitForFences) \
-  X(vkQueueSubmit)
+  X(vkQueueSubmit) \
+  X(vkCreateQueryPool) \
+  X(vkDestroyQueryPool) \
+  X(vkCmdResetQueryPool) \
+  X(vkCmdWriteTimestamp) \
+  X(vkGetQueryPoolResults)
 // clang-format on
 #define LLMC_VK_MEMBER(name) PFN_##name name = nullptr;
   LLMC_VK_GLOBAL(LLMC_VK_MEMBER)
@@ -250,11 +256,23 @@ struct VulkanDevice::Impl {
     std::vector<int64_t> shape;
     /// Per scalar argument, its slot in `params` (launch order).
     std::vector<const ArtifactMetadata::Expr *> scalars;
+    /// Profiling: a timestamp before the first step and after each, and
+    /// the profile entry each step's time goes to.
+    VkQueryPool queries = VK_NULL_HANDLE;
+    std::vector<size_t> stepEntry;
   };
   Recording recorded[2]; // prefill, decode
   VkDeviceSize paramSlot = 16;
+  /// The compute queue's valid timestamp bits (0: none).
+  uint32_t timestampBits = 0;
+  bool profiling = false;
+  std::vector<VulkanDevice::StepTime> times;
 
   ~Impl();
+  /// A query pool of `count` timestamps.
+  VkQueryPool makeTimestamps(uint32_t count);
+  /// Nanoseconds between timestamps `a` and `b` of `ticks`.
+  int64_t elapsedNs(uint64_t a, uint64_t b) const;
   /// The Vulkan version the artifact's kernels were compiled for.
   uint32_t apiVersion = VK_API_VERSION_1_2;
   void openDevice(int index);
@@ -270,9 +288,12 @@ struct VulkanDevice::Impl {
 
 VulkanDevice::Impl::~Impl() {
   if (device) {
-    for (Recording &r : recorded)
+    for (Recording &r : recorded) {
       if (r.pool)
         vk.vkDestroyDescriptorPool(device, r.pool, nullptr);
+      if (r.queries)
+        vk.vkDestroyQueryPool(device, r.queries, nullptr);
+    }
     for (Kernel &k : kernels) {
       if (k.pipeline)
         vk.vkDestroyPipeline(device, k.pipeline, nullptr);
@@ -375,6 +396,7 @@ void VulkanDevice::Impl::openDevice(int index) {
   for (uint32_t i = 0; i < familyCount && !found; ++i)
     if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
       queueFamily = i;
+      timestampBits = families[i].timestampValidBits;
       found = true;
     }
   if (!found)
@@ -547,6 +569,24 @@ void VulkanDevice::Impl::submitAndWait(VkCommandBuffer cb) {
   check(vk.vkQueueSubmit(queue, 1, &submit, fence), "vkQueueSubmit");
   check(vk.vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX),
         "vkWaitForFences");
+}
+
+VkQueryPool VulkanDevice::Impl::makeTimestamps(uint32_t count) {
+  VkQueryPoolCreateInfo qi{};
+  qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+  qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  qi.queryCount = std::max<uint32_t>(count, 1);
+  VkQueryPool pool = VK_NULL_HANDLE;
+  check(vk.vkCreateQueryPool(device, &qi, nullptr, &pool), "vkCreateQueryPool");
+  return pool;
+}
+
+int64_t VulkanDevice::Impl::elapsedNs(uint64_t a, uint64_t b) const {
+  uint64_t mask =
+      timestampBits >= 64 ? ~uint64_t(0) : (uint64_t(1) << timestampBits) - 1;
+  uint64_t ticks = ((b & mask) - (a & mask)) & mask;
+  return static_cast<int64_t>(static_cast<double>(ticks) *
+                              props.limits.timestampPeriod);
 }
 
 /// One-off commands: `record` fills a fresh command buffer, which is
@@ -782,6 +822,13 @@ void VulkanDevice::forward(const int32_t *tokenIds, int64_t n, int64_t pos0,
     pi.pPoolSizes = &ps;
     check(d.vk.vkCreateDescriptorPool(d.device, &pi, nullptr, &rec.pool),
           "vkCreateDescriptorPool");
+    if (rec.queries)
+      d.vk.vkDestroyQueryPool(d.device, rec.queries, nullptr);
+    rec.queries = VK_NULL_HANDLE;
+    rec.stepEntry.clear();
+    if (d.profiling)
+      rec.queries =
+          d.makeTimestamps(static_cast<uint32_t>(launches.size() + 1));
     if (!rec.commands) {
       VkCommandBufferAllocateInfo ai{};
       ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
@@ -815,6 +862,23 @@ void VulkanDevice::forward(const int32_t *tokenIds, int64_t n, int64_t pos0,
       d.vk.vkCmdPipelineBarrier(rec.commands, stages, stages, 0, 1, &full, 0,
                                 nullptr, 0, nullptr);
     };
+    // Profiling: timestamp 0 before the first step, i + 1 after step i
+    // (whose barrier waited for step i - 1): the difference is step i's.
+    std::vector<size_t> stepEntry;
+    auto stamp = [&](size_t entry) {
+      if (!rec.queries)
+        return;
+      d.vk.vkCmdWriteTimestamp(
+          rec.commands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, rec.queries,
+          static_cast<uint32_t>(stepEntry.size() + 1));
+      stepEntry.push_back(entry);
+    };
+    if (rec.queries) {
+      d.vk.vkCmdResetQueryPool(rec.commands, rec.queries, 0,
+                               static_cast<uint32_t>(launches.size() + 1));
+      d.vk.vkCmdWriteTimestamp(rec.commands, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+                               rec.queries, 0);
+    }
     std::vector<const ArtifactMetadata::Expr *> scalars;
     at = 0;
     for (const ArtifactMetadata::Launch &l : launches) {
@@ -828,6 +892,7 @@ void VulkanDevice::forward(const int32_t *tokenIds, int64_t n, int64_t pos0,
                             static_cast<VkDeviceSize>(bytes)};
         d.vk.vkCmdCopyBuffer(rec.commands, d.rootBuffer(l.src.buffer).buffer,
                              d.rootBuffer(l.dst.buffer).buffer, 1, &region);
+        stamp(md.deviceKernels.size());
         continue;
       }
       const Impl::Kernel &k = d.kernels[l.kernel];
@@ -875,10 +940,12 @@ void VulkanDevice::forward(const int32_t *tokenIds, int64_t n, int64_t pos0,
       d.vk.vkCmdDispatch(rec.commands, static_cast<uint32_t>(grid[0]),
                          static_cast<uint32_t>(grid[1]),
                          static_cast<uint32_t>(grid[2]));
+      stamp(l.kernel);
     }
     barrier();
     check(d.vk.vkEndCommandBuffer(rec.commands), "vkEndCommandBuffer");
     rec.scalars = std::move(scalars);
+    rec.stepEntry = std::move(stepEntry);
     rec.shape = std::move(shape);
   }
   // This call's scalars, then the recorded commands.
@@ -892,7 +959,95 @@ void VulkanDevice::forward(const int32_t *tokenIds, int64_t n, int64_t pos0,
     std::memcpy(slots + i * d.paramSlot, &v32, 4);
   }
   d.submitAndWait(rec.commands);
+  if (rec.queries && !rec.stepEntry.empty()) {
+    std::vector<uint64_t> stamps(rec.stepEntry.size() + 1);
+    check(d.vk.vkGetQueryPoolResults(
+              d.device, rec.queries, 0, static_cast<uint32_t>(stamps.size()),
+              stamps.size() * sizeof(uint64_t), stamps.data(), sizeof(uint64_t),
+              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+          "vkGetQueryPoolResults");
+    for (size_t i = 0; i < rec.stepEntry.size(); ++i) {
+      StepTime &t = d.times[rec.stepEntry[i]];
+      t.calls += 1;
+      t.nanoseconds += d.elapsedNs(stamps[i], stamps[i + 1]);
+    }
+  }
   std::memcpy(out, d.logits.mapped, rows * md.vocabSize * sizeof(float));
+}
+
+void VulkanDevice::enableProfile() {
+  Impl &d = *impl;
+  if (!d.timestampBits || d.props.limits.timestampPeriod <= 0)
+    throw Error(std::string("vulkan: device ") + d.props.deviceName +
+                "'s compute queue keeps no timestamps, which a profiled "
+                "artifact reads (compile it without --profile)");
+  d.profiling = true;
+  // Recorded phases have no timestamps: record them again.
+  for (Impl::Recording &r : d.recorded)
+    r.shape.clear();
+  resetProfile();
+}
+
+const std::vector<VulkanDevice::StepTime> &VulkanDevice::profile() const {
+  return impl->times;
+}
+
+void VulkanDevice::resetProfile() {
+  if (impl->profiling)
+    impl->times.assign(impl->md->deviceKernels.size() + 1, StepTime());
+}
+
+double VulkanDevice::copyBandwidth(int64_t bytes, int passes) {
+  Impl &d = *impl;
+  Buffer src = d.makeBuffer(bytes, false), dst;
+  VkQueryPool pool = VK_NULL_HANDLE;
+  double best = 0;
+  try {
+    dst = d.makeBuffer(bytes, false);
+    d.fill(src, 0x3f800000u);
+    bool stamps = d.timestampBits && d.props.limits.timestampPeriod > 0;
+    if (stamps)
+      pool = d.makeTimestamps(2);
+    for (int p = 0; p < passes; ++p) {
+      auto t0 = std::chrono::steady_clock::now();
+      oneShot(d, [&](VkCommandBuffer cb) {
+        if (pool) {
+          d.vk.vkCmdResetQueryPool(cb, pool, 0, 2);
+          d.vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool,
+                                   0);
+        }
+        VkBufferCopy region{0, 0, static_cast<VkDeviceSize>(bytes)};
+        d.vk.vkCmdCopyBuffer(cb, src.buffer, dst.buffer, 1, &region);
+        if (pool)
+          d.vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+                                   pool, 1);
+      });
+      double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+              .count();
+      if (pool) {
+        uint64_t ts[2];
+        check(d.vk.vkGetQueryPoolResults(
+                  d.device, pool, 0, 2, sizeof ts, ts, sizeof(uint64_t),
+                  VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+              "vkGetQueryPoolResults");
+        seconds = d.elapsedNs(ts[0], ts[1]) * 1e-9;
+      }
+      if (seconds > 0)
+        best = std::max(best, 2.0 * static_cast<double>(bytes) / seconds);
+    }
+  } catch (...) {
+    if (pool)
+      d.vk.vkDestroyQueryPool(d.device, pool, nullptr);
+    d.destroy(src);
+    d.destroy(dst);
+    throw;
+  }
+  if (pool)
+    d.vk.vkDestroyQueryPool(d.device, pool, nullptr);
+  d.destroy(src);
+  d.destroy(dst);
+  return best;
 }
 
 std::vector<std::string> VulkanDevice::list() {

@@ -35,6 +35,24 @@ public:
   void forward(const int32_t *tokens, int64_t n, int64_t pos0, float *logits,
                int64_t rows);
 
+  /// Times every step of the forward calls from now on with timestamp
+  /// queries (an artifact compiled with `llmc compile --profile`). Throws
+  /// Error when the device's queue keeps no timestamps.
+  void enableProfile();
+  /// The time one kind of step took since the last resetProfile().
+  struct StepTime {
+    int64_t calls = 0;
+    int64_t nanoseconds = 0;
+  };
+  /// Per device kernel (metadata device.kernels), then one entry for the
+  /// buffer copies; empty unless enableProfile() was called.
+  const std::vector<StepTime> &profile() const;
+  void resetProfile();
+
+  /// The device memory's bandwidth as a buffer copy of `bytes` moves it
+  /// (bytes read plus bytes written per second), the best of `passes`.
+  double copyBandwidth(int64_t bytes, int passes);
+
   /// The devices the loader lists, one line each ("0: llvmpipe (CPU,
   /// Vulkan 1.3)"). Throws Error when there is no loader.
   static std::vector<std::string> list();

@@ -170,3 +170,54 @@ def test_bare_vulkan_is_the_device(llmc, tmp_path, stories_paths, vulkan):
     assert p.returncode != 0 and "needs the target feature fp64" in p.stderr, \
         e2e_util.describe(p)
     assert not e2e_util.no_artifact_left(tmp_path)
+
+
+def test_llmc_run_without_the_compiler(llmc, tmp_path, stories_paths, vulkan):
+    """llmc-run (run, bench, devices on artifacts) links no MLIR or LLVM
+    library, and runs a vulkan artifact as llmc does; a model file where an
+    artifact belongs, and an unknown command, are clear errors."""
+    run = os.path.join(os.path.dirname(llmc), "llmc-run")
+    libs = subprocess.run(["ldd", run], capture_output=True, text=True).stdout
+    assert "libMLIR" not in libs and "libLLVM" not in libs, libs
+    ckpt, tok = stories_paths
+    vk = _compile(llmc, ckpt, tmp_path / "vk", LAVAPIPE, ("--tokenizer", tok))
+    outs = []
+    for exe in (llmc, run):
+        p = e2e_util.run([exe, "run", vk, "--prompt", "Once", "--max-tokens", 20,
+                          "--print-ids"])
+        assert p.returncode == 0, e2e_util.describe(p)
+        outs.append(p.stdout)
+    assert outs[0] == outs[1]
+    p = e2e_util.run([run, "devices"])
+    assert p.returncode == 0 and p.stdout == vulkan
+    p = e2e_util.run([run, "run", ckpt, "--max-tokens", 2])
+    assert p.returncode != 0 and "not an artifact directory" in p.stderr, e2e_util.describe(p)
+    p = e2e_util.run([run, "compile", ckpt])
+    assert p.returncode != 0 and "unknown command 'compile'" in p.stderr, e2e_util.describe(p)
+
+
+def test_bench_profile_and_roofline_on_the_device(llmc, tmp_path, stories_paths, vulkan):
+    """A vulkan artifact compiled with --profile: llmc bench --profile times every
+    kernel with timestamp queries (each launched kernel of each phase, with its
+    calls: 5 layers), --roofline measures the device's copy bandwidth;
+    --device past the list is an error."""
+    ckpt, tok = stories_paths
+    vk = _compile(llmc, ckpt, tmp_path / "vk", LAVAPIPE, ("--tokenizer", tok, "--profile"))
+    p = e2e_util.run([llmc, "bench", vk, "-p", 8, "-n", 4, "-r", 1, "--vs", "none",
+                      "--profile", "--roofline", "--device", 0])
+    assert p.returncode == 0, e2e_util.describe(p)
+    out = p.stdout
+    assert "profile: pp8" in out and "profile: tg4" in out, out
+    rows = {}
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 5 and cells[0].startswith("forward_"):
+            rows[cells[0]] = (int(cells[1]), float(cells[2]))
+    # Every layer's matmul timed: 5 layers of stories260K, 4 decode steps.
+    assert rows["forward_prefill.matmul"][0] % 5 == 0 and rows["forward_prefill.matmul"][0] > 0
+    assert rows["forward_decode.matmul"][0] == 4 * rows["forward_prefill.matmul"][0]
+    assert all(ms >= 0 for _, ms in rows.values()) and sum(ms for _, ms in rows.values()) > 0
+    assert "buffer copy of 256 MiB on the device" in out, out
+    p = e2e_util.run([llmc, "bench", vk, "-p", 8, "-n", 0, "-r", 1, "--vs", "none",
+                      "--device", 9])
+    assert p.returncode != 0 and "no device 9" in p.stderr, e2e_util.describe(p)

@@ -42,7 +42,7 @@ const char *kBenchUsage =
     "usage: llmc bench DIR|MODEL [-p N] [-n N] [-t T[,T...]] [-r R]\n"
     "                  [--vs PATH|npm|none]... [--peer-args ARGS] "
     "[--roofline]\n"
-    "                  [--profile]\n"
+    "                  [--profile] [--device N]\n"
     "                  [--act-quant M] [--target T]   (MODEL only)\n"
     "\n"
     "Times llama-bench's tests: ppN, an N-token prompt in one call (-p,\n"
@@ -81,6 +81,11 @@ const char *kBenchUsage =
     "bandwidth or its vector instructions at the FMA instruction rate,\n"
     "whichever is longer, on the threads its parallel loop can use (both\n"
     "rates measured as --roofline does, in the same run).\n"
+    "A vulkan artifact: --roofline puts decode against the device memory's\n"
+    "copy bandwidth (a 256 MiB buffer copy, bytes read and written, the best\n"
+    "of 5), and --profile times each kernel with timestamp queries (measured\n"
+    "times only: GPU kernels have no cost model yet).\n"
+    "--device N: the Vulkan device of a vulkan artifact (as llmc run).\n"
     "--prompt-len and --gen are -p and -n; --repeat is -r.\n";
 
 struct BenchOptions {
@@ -115,7 +120,7 @@ BenchOptions parseBenchOptions(int argc, char **argv) {
   std::vector<std::string> positional;
   scanArguments(argc, argv,
                 {"-p", "--prompt-len", "-n", "--gen", "-t", "--threads", "-r",
-                 "--repeat", "--vs", "--peer-args", "--model-file"},
+                 "--repeat", "--vs", "--peer-args", "--model-file", "--device"},
                 {"--help", "-h", "--roofline", "--profile"}, options,
                 positional);
   BenchOptions b;
@@ -148,6 +153,8 @@ BenchOptions parseBenchOptions(int argc, char **argv) {
       b.peerArgs = o.value;
     else if (o.name == "--model-file")
       b.modelFile = o.value;
+    else if (o.name == "--device")
+      selectDevice(o);
   }
   b.dir = artifactDir(positional, "bench");
   return b;
@@ -292,6 +299,27 @@ double predictSeconds(const llmc_kernel_profile &k, int32_t threads,
   return std::max(memory, compute);
 }
 
+/// The per-kernel table of one profiled run of `test` with measured times
+/// only (a device artifact's timestamps: its kernels have no cost model).
+void printMeasuredProfile(const std::string &test, double wall,
+                          const std::vector<llmc_kernel_profile> &kernels) {
+  double measured = 0;
+  for (const llmc_kernel_profile &k : kernels)
+    measured += k.seconds;
+  std::printf("\nprofile: %s: %.2f ms in %zu kernels (%.0f %% of the run's "
+              "%.2f ms)\n\n"
+              "| kernel | calls | ms | %% | us per call |\n"
+              "|---|---:|---:|---:|---:|\n",
+              test.c_str(), measured * 1e3, kernels.size(),
+              wall > 0 ? 100 * measured / wall : 0, wall * 1e3);
+  for (const llmc_kernel_profile &k : kernels)
+    std::printf("| %s | %lld | %.3f | %.1f | %.1f |\n", k.name,
+                static_cast<long long>(k.calls), k.seconds * 1e3,
+                measured > 0 ? 100 * k.seconds / measured : 0,
+                k.calls ? k.seconds / k.calls * 1e6 : 0);
+  std::printf("| total | | %.3f | 100 | |\n", measured * 1e3);
+}
+
 /// The per-kernel table of one profiled run of `test`.
 void printProfile(const std::string &test, int32_t threads, double wall,
                   std::vector<llmc_kernel_profile> kernels,
@@ -301,6 +329,12 @@ void printProfile(const std::string &test, int32_t threads, double wall,
                 kernels.end());
   std::sort(kernels.begin(), kernels.end(),
             [](auto &a, auto &b) { return a.seconds > b.seconds; });
+  if (std::all_of(kernels.begin(), kernels.end(), [](auto &k) {
+        return k.bytes == 0 && k.instructions == 0;
+      })) {
+    printMeasuredProfile(test, wall, kernels);
+    return;
+  }
   double measured = 0, predicted = 0;
   for (const llmc_kernel_profile &k : kernels) {
     bool memory;
@@ -718,6 +752,15 @@ int bench(const BenchOptions &given) {
       std::printf("\n");
     }
   }
+  // A device artifact (Vulkan): its bandwidth is the device's, measured
+  // once.
+  const bool onDevice = model.info().target != std::string("cpu");
+  double deviceBytesPerSecond = -1;
+  auto deviceBandwidth = [&] {
+    if (deviceBytesPerSecond < 0)
+      deviceBytesPerSecond = model.deviceBandwidth(int64_t(256) << 20, 5);
+    return deviceBytesPerSecond;
+  };
   // The bandwidth probe's 512 MiB of ones, written once for every use.
   std::vector<uint64_t> probeWords;
   auto probe = [&]() -> const std::vector<uint64_t> & {
@@ -744,13 +787,15 @@ int bench(const BenchOptions &given) {
                   static_cast<long long>(opts.prompt), matmul / 1e9,
                   attention / 1e9, static_cast<long long>(opts.prompt));
       for (size_t ti = 0; ti < threads.size(); ++ti) {
-        double peak = fmaPeak(threads[ti]);
+        // A device artifact: the host's FMA peak says nothing of it.
+        double peak = onDevice ? 0 : fmaPeak(threads[ti]);
         double got = (matmul + attention) * stats[ti][0].median() / n;
         if (peak > 0)
           std::printf("| %d | %.1f | %.1f | %.0f %% |\n", threads[ti],
                       peak / 1e9, got / 1e9, 100.0 * got / peak);
         else
-          std::printf("| %d | (no FMA) | %.1f | |\n", threads[ti], got / 1e9);
+          std::printf("| %d | (%s) | %.1f | |\n", threads[ti],
+                      onDevice ? "device: not measured" : "no FMA", got / 1e9);
       }
     }
   }
@@ -770,8 +815,13 @@ int bench(const BenchOptions &given) {
           "|---:|---:|---:|---:|\n",
           perToken / 1e6, info.decode_read_bytes / 1e6, kv / 1e6,
           static_cast<long long>(opts.gen));
+      if (onDevice)
+        std::printf("(a device artifact: its memory's bandwidth as a buffer "
+                    "copy of 256 MiB on the device moves it, bytes read and "
+                    "written, the best of 5)\n");
       for (size_t ti = 0; ti < threads.size(); ++ti) {
-        double bw = readBandwidth(probe(), threads[ti]);
+        double bw =
+            onDevice ? deviceBandwidth() : readBandwidth(probe(), threads[ti]);
         double got = perToken * stats[ti][1].median();
         std::printf("| %d | %.1f | %.1f | %.0f %% |\n", threads[ti], bw / 1e9,
                     got / 1e9, 100.0 * got / bw);
@@ -782,9 +832,10 @@ int bench(const BenchOptions &given) {
     for (int32_t t : threads) {
       model.setThreads(t);
       // Instructions at the host's widest vectors (the artifact's target
-      // may use narrower ones: its count of instructions is its own).
-      double fma = fmaPeak(t);
-      Rates rates{readBandwidth(probe(), t),
+      // may use narrower ones: its count of instructions is its own). A
+      // device artifact's kernels have no cost model: measured times only.
+      double fma = onDevice ? 0 : fmaPeak(t);
+      Rates rates{onDevice ? deviceBandwidth() : readBandwidth(probe(), t),
                   fma > 0 ? fma / (2.0 * fmaLanes()) : 0};
       for (int test = 0; test < 2; ++test) {
         int64_t len = test == 0 ? opts.prompt : opts.gen;

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -148,6 +149,14 @@ inline std::vector<int32_t> parseIdList(const Option &o, int64_t vocabSize) {
     rest.remove_prefix(comma + 1);
   }
   return ids;
+}
+
+/// `--device N`: the Vulkan device a vulkan artifact opens (the runtime reads
+/// LLMC_DEVICE).
+inline void selectDevice(const Option &o) {
+  ::setenv("LLMC_DEVICE",
+           std::to_string(parseInteger(o, 0, 1000, "a device number")).c_str(),
+           1);
 }
 
 /// Returns the only positional argument (the artifact directory).

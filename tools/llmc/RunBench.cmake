@@ -19,3 +19,9 @@ target_compile_definitions(llmc_cli_run PRIVATE
 # (-fno-exceptions -fno-rtti) must not reach these files.
 target_compile_options(llmc_cli_run PRIVATE
   $<$<CXX_COMPILER_ID:GNU,Clang>:-fexceptions -frtti>)
+
+# llmc-run: run, bench and devices without the compiler (no MLIR or LLVM
+# library), for machines that only run artifacts.
+add_executable(llmc-run ${CMAKE_CURRENT_LIST_DIR}/llmc-run.cpp)
+target_link_libraries(llmc-run PRIVATE llmc_cli_run)
+target_compile_features(llmc-run PRIVATE cxx_std_17)

@@ -115,11 +115,7 @@ RunOptions parseRunOptions(int argc, char **argv) {
       r.threads = static_cast<int32_t>(
           parseInteger(o, 1, 4096, "a positive integer"));
     else if (o.name == "--device")
-      // The runtime opens the device LLMC_DEVICE names.
-      ::setenv(
-          "LLMC_DEVICE",
-          std::to_string(parseInteger(o, 0, 1000, "a device number")).c_str(),
-          1);
+      selectDevice(o);
   }
   r.dir = artifactDir(positional, "run");
   if (!r.dumpLogits.empty() && r.dumpLogits == r.dumpPromptLogits)
@@ -286,8 +282,27 @@ int llmcDevicesMain(int argc, char **argv) {
     llmc_string_free(error);
     return 1;
   }
-  std::fputs(*list ? list : "no Vulkan device\n", stdout);
-  int none = !*list;
+  // Each device, then the target description `--target vulkan` compiles
+  // for on it.
+  std::string lines = list;
   llmc_string_free(list);
-  return none;
+  if (lines.empty()) {
+    std::fputs("no Vulkan device\n", stdout);
+    return 1;
+  }
+  int32_t index = 0;
+  for (size_t at = 0; at < lines.size(); ++index) {
+    size_t end = lines.find('\n', at);
+    std::string line = lines.substr(at, end - at);
+    at = end == std::string::npos ? lines.size() : end + 1;
+    char *description = nullptr;
+    if (llmc_describe_device(index, &description, &error) != 0) {
+      std::fprintf(stderr, "llmc: error: %s\n", error ? error : "unknown");
+      llmc_string_free(error);
+      return 1;
+    }
+    std::printf("%s\n   --target %s\n", line.c_str(), description);
+    llmc_string_free(description);
+  }
+  return 0;
 }

@@ -77,7 +77,7 @@ static void usage(raw_ostream &os) {
         "[--dump-logits FILE.npy]\n"
         "  llmc bench DIR|MODEL [-p N] [-n N] [-t T[,T...]] [-r R] "
         "[--vs PATH|npm|none]... [--roofline] [--profile] [--act-quant M] "
-        "[--kv-cache K] [--target T]\n"
+        "[--kv-cache K] [--target T] [--device N]\n"
         "  llmc tune MODEL [--act-quant M] [--kv-cache K] [--target T] [-p N] "
         "[-n N] "
         "[-t T] [-r R] [-o FILE]\n"
@@ -455,7 +455,7 @@ int main(int argc, char **argv) {
     // `run MODEL --target vulkan --device N`: the compilation describes the
     // device the run opens (LLMC_DEVICE, which --device sets).
     for (int i = 2; i + 1 < argc; ++i)
-      if (StringRef(argv[i]) == "--device" && cmd == "run")
+      if (StringRef(argv[i]) == "--device")
         ::setenv("LLMC_DEVICE", argv[i + 1], 1);
     // A model instead of an artifact: compile it into the cache first.
     if (argc > 2 && argv[2][0] != '-' && llvm::sys::fs::exists(argv[2])) {

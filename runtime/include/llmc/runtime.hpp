@@ -116,6 +116,14 @@ public:
     return out;
   }
   void resetProfile() { llmc_model_profile_reset(get()); }
+  /// llmc_model_device_bandwidth: 0 for an artifact the host runs.
+  double deviceBandwidth(int64_t bytes, int32_t passes) {
+    char *error = nullptr;
+    double out = 0;
+    detail::check(
+        llmc_model_device_bandwidth(get(), bytes, passes, &out, &error), error);
+    return out;
+  }
 
   llmc_model *get() const { return handle.get(); }
 
