@@ -10,6 +10,12 @@
 // - a loop bound to threadIdx.{x,y,z} is the workgroup's extent: a constant,
 //   or min(constant, x) (a split's last, partial tile), whose threads past
 //   x run nothing (scf.if); its variable is the thread's id;
+// - a workgroup's steps: where the innermost blockIdx loop (or the kernel)
+//   holds several loops bound to threadIdx.x, each is one step of the
+//   whole workgroup (the workgroup is as wide as the widest), with a
+//   barrier between steps (tl's meaning: a bound loop completes before the
+//   next op); the stack buffers beside them are the workgroup's memory
+//   (workgroup attributions), which the steps share;
 // - the rest of the nest lowers as on the CPU (unrolled loops copied,
 //   serial loops to scf.for, blocks inlined with their accesses spelled
 //   out); a vectorized or parallel loop inside a kernel is an error.
@@ -21,6 +27,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
@@ -40,19 +47,55 @@ namespace {
 struct Binding {
   std::array<tl::ForOp, 3> blocks, threads;
   std::array<int64_t, 3> threadCount = {1, 1, 1};
+  /// The workgroup's steps (loops bound to threadIdx.x side by side), and
+  /// its shared stack buffers; empty for a single chain of thread loops.
+  SmallVector<tl::ForOp> steps;
+  SmallVector<memref::AllocaOp> shared;
 };
 
-/// The constant a workgroup's loop runs to: its bound, or C of min(C, x).
-static std::optional<int64_t> threadExtent(tl::ForOp loop) {
-  Value ub = loop.getUpperBound();
-  if (auto c = getConstantIntValue(ub))
-    return c;
-  Operation *def = ub.getDefiningOp();
-  if (isa_and_nonnull<arith::MinUIOp, arith::MinSIOp>(def))
-    for (Value o : def->getOperands())
-      if (auto c = getConstantIntValue(o))
-        return c;
-  return std::nullopt;
+/// Collects the workgroup's steps in `body`: every loop there bound to
+/// threadIdx.x with a constant extent, beside pure ops and stack buffers
+/// of a static shape (the workgroup's memory).
+static LogicalResult collectSteps(Block *body, Binding &b, bool top = true) {
+  for (Operation &op : body->without_terminator()) {
+    if (auto l = dyn_cast<tl::ForOp>(op)) {
+      // A serial loop of steps (its bounds the same in every thread): its
+      // steps run in order at each iteration.
+      bool holdsSteps = false;
+      l.getBody()->walk([&](tl::ForOp inner) {
+        holdsSteps |= inner.getKind() == tl::LoopKind::thread_bound;
+      });
+      if (l.getKind() == tl::LoopKind::serial && holdsSteps) {
+        if (failed(collectSteps(l.getBody(), b, false)))
+          return failure();
+        continue;
+      }
+      std::optional<int64_t> n = tl::threadAxisExtent(l);
+      if (l.getKind() != tl::LoopKind::thread_bound ||
+          *l.getThread() != "threadIdx.x" || !n || *n < 1 ||
+          getConstantIntValue(l.getLowerBound()) != 0 ||
+          getConstantIntValue(l.getStep()) != 1)
+        return l.emitOpError("beside other steps of a workgroup, a loop "
+                             "must be bound to threadIdx.x from 0 with step "
+                             "1 and a constant extent");
+      b.steps.push_back(l);
+      b.threadCount[0] = std::max(b.threadCount[0], *n);
+      continue;
+    }
+    if (auto a = dyn_cast<memref::AllocaOp>(op); a && top) {
+      if (!a.getType().hasStaticShape() || !a.getDynamicSizes().empty())
+        return a.emitOpError("a workgroup's shared buffer needs a static "
+                             "shape");
+      b.shared.push_back(a);
+      continue;
+    }
+    if (op.getNumRegions() || !isPure(&op))
+      return op.emitOpError("a workgroup's steps hold only loops bound to "
+                            "threadIdx.x, serial loops of steps, stack "
+                            "buffers (outside those) and pure ops between "
+                            "them");
+  }
+  return success();
 }
 
 /// Collects and checks the bound loops of kernel `fn`: the chain of
@@ -63,11 +106,14 @@ static FailureOr<Binding> collectBinding(func::FuncOp fn) {
   SmallVector<tl::ForOp> tops;
   for (auto l : fn.getBody().getOps<tl::ForOp>())
     tops.push_back(l);
-  if (tops.size() != 1)
-    return fn.emitOpError("a GPU kernel must hold one loop nest (has ")
-           << tops.size() << ")";
+  if (tops.empty())
+    return fn.emitOpError("a GPU kernel must hold one loop nest (has none)");
   bool inThreads = false;
-  for (tl::ForOp l = tops[0]; l && l.getKind() == tl::LoopKind::thread_bound;) {
+  // Several loops: the steps of one workgroup, without a grid.
+  if (tops.size() > 1 && failed(collectSteps(&fn.getBody().front(), b)))
+    return failure();
+  for (tl::ForOp l = b.steps.empty() ? tops[0] : tl::ForOp();
+       l && l.getKind() == tl::LoopKind::thread_bound;) {
     StringRef axis = *l.getThread();
     bool isBlock = axis.starts_with("blockIdx");
     unsigned dim = axis.back() - 'x';
@@ -82,7 +128,7 @@ static FailureOr<Binding> collectBinding(func::FuncOp fn) {
       return l.emitOpError("a loop bound to a GPU axis must run from 0 "
                            "with step 1");
     if (!isBlock) {
-      std::optional<int64_t> n = threadExtent(l);
+      std::optional<int64_t> n = tl::threadAxisExtent(l);
       if (!n || *n < 1)
         return l.emitOpError("a loop bound to ")
                << axis << " needs a constant extent (or min(constant, x))";
@@ -94,21 +140,25 @@ static FailureOr<Binding> collectBinding(func::FuncOp fn) {
              << axis << " must not depend on the loops around it";
     }
     slot = l;
-    // The next loop of the chain: the only loop in the body.
-    tl::ForOp next;
-    for (auto inner : l.getBody()->getOps<tl::ForOp>()) {
-      if (next) {
-        next = {};
-        break;
-      }
-      next = inner;
+    // The next loop of the chain: the only loop in the body (unless the
+    // body is the workgroup's steps).
+    SmallVector<tl::ForOp> inner(l.getBody()->getOps<tl::ForOp>());
+    bool steps =
+        inner.size() > 1 ||
+        (inner.size() == 1 && inner[0].getKind() == tl::LoopKind::serial);
+    if (isBlock && steps) {
+      if (failed(collectSteps(l.getBody(), b)))
+        return failure();
+      break;
     }
-    l = next;
+    l = inner.size() == 1 ? inner[0] : tl::ForOp();
   }
+
   // Every other loop must be one the kernel runs serially.
   WalkResult r = fn.walk([&](tl::ForOp l) {
     if (l.getKind() == tl::LoopKind::thread_bound &&
-        !llvm::is_contained(b.blocks, l) && !llvm::is_contained(b.threads, l)) {
+        !llvm::is_contained(b.blocks, l) && !llvm::is_contained(b.threads, l) &&
+        !llvm::is_contained(b.steps, l)) {
       l.emitOpError("is bound to ")
           << *l.getThread()
           << " but is not in the chain of bound loops at the top of the nest";
@@ -126,7 +176,8 @@ static FailureOr<Binding> collectBinding(func::FuncOp fn) {
   });
   if (r.wasInterrupted())
     return failure();
-  if (llvm::none_of(b.threads, [](tl::ForOp l) { return bool(l); }) &&
+  if (b.steps.empty() &&
+      llvm::none_of(b.threads, [](tl::ForOp l) { return bool(l); }) &&
       llvm::none_of(b.blocks, [](tl::ForOp l) { return bool(l); }))
     return fn.emitOpError("a GPU kernel's nest must bind its top loops to "
                           "blockIdx/threadIdx (the GPU schedule does)");
@@ -221,6 +272,28 @@ struct ConvertTLToGPUPass : llmc::impl::ConvertTLToGPUBase<ConvertTLToGPUPass> {
         if (tl::ForOp l = binding->threads[dim])
           inlineBound(rw, cast<tl::ForOp>(map.lookup(l.getOperation())), false,
                       dim, binding->threadCount[dim]);
+      }
+      // The workgroup's steps, a barrier before each but the first (inside a
+      // serial loop of steps, also between its iterations); its shared
+      // buffers in workgroup memory.
+      for (auto [i, l] : llvm::enumerate(binding->steps)) {
+        auto step = cast<tl::ForOp>(map.lookup(l.getOperation()));
+        if (i) {
+          rw.setInsertionPoint(step);
+          gpu::BarrierOp::create(rw, step.getLoc());
+        }
+        inlineBound(rw, step, false, 0, binding->threadCount[0]);
+      }
+      for (memref::AllocaOp a : binding->shared) {
+        auto local = cast<memref::AllocaOp>(map.lookup(a.getOperation()));
+        MemRefType t = local.getType();
+        auto workgroup = MemRefType::get(
+            t.getShape(), t.getElementType(), t.getLayout(),
+            gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+        BlockArgument memory =
+            kernel.addWorkgroupAttribution(workgroup, local.getLoc());
+        rw.replaceAllUsesWith(local.getResult(), memory);
+        rw.eraseOp(local);
       }
       if (failed(unrollLoops(kernel)))
         return signalPassFailure();

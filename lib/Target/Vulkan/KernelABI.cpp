@@ -306,7 +306,9 @@ static LogicalResult rewriteKernel(gpu::GPUFuncOp kernel) {
   MLIRContext *ctx = kernel.getContext();
   OpBuilder b(ctx);
   Block &entry = kernel.getBody().front();
-  unsigned oldCount = entry.getNumArguments();
+  // The inputs; the workgroup's memory (attributions) follows them.
+  unsigned oldCount = kernel.getNumArguments();
+  unsigned attributions = kernel.getNumWorkgroupAttributions();
   SmallVector<Type> newTypes;
   auto functionStorage =
       spirv::StorageClassAttr::get(ctx, spirv::StorageClass::Function);
@@ -382,8 +384,28 @@ static LogicalResult rewriteKernel(gpu::GPUFuncOp kernel) {
       }
     }
   }
-  // The old arguments are gone now; drop them.
+  // The old arguments are gone now; drop them. The workgroup's memory
+  // (attributions, now first) becomes buffers of the Workgroup storage
+  // class, which the SPIR-V conversion makes module variables of.
   entry.eraseArguments(0, oldCount);
+  auto workgroupStorage =
+      spirv::StorageClassAttr::get(ctx, spirv::StorageClass::Workgroup);
+  b.setInsertionPointToStart(&entry);
+  for (unsigned i = 0; i < attributions; ++i) {
+    BlockArgument old = entry.getArgument(0);
+    auto t = cast<MemRefType>(old.getType());
+    auto shared = MemRefType::get(t.getShape(), t.getElementType(),
+                                  t.getLayout(), workgroupStorage);
+    for (Operation *user : old.getUsers())
+      if (!isa<memref::LoadOp, memref::StoreOp>(user))
+        return user->emitOpError("uses a workgroup buffer in a way the "
+                                 "Vulkan ABI cannot retype");
+    old.replaceAllUsesWith(
+        memref::AllocOp::create(b, old.getLoc(), shared).getResult());
+    entry.eraseArgument(0);
+  }
+  kernel->setAttr(gpu::GPUFuncOp::getNumWorkgroupAttributionsAttrName(),
+                  b.getI64IntegerAttr(0));
   kernel.setFunctionType(FunctionType::get(ctx, newTypes, {}));
   // Stack buffers: the Function storage class.
   WalkResult r = kernel.walk([&](memref::AllocaOp a) {

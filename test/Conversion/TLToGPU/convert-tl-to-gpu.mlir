@@ -147,3 +147,128 @@ module {
     return
   }
 }
+
+// -----
+
+// A workgroup's steps (the workgroup reduction of the GPU schedule): the
+// stack buffer beside them becomes the workgroup's memory (an attribution),
+// every step after the first waits at a barrier, the workgroup is as wide
+// as the widest step (64) and the narrower ones are guarded.
+// CHECK-LABEL: func.func @forward
+// CHECK: gpu.launch_func @llmc_kernels::@forward.sum blocks in (%c8{{.*}}, %c1{{.*}}, %c1{{.*}}) threads in (%c64{{.*}}, %c1{{.*}}, %c1{{.*}})
+// CHECK: gpu.func @forward.sum(%{{.*}}: memref<8x256xf32>, %[[OUT:.*]]: memref<8xf32>) workgroup(%[[P:.*]] : memref<64xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 64, 1, 1>}
+// CHECK: %[[ROW:.*]] = gpu.block_id x
+// CHECK: %[[T0:.*]] = gpu.thread_id x
+// CHECK-NOT: scf.if
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %[[P]][%[[T0]]]
+// CHECK: gpu.barrier
+// CHECK: %[[T1:.*]] = gpu.thread_id x
+// CHECK: %[[HALF:.*]] = arith.cmpi ult, %[[T1]], %c32
+// CHECK: scf.if %[[HALF]]
+// CHECK: memref.store %{{.*}}, %[[P]][%[[T1]]]
+// CHECK: gpu.barrier
+// CHECK: %[[T2:.*]] = gpu.thread_id x
+// CHECK: %[[ONE:.*]] = arith.cmpi ult, %[[T2]], %c1
+// CHECK: scf.if %[[ONE]]
+// CHECK: memref.store %{{.*}}, %[[OUT]][%[[ROW]]]
+// CHECK: gpu.return
+module {
+  func.func @forward(%x: memref<8x256xf32>, %y: memref<8xf32>) {
+    call @forward.sum(%x, %y) : (memref<8x256xf32>, memref<8xf32>) -> ()
+    return
+  }
+  func.func private @forward.sum(%x: memref<8x256xf32>, %y: memref<8xf32>) attributes {llmc.kernel} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c8 = arith.constant 8 : index
+    %c32 = arith.constant 32 : index
+    %c64 = arith.constant 64 : index
+    tl.for %r = %c0 to %c8 step %c1 kind(thread_bound) thread("blockIdx.x") {
+      %p = memref.alloca() : memref<64xf32>
+      tl.for %l = %c0 to %c64 step %c1 kind(thread_bound) thread("threadIdx.x") {
+        tl.for %ko = %c0 to %c4 step %c1 {
+          %k0 = arith.muli %ko, %c64 : index
+          %k = arith.addi %k0, %l : index
+          tl.block "part" (%rr = spatial %r, %kk = reduce %k, %ll = spatial %l) reads(%x[%rr, %kk] : memref<8x256xf32>, %p[%ll] : memref<64xf32>) writes(%p[%ll] : memref<64xf32>) {
+            %0 = affine.load %x[symbol(%rr), symbol(%kk)] : memref<8x256xf32>
+            %1 = affine.load %p[symbol(%ll)] : memref<64xf32>
+            %2 = arith.addf %0, %1 : f32
+            affine.store %2, %p[symbol(%ll)] : memref<64xf32>
+          }
+        }
+      }
+      tl.for %i = %c0 to %c32 step %c1 kind(thread_bound) thread("threadIdx.x") {
+        tl.block "half" (%ii = spatial %i) reads(%p[%ii] : memref<64xf32>, %p[%ii + 32] : memref<64xf32>) writes(%p[%ii] : memref<64xf32>) {
+          %0 = affine.load %p[symbol(%ii)] : memref<64xf32>
+          %1 = affine.load %p[symbol(%ii) + 32] : memref<64xf32>
+          %2 = arith.addf %0, %1 : f32
+          affine.store %2, %p[symbol(%ii)] : memref<64xf32>
+        }
+      }
+      tl.for %u = %c0 to %c1 step %c1 kind(thread_bound) thread("threadIdx.x") {
+        tl.block "out" (%rr = spatial %r) reads(%p[0] : memref<64xf32>) writes(%y[%rr] : memref<8xf32>) {
+          %0 = affine.load %p[0] : memref<64xf32>
+          affine.store %0, %y[symbol(%rr)] : memref<8xf32>
+        }
+      }
+    }
+    return
+  }
+}
+
+// -----
+
+// Beside other steps, a loop must be a step of its own on threadIdx.x.
+module {
+  func.func private @k(%x: memref<64xf32>) attributes {llmc.kernel} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    tl.for %r = %c0 to %c1 step %c1 kind(thread_bound) thread("blockIdx.x") {
+      tl.for %t = %c0 to %c64 step %c1 kind(thread_bound) thread("threadIdx.x") {
+        tl.block "zero" (%jj = spatial %t) reads() writes(%x[%jj] : memref<64xf32>) {
+          %z = arith.constant 0.0 : f32
+          affine.store %z, %x[symbol(%jj)] : memref<64xf32>
+        }
+      }
+      // expected-error @+1 {{'tl.for' op beside other steps of a workgroup, a loop must be bound to threadIdx.x from 0 with step 1 and a constant extent}}
+      tl.for %s = %c0 to %c64 step %c1 {
+        tl.block "one" (%jj = spatial %s) reads() writes(%x[%jj] : memref<64xf32>) {
+          %z = arith.constant 1.0 : f32
+          affine.store %z, %x[symbol(%jj)] : memref<64xf32>
+        }
+      }
+    }
+    return
+  }
+}
+
+// -----
+
+// A workgroup's shared buffer has a static shape.
+module {
+  func.func private @k(%n: index, %x: memref<64xf32>) attributes {llmc.kernel} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    tl.for %r = %c0 to %c1 step %c1 kind(thread_bound) thread("blockIdx.x") {
+      // expected-error @+1 {{'memref.alloca' op a workgroup's shared buffer needs a static shape}}
+      %p = memref.alloca(%n) : memref<?xf32>
+      tl.for %t = %c0 to %c64 step %c1 kind(thread_bound) thread("threadIdx.x") {
+        tl.block "zero" (%jj = spatial %t) reads() writes(%x[%jj] : memref<64xf32>) {
+          %z = arith.constant 0.0 : f32
+          affine.store %z, %x[symbol(%jj)] : memref<64xf32>
+        }
+      }
+      tl.for %s = %c0 to %c64 step %c1 kind(thread_bound) thread("threadIdx.x") {
+        tl.block "one" (%jj = spatial %s) reads() writes(%x[%jj] : memref<64xf32>) {
+          %z = arith.constant 1.0 : f32
+          affine.store %z, %x[symbol(%jj)] : memref<64xf32>
+        }
+      }
+    }
+    return
+  }
+}

@@ -3,18 +3,30 @@
 
 // The GPU targets' default schedule: each nest one launch, its independent
 // top loops on the grid (the innermost split into workgroups x threads,
-// the others on blockIdx.y/z), the rest serial in each thread.
+// the others on blockIdx.y/z), the rest serial in each thread; a
+// reduction with a constant number of outputs split across a workgroup.
 
-// A decode matmul's 64 rows: one workgroup of 64 threads, the reduction
-// serial in each.
+// A decode matmul (64 outputs, 256 products each): a workgroup per output
+// (blockIdx.x), its 64 threads taking consecutive products (k = ko * 64 +
+// lane: coalesced), each into its partial in the workgroup's buffer; the
+// partials summed in a tree (32, 16, ... 1 threads), the output written by
+// one thread. Every step a loop bound to threadIdx.x.
 // CHECK-LABEL: func.func @decode
-// CHECK: tl.for %[[N:.*]] = %c0 to %c64 step %c1 kind(thread_bound) thread("threadIdx.x")
-// CHECK-NEXT: tl.for {{.*}} to %c256 step %c1 {
-// CHECK-NEXT: tl.block "matmul"
-// A subgroup of 128 threads: the workgroup is a subgroup at least, so 64
-// rows are one workgroup of 64 (the loop is no longer).
+// CHECK: tl.for %[[N:.*]] = %c0 to %c64 step %c1 kind(thread_bound) thread("blockIdx.x")
+// CHECK: %[[P:.*]] = memref.alloca() {{.*}} : memref<64xf32>
+// CHECK: tl.for {{.*}} to %c64{{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK-NEXT: tl.block "matmul_rf_init"
+// CHECK: tl.for %[[L:.*]] = {{.*}} to %c64{{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK-NEXT: tl.for %[[KO:.*]] = {{.*}} to %c4
+// CHECK: tl.block "matmul_rf" ({{.*}}%[[L]])
+// CHECK: tl.for {{.*}} to %c32{{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK-NEXT: tl.block "matmul_tree0"
+// CHECK: tl.block "matmul_tree5"
+// CHECK: tl.for {{.*}} to %c1{{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK-NEXT: tl.block "matmul" ({{.*}}) reads({{.*}}%[[P]][0]
+// A subgroup of 128 threads: 128 lanes, two products each.
 // WIDE-LABEL: func.func @decode
-// WIDE: kind(thread_bound) thread("threadIdx.x")
+// WIDE: memref.alloca() {{.*}} : memref<128xf32>
 func.func @decode(%x: memref<1x256xf32>, %w: memref<64x256xf32>, %y: memref<1x64xf32>) {
   %cst = arith.constant 0.000000e+00 : f32
   %c0 = arith.constant 0 : index
@@ -71,12 +83,17 @@ func.func @add(%a: memref<?x1000xf32>, %b: memref<?x1000xf32>, %c: memref<?x1000
 
 // -----
 
-// A reduction at the top (no independent loop): one thread, through a loop
-// of one iteration put around the nest.
+// A reduction at the top (no output loop, a norm's sum of squares): one
+// workgroup (a loop of one iteration on blockIdx.x around the nest) shares
+// it.
 // CHECK-LABEL: func.func @sum
-// CHECK: tl.for %{{.*}} = %c0{{.*}} to %c1{{.*}} step %c1{{.*}} kind(thread_bound) thread("threadIdx.x")
-// CHECK-NEXT: tl.for {{.*}} to %c256 step %c1 {
-// CHECK-NEXT: tl.block "sum"
+// CHECK: tl.for %{{.*}} = %c0{{.*}} to %c1{{.*}} step %c1{{.*}} kind(thread_bound) thread("blockIdx.x")
+// CHECK: memref.alloca() {{.*}} : memref<64xf32>
+// CHECK: tl.block "sum_rf_init"
+// CHECK: tl.block "sum_rf"
+// CHECK: tl.block "sum_tree5"
+// CHECK: to %c1{{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK-NEXT: tl.block "sum" (
 func.func @sum(%x: memref<256xf32>, %s: memref<1xf32>) {
   %cst = arith.constant 0.000000e+00 : f32
   %c0 = arith.constant 0 : index
@@ -90,6 +107,188 @@ func.func @sum(%x: memref<256xf32>, %s: memref<1xf32>) {
       %1 = affine.load %s[symbol(%z)] : memref<1xf32>
       %2 = arith.addf %1, %0 : f32
       affine.store %2, %s[symbol(%z)] : memref<1xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// 172 products per output (2 x 2 x 43): no power of two of 8 or more
+// divides them, so the threads do not share the reduction: one output a
+// thread, the products serial.
+// CHECK-LABEL: func.func @odd
+// CHECK: tl.for {{.*}} to %c64 step %c1 kind(thread_bound) thread("threadIdx.x")
+// CHECK-NEXT: tl.for {{.*}} to %c172 step %c1 {
+// CHECK-NOT: memref.alloca
+func.func @odd(%x: memref<1x172xf32>, %w: memref<64x172xf32>, %y: memref<1x64xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c172 = arith.constant 172 : index
+  %c64 = arith.constant 64 : index
+  tl.for %n = %c0 to %c64 step %c1 {
+    tl.for %k = %c0 to %c172 step %c1 {
+      tl.block "matmul" (%t = spatial %c0, %r = spatial %n, %kk = reduce %k) reads(%x[%t, %kk] : memref<1x172xf32>, %w[%r, %kk] : memref<64x172xf32>, %y[%t, %r] : memref<1x64xf32>) writes(%y[%t, %r] : memref<1x64xf32>) init {
+        affine.store %cst, %y[symbol(%t), symbol(%r)] : memref<1x64xf32>
+      } {
+        %0 = affine.load %x[symbol(%t), symbol(%kk)] : memref<1x172xf32>
+        %1 = affine.load %w[symbol(%r), symbol(%kk)] : memref<64x172xf32>
+        %2 = affine.load %y[symbol(%t), symbol(%r)] : memref<1x64xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %y[symbol(%t), symbol(%r)] : memref<1x64xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// An output head of 151936 rows: past the 65535 workgroups a grid axis is
+// guaranteed, the rows split exactly into blockIdx.y x blockIdx.x
+// (4 x 37984).
+// CHECK-LABEL: func.func @head
+// CHECK: tl.for {{.*}} to %c4 step %c1{{.*}} kind(thread_bound) thread("blockIdx.y")
+// CHECK: tl.for {{.*}} to %c37984 step %c1{{.*}} kind(thread_bound) thread("blockIdx.x")
+// CHECK: memref.alloca() {{.*}} : memref<64xf32>
+func.func @head(%x: memref<1x128xf32>, %w: memref<151936x128xf32>, %y: memref<1x151936xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %cn = arith.constant 151936 : index
+  tl.for %n = %c0 to %cn step %c1 {
+    tl.for %k = %c0 to %c128 step %c1 {
+      tl.block "matmul" (%t = spatial %c0, %r = spatial %n, %kk = reduce %k) reads(%x[%t, %kk] : memref<1x128xf32>, %w[%r, %kk] : memref<151936x128xf32>, %y[%t, %r] : memref<1x151936xf32>) writes(%y[%t, %r] : memref<1x151936xf32>) init {
+        affine.store %cst, %y[symbol(%t), symbol(%r)] : memref<1x151936xf32>
+      } {
+        %0 = affine.load %x[symbol(%t), symbol(%kk)] : memref<1x128xf32>
+        %1 = affine.load %w[symbol(%r), symbol(%kk)] : memref<151936x128xf32>
+        %2 = affine.load %y[symbol(%t), symbol(%r)] : memref<1x151936xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %y[symbol(%t), symbol(%r)] : memref<1x151936xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Decode attention's shape: 4 heads (constant) around a sequence of nests.
+// One workgroup per head; each nest a step of it: the positions' scores on
+// threadIdx.x (a partial tile of min(256, n)), the max over them (a
+// reduction) and the bare block on one thread, the output's 64 elements on
+// threadIdx.x.
+// CHECK-LABEL: func.func @steps
+// CHECK: tl.for %[[H:.*]] = %c0 to %c4 step %c1 kind(thread_bound) thread("blockIdx.x")
+// CHECK: tl.for {{.*}} to %{{.*}} step %c1 kind(thread_bound) thread("threadIdx.x")
+// CHECK-NEXT: tl.block "scores"
+// CHECK: tl.for {{.*}} to %c1{{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK-NEXT: tl.for {{.*}} to %{{.*}} step %c1 {
+// CHECK-NEXT: tl.block "max"
+// CHECK: tl.for {{.*}} to %c1{{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK-NEXT: tl.block "scale"
+// CHECK: tl.for {{.*}} to %c64 step %c1 kind(thread_bound) thread("threadIdx.x")
+// CHECK-NEXT: tl.block "out"
+func.func @steps(%q: memref<4x64xf32>, %s: memref<4x256xf32>, %m: memref<4xf32>, %o: memref<4x64xf32>, %n: index) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  %len = arith.minui %n, %c256 : index
+  tl.for %h = %c0 to %c4 step %c1 {
+    tl.for %p = %c0 to %len step %c1 {
+      tl.block "scores" (%vh = spatial %h, %vp = spatial %p) reads(%q[%vh, %vp] : memref<4x64xf32>) writes(%s[%vh, %vp] : memref<4x256xf32>) {
+        %0 = affine.load %q[symbol(%vh), symbol(%vp)] : memref<4x64xf32>
+        affine.store %0, %s[symbol(%vh), symbol(%vp)] : memref<4x256xf32>
+      }
+    }
+    tl.for %p = %c0 to %len step %c1 {
+      tl.block "max" (%vh = spatial %h, %vp = reduce %p) reads(%s[%vh, %vp] : memref<4x256xf32>, %m[%vh] : memref<4xf32>) writes(%m[%vh] : memref<4xf32>) init {
+        affine.store %cst, %m[symbol(%vh)] : memref<4xf32>
+      } {
+        %0 = affine.load %s[symbol(%vh), symbol(%vp)] : memref<4x256xf32>
+        %1 = affine.load %m[symbol(%vh)] : memref<4xf32>
+        %2 = arith.maximumf %0, %1 : f32
+        affine.store %2, %m[symbol(%vh)] : memref<4xf32>
+      }
+    }
+    tl.block "scale" (%vh = spatial %h) reads(%m[%vh] : memref<4xf32>) writes(%m[%vh] : memref<4xf32>) {
+      %0 = affine.load %m[symbol(%vh)] : memref<4xf32>
+      %1 = arith.addf %0, %0 : f32
+      affine.store %1, %m[symbol(%vh)] : memref<4xf32>
+    }
+    tl.for %d = %c0 to %c64 step %c1 {
+      tl.block "out" (%vh = spatial %h, %vd = spatial %d) reads(%m[%vh] : memref<4xf32>) writes(%o[%vh, %vd] : memref<4x64xf32>) {
+        %0 = affine.load %m[symbol(%vh)] : memref<4xf32>
+        affine.store %0, %o[symbol(%vh), symbol(%vd)] : memref<4x64xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Grouped-query attention: 2 query heads per KV head are fewer than a
+// subgroup, so they run in turn and the 64 elements inside each on the
+// threads.
+// CHECK-LABEL: func.func @gqa
+// CHECK: tl.for {{.*}} to %c2 step %c1 kind(thread_bound) thread("blockIdx.x")
+// CHECK: tl.for {{.*}} to %c2 step %c1 {
+// CHECK-NEXT: tl.for {{.*}} to %c64 step %c1 kind(thread_bound) thread("threadIdx.x")
+// CHECK-NEXT: tl.block "init"
+func.func @gqa(%o: memref<4x64xf32>, %m: memref<4xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  tl.for %kvh = %c0 to %c2 step %c1 {
+    tl.for %g = %c0 to %c2 step %c1 {
+      tl.for %d = %c0 to %c64 step %c1 {
+        tl.block "init" (%vk = spatial %kvh, %vg = spatial %g, %vd = spatial %d) reads() writes(%o[%vk * 2 + %vg, %vd] : memref<4x64xf32>) {
+          affine.store %cst, %o[symbol(%vk) * 2 + symbol(%vg), symbol(%vd)] : memref<4x64xf32>
+        }
+      }
+    }
+    tl.for %g = %c0 to %c2 step %c1 {
+      tl.block "zero" (%vk = spatial %kvh, %vg = spatial %g) reads() writes(%m[%vk * 2 + %vg] : memref<4xf32>) {
+        affine.store %cst, %m[symbol(%vk) * 2 + symbol(%vg)] : memref<4xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A prompt's transposed V store: the token loop's independence rests on the
+// block's declaration (pos0 + t could reach the next element's slice as far
+// as the analysis knows); the tokens on blockIdx.y, the 64 elements of a
+// head on the threads, where one thread ran them all.
+// CHECK-LABEL: func.func @kv_store
+// CHECK: tl.for {{.*}} to %{{.*}} step %c1 kind(thread_bound) thread("blockIdx.y")
+// CHECK: tl.for {{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK-NEXT: tl.block "kv_store_v"
+func.func @kv_store(%x: memref<?x64xf32>, %kv: memref<131072xf32>, %pos0: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %n = memref.dim %x, %c0 : memref<?x64xf32>
+  tl.for %t = %c0 to %n step %c1 {
+    %p = arith.addi %t, %pos0 : index
+    tl.for %d = %c0 to %c64 step %c1 {
+      tl.block "kv_store_v" (%vt = spatial %t, %vp = spatial %p, %vd = spatial %d) reads(%x[%vt, %vd] : memref<?x64xf32>) writes(%kv[%vd * 2048 + %vp] : memref<131072xf32>) {
+        %v = affine.load %x[%vt, %vd] : memref<?x64xf32>
+        affine.store %v, %kv[%vd * 2048 + %vp] : memref<131072xf32>
+      }
     }
   }
   return

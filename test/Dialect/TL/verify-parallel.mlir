@@ -193,3 +193,70 @@ func.func @digit_neighbour(%y: memref<260xf32>) {
   }
   return
 }
+
+// -----
+
+// A KV cache's transposed store: element (d, t) at d * 2048 + pos0 + t. The
+// analysis cannot show the token loop's iterations disjoint (pos0 + t could
+// reach the next d's slice), but the block declares its variables spatial:
+// distinct values, distinct elements. A GPU thread axis rests on that
+// declaration.
+// CHECK-LABEL: func.func @declared
+func.func @declared(%x: memref<?x64xf32>, %kv: memref<131072xf32>, %pos0: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %n = memref.dim %x, %c0 : memref<?x64xf32>
+  tl.for %t = %c0 to %n step %c1 kind(thread_bound) thread("blockIdx.x") {
+    %p = arith.addi %t, %pos0 : index
+    tl.for %d = %c0 to %c64 step %c1 kind(thread_bound) thread("threadIdx.x") {
+      tl.block "kv_store_v" (%vt = spatial %t, %vp = spatial %p, %vd = spatial %d) reads(%x[%vt, %vd] : memref<?x64xf32>) writes(%kv[%vd * 2048 + %vp] : memref<131072xf32>) {
+        %v = affine.load %x[%vt, %vd] : memref<?x64xf32>
+        affine.store %v, %kv[%vd * 2048 + %vp] : memref<131072xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// The declaration covers a thread axis only: a parallel loop on the CPU
+// still needs the analysis.
+func.func @declared_parallel(%x: memref<?x64xf32>, %kv: memref<131072xf32>, %pos0: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %n = memref.dim %x, %c0 : memref<?x64xf32>
+  // expected-error @+1 {{tl-verify-parallel: cannot show that iterations of the loop write disjoint elements}}
+  tl.for %t = %c0 to %n step %c1 kind(parallel) {
+    %p = arith.addi %t, %pos0 : index
+    tl.for %d = %c0 to %c64 step %c1 {
+      // expected-note @+1 {{the block is here}}
+      tl.block "kv_store_v" (%vt = spatial %t, %vp = spatial %p, %vd = spatial %d) reads(%x[%vt, %vd] : memref<?x64xf32>) writes(%kv[%vd * 2048 + %vp] : memref<131072xf32>) {
+        %v = affine.load %x[%vt, %vd] : memref<?x64xf32>
+        affine.store %v, %kv[%vd * 2048 + %vp] : memref<131072xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A block that reads what it writes at another element (a shift) is not
+// independent by its declaration.
+func.func @shift(%x: memref<129xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  // expected-error @+1 {{tl-verify-parallel: cannot show}}
+  tl.for %i = %c0 to %c128 step %c1 kind(thread_bound) thread("threadIdx.x") {
+    // expected-note @+1 {{the block is here}}
+    tl.block "shift" (%vi = spatial %i) reads(%x[%vi + 1] : memref<129xf32>) writes(%x[%vi] : memref<129xf32>) {
+      %v = affine.load %x[%vi + 1] : memref<129xf32>
+      affine.store %v, %x[%vi] : memref<129xf32>
+    }
+  }
+  return
+}

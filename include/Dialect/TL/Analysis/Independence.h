@@ -27,6 +27,20 @@ namespace llmc::tl {
 /// note at the offending block, and fails when it cannot show this.
 mlir::LogicalResult verifyIndependent(ForOp loop, llvm::StringRef what);
 
+/// The loops from `top` inward to the one tl.block of a perfect nest (each
+/// loop holding the next one or the block, besides pure ops) into `loops`;
+/// a null block when the nest is not perfect.
+BlockOp perfectNest(ForOp top, llvm::SmallVectorImpl<ForOp> &loops);
+
+/// Whether the iterations of `loop` are independent by the tl.block's own
+/// declaration where verifyIndependent cannot show it (a symbolic offset
+/// such as a KV cache's position): `loop` is a perfect nest around one
+/// block of spatial variables only (distinct values, distinct elements
+/// written), some of which `loop` changes, and the block reads what it
+/// writes only at the same element. The GPU schedule binds such a loop to
+/// a thread axis, and tl-verify-parallel accepts it there.
+bool independentByDeclaration(ForOp loop);
+
 /// The buffer `v` is a view of (through subviews, casts, reshapes: any
 /// ViewLikeOpInterface), or `v` itself.
 mlir::Value viewedBuffer(mlir::Value v);

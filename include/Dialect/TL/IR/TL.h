@@ -27,6 +27,11 @@ namespace llmc::tl {
 mlir::FailureOr<mlir::AffineMap> accessOverIters(mlir::AffineMap map,
                                                  mlir::ValueRange operands,
                                                  mlir::Block *block);
+
+/// The extent a GPU thread axis takes for `loop` (from 0 with step 1): its
+/// constant bound, or C of a bound min(C, x) (a split's last, partial
+/// tile); none otherwise.
+std::optional<int64_t> threadAxisExtent(ForOp loop);
 } // namespace llmc::tl
 
 #endif // LLMC_DIALECT_TL_IR_TL_H

@@ -13,7 +13,10 @@ namespace llmc::tl {
 /// independent loops at the top of the nest are bound (the innermost split
 /// into blockIdx.x x threadIdx.x, the others to blockIdx.y and blockIdx.z),
 /// the rest runs serially in each thread; a nest without such a loop runs
-/// on one thread. (lib/Dialect/TL/Transforms/GPUSchedule.cpp)
+/// on one thread. Before that, a reduction with a constant number of
+/// outputs is shared by a workgroup per output, and constant independent
+/// loops around a sequence of nests get a workgroup each with the nests as
+/// its steps. (lib/Dialect/TL/Transforms/GPUSchedule.cpp)
 mlir::LogicalResult scheduleForGPU(mlir::func::FuncOp fn,
                                    const TargetDescription &target);
 

@@ -77,7 +77,10 @@ mlir::LogicalResult vectorize(ForOp loop);
 mlir::LogicalResult unroll(ForOp loop);
 /// Binds `loop` to a GPU thread axis (threadIdx.{x,y,z} or blockIdx.{x,y,z});
 /// the data conditions of parallel apply.
-mlir::LogicalResult bind(ForOp loop, llvm::StringRef thread);
+/// With `verify` false the caller vouches for the independence (a block's
+/// declaration of spatial variables that the analysis cannot check).
+mlir::LogicalResult bind(ForOp loop, llvm::StringRef thread,
+                         bool verify = true);
 
 /// Moves the init of reduction block `block` out of its reduction loops:
 /// a new block "<name>_init" (the spatial variables, the init as its body,

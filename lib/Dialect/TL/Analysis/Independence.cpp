@@ -261,3 +261,54 @@ LogicalResult llmc::tl::verifyIndependent(ForOp loop, StringRef what) {
   }
   return success();
 }
+
+BlockOp llmc::tl::perfectNest(ForOp top, SmallVectorImpl<ForOp> &loops) {
+  for (ForOp l = top; l;) {
+    loops.push_back(l);
+    BlockOp block;
+    ForOp next;
+    for (Operation &op : l.getBody()->without_terminator()) {
+      if (auto b = dyn_cast<BlockOp>(op)) {
+        if (block || next)
+          return {};
+        block = b;
+      } else if (auto inner = dyn_cast<ForOp>(op)) {
+        if (block || next)
+          return {};
+        next = inner;
+      } else if (op.getNumRegions() || !isPure(&op)) {
+        return {};
+      }
+    }
+    if (block)
+      return block;
+    l = next;
+  }
+  return {};
+}
+
+/// Whether `v` is computed from `iv` (through pure ops).
+static bool dependsOn(Value v, Value iv) {
+  if (v == iv)
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || !isPure(def) || def->getNumRegions())
+    return false;
+  return llvm::any_of(def->getOperands(),
+                      [&](Value o) { return dependsOn(o, iv); });
+}
+
+bool llmc::tl::independentByDeclaration(ForOp l) {
+  SmallVector<ForOp> loops;
+  BlockOp block = perfectNest(l, loops);
+  if (!block || block.hasReduction())
+    return false;
+  if (llvm::none_of(block.getIterValues(),
+                    [&](Value v) { return dependsOn(v, l.getInductionVar()); }))
+    return false;
+  for (auto [w, wm] : llvm::zip(block.getWrites(), block.getWriteMaps()))
+    for (auto [r, rm] : llvm::zip(block.getReads(), block.getReadMaps()))
+      if (r == w && rm != wm)
+        return false;
+  return true;
+}

@@ -2,11 +2,12 @@
 #include "Dialect/TL/IR/TL.h"
 
 #include "mlir/Dialect/Affine/IR/AffineMemoryOpInterfaces.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 using namespace llmc::tl;
@@ -454,4 +455,19 @@ LogicalResult PrefetchOp::verify() {
   if (getDistance() < 0 || getBytes() <= 0 || getLine() <= 0)
     return emitOpError("needs distance >= 0, bytes > 0 and line > 0");
   return success();
+}
+
+std::optional<int64_t> llmc::tl::threadAxisExtent(ForOp loop) {
+  if (getConstantIntValue(loop.getLowerBound()) != 0 ||
+      getConstantIntValue(loop.getStep()) != 1)
+    return std::nullopt;
+  Value ub = loop.getUpperBound();
+  if (auto c = getConstantIntValue(ub))
+    return c;
+  Operation *def = ub.getDefiningOp();
+  if (isa_and_nonnull<arith::MinUIOp, arith::MinSIOp>(def))
+    for (Value o : def->getOperands())
+      if (auto c = getConstantIntValue(o))
+        return c;
+  return std::nullopt;
 }

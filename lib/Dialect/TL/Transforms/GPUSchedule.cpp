@@ -11,6 +11,19 @@
 // a bare block) runs on one thread: a loop of one iteration is put around
 // it and bound.
 //
+// Two rules come first. A reduction whose outputs are a constant number
+// (decode's matmuls and norms: one token) is split across the threads of
+// a workgroup per output (reduceInWorkgroup): consecutive threads take
+// consecutive iterations of its outermost loop (coalesced loads), each
+// accumulates a partial in workgroup memory (rfactor), and the partials
+// are summed in a tree (tree_reduce) whose levels, like every loop bound
+// to a thread axis, run one after another across the workgroup. Constant
+// independent loops around a sequence of nests (decode's attention heads)
+// get a workgroup each, the nests its steps (stepsInWorkgroup).
+//
+// A loop is independent as the analysis shows, or, for a thread axis, by
+// its block's declaration of spatial variables (independentByDeclaration).
+//
 //===----------------------------------------------------------------------===//
 #include "Dialect/TL/Transforms/GPUSchedule.h"
 #include "Dialect/TL/Analysis/Independence.h"
@@ -32,6 +45,16 @@ using namespace llmc::tl;
 template <typename Fn> static auto quietly(MLIRContext *ctx, Fn fn) {
   ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
   return fn();
+}
+
+/// Binds `l` to `axis`: independent as the analysis shows, or by its
+/// block's declaration (independentByDeclaration).
+static LogicalResult bindLoop(ForOp l, StringRef axis) {
+  bool declared =
+      failed(quietly(l.getContext(),
+                     [&] { return verifyIndependent(l, "gpu"); })) &&
+      independentByDeclaration(l);
+  return bind(l, axis, /*verify=*/!declared);
 }
 
 /// The loop directly inside `loop` when it is the only op of its body with
@@ -67,6 +90,256 @@ static int64_t workgroupThreads(const TargetDescription &target,
   return threads;
 }
 
+/// The extent of a normalised loop with a constant bound.
+static std::optional<int64_t> constantExtent(ForOp l) {
+  if (!normalised(l))
+    return std::nullopt;
+  return getConstantIntValue(l.getUpperBound());
+}
+
+/// The threads that share one reduction whose outermost loop runs
+/// `extent` times: the largest power of two dividing it, up to a subgroup
+/// or 64 threads (within the workgroup limit); 0 below 8.
+static int64_t reductionLanes(const TargetDescription &target, int64_t extent) {
+  int64_t cap = std::min<int64_t>(std::max<int64_t>(target.subgroupSize, 64),
+                                  target.maxWorkgroupSize);
+  int64_t lanes = 1;
+  while (lanes * 2 <= cap && extent % (lanes * 2) == 0)
+    lanes *= 2;
+  return lanes >= 8 ? lanes : 0;
+}
+
+/// Vulkan's guaranteed workgroups per grid axis (maxComputeWorkGroupCount).
+static constexpr int64_t kMaxGridAxis = 65535;
+
+/// How the innermost of `chain`'s constant extents splits past the grid's
+/// limit: 0 when it fits, else the inner factor of two exact ones (a
+/// grid's extent cannot depend on another axis' id), -1 when none.
+static int64_t gridSplitOf(ArrayRef<ForOp> chain) {
+  int64_t n = *constantExtent(chain.back());
+  if (n <= kMaxGridAxis)
+    return 0;
+  for (int64_t d = (n + kMaxGridAxis - 1) / kMaxGridAxis; d <= kMaxGridAxis;
+       ++d)
+    if (n % d == 0 && n / d <= kMaxGridAxis)
+      return n / d;
+  return -1;
+}
+
+/// Whether `chain` (constant extents) binds to the grid: each axis within
+/// the limit, the innermost split onto a free axis where it is past it.
+static bool gridFits(ArrayRef<ForOp> chain) {
+  if (llvm::any_of(chain.take_front(chain.size() - 1),
+                   [](ForOp l) { return *constantExtent(l) > kMaxGridAxis; }))
+    return false;
+  int64_t split = gridSplitOf(chain);
+  return split == 0 || (split > 0 && chain.size() < 3);
+}
+
+/// Binds `chain` (gridFits) to the grid: the innermost to blockIdx.x (and
+/// y, split), the others outward.
+static LogicalResult bindGrid(RewriterBase &rw, ArrayRef<ForOp> chain) {
+  static const char *axes[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z"};
+  unsigned axis = 0;
+  ForOp inner = chain.back();
+  if (int64_t gridSplit = gridSplitOf(chain)) {
+    auto split = tl::split(rw, inner, {-1, gridSplit});
+    if (failed(split) || failed(bindLoop((*split)[1], axes[axis++])) ||
+        failed(bindLoop((*split)[0], axes[axis++])))
+      return failure();
+  } else if (failed(bindLoop(inner, axes[axis++]))) {
+    return failure();
+  }
+  for (ForOp l : llvm::reverse(chain.take_front(chain.size() - 1)))
+    if (failed(bindLoop(l, axes[axis++])))
+      return failure();
+  return success();
+}
+
+/// A serial loop of one iteration around `op`.
+static ForOp wrapInUnitLoop(RewriterBase &rw, Operation *op) {
+  Location loc = op->getLoc();
+  rw.setInsertionPoint(op);
+  Value zero = arith::ConstantIndexOp::create(rw, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rw, loc, 1);
+  auto unit = ForOp::create(rw, loc, zero, one, one, LoopKind::serial);
+  rw.moveOpBefore(op, unit.getBody()->getTerminator());
+  return unit;
+}
+
+/// A loop of one iteration around `op`, bound to `axis`.
+static ForOp unitLoop(RewriterBase &rw, Operation *op, StringRef axis) {
+  ForOp unit = wrapInUnitLoop(rw, op);
+  (void)bindLoop(unit, axis);
+  return unit;
+}
+
+/// The workgroup reduction rule (see the file comment). Applies to a nest
+/// whose independent top loops `chain` (possibly none) have constant
+/// extents and whose rest is a perfect nest of reduction loops around one
+/// block; returns false, changing nothing, where it does not apply.
+static FailureOr<bool> reduceInWorkgroup(RewriterBase &rw, Operation *root,
+                                         ArrayRef<ForOp> chain,
+                                         const TargetDescription &target) {
+  auto top = dyn_cast<ForOp>(root);
+  if (!top)
+    return false;
+  for (ForOp l : chain)
+    if (!constantExtent(l))
+      return false; // a prompt's rows: enough threads without it
+  ForOp first = chain.empty() ? top : onlyInnerLoop(chain.back());
+  if (!first)
+    return false;
+  SmallVector<ForOp> reduction;
+  BlockOp block = perfectNest(first, reduction);
+  if (!block || !block.hasReduction() || block.getWrites().size() != 1)
+    return false;
+  // Only reduction variables inside: the spatial ones are fixed per
+  // workgroup (they may not come from the loops being split).
+  for (unsigned i = 0, e = block.getNumIters(); i < e; ++i) {
+    if (block.getIterKind(i) != IterKind::spatial)
+      continue;
+    Value v = block.getIterValues()[i];
+    Operation *def = v.getDefiningOp();
+    Operation *owner =
+        def ? def : cast<BlockArgument>(v).getOwner()->getParentOp();
+    if (first->isAncestor(owner))
+      return false;
+  }
+  int64_t iterations = 1;
+  for (ForOp l : reduction) {
+    std::optional<int64_t> e = constantExtent(l);
+    if (!e)
+      return false;
+    iterations *= *e;
+  }
+  int64_t lanes = reductionLanes(target, *constantExtent(first));
+  if (!lanes || iterations < 2 * lanes)
+    return false;
+  // The grid: the innermost output loop on blockIdx.x, split onto
+  // blockIdx.y past Vulkan's guaranteed grid; the others on y and z.
+  if (chain.size() > 1 && llvm::any_of(chain.drop_back(), [](ForOp l) {
+        return *constantExtent(l) > kMaxGridAxis;
+      }))
+    return false;
+  if (!chain.empty() && !gridFits(chain))
+    return false;
+  MLIRContext *ctx = root->getContext();
+  // Without output loops, one workgroup (a loop of one iteration around
+  // the nest, which keeps the workgroup's buffer inside it).
+  SmallVector<ForOp> grid(chain);
+  if (grid.empty())
+    grid.push_back(unitLoop(rw, root, "blockIdx.x"));
+  // The lanes: the outermost reduction loop split, its lane part moved
+  // outside the rest of the reduction.
+  ForOp laneLoop = first;
+  if (*constantExtent(first) != lanes) {
+    auto split = quietly(ctx, [&] {
+      return tl::split(rw, first, {-1, lanes});
+    });
+    if (failed(split))
+      return false;
+    auto moved = quietly(ctx, [&] {
+      return reorder(rw, {(*split)[1], (*split)[0]});
+    });
+    if (failed(moved))
+      return failure();
+    laneLoop = (*moved)[0];
+  }
+  auto rf = quietly(ctx, [&] { return rfactor(rw, block, {laneLoop}); });
+  if (failed(rf))
+    return failure();
+  auto tree = quietly(ctx, [&] { return treeReduce(rw, rf->writeBack); });
+  if (failed(tree))
+    return failure();
+  // Bind: the grid, then each step of the workgroup on threadIdx.x (the
+  // write into the output on one thread).
+  if (failed(bindGrid(rw, grid)))
+    return failure();
+  auto parentLoop = [](BlockOp b) { return b->getParentOfType<ForOp>(); };
+  if (failed(bindLoop(parentLoop(rf->init), "threadIdx.x")) ||
+      failed(bindLoop(laneLoop, "threadIdx.x")))
+    return failure();
+  for (BlockOp level : tree->levels)
+    if (failed(bindLoop(parentLoop(level), "threadIdx.x")))
+      return failure();
+  unitLoop(rw, tree->final, "threadIdx.x");
+  return true;
+}
+
+/// Maps the sequence of nests in `body` (a workgroup's, or a serial loop's
+/// inside it) onto the workgroup's threads, one step each: a nest whose
+/// outer loop is independent and fits a workgroup runs its iterations on
+/// threadIdx.x; a serial loop holding several nests (a flash attention's
+/// KV tiles) keeps running them in order, each a step; anything else (a
+/// reduction, a bare block) runs on one thread.
+static LogicalResult mapSteps(RewriterBase &rw, Block *body,
+                              const TargetDescription &target) {
+  MLIRContext *ctx = rw.getContext();
+  SmallVector<Operation *> ops;
+  for (Operation &op : body->without_terminator())
+    if (isa<ForOp, BlockOp>(op))
+      ops.push_back(&op);
+  for (Operation *op : ops) {
+    auto l = dyn_cast<ForOp>(op);
+    if (l && l.getKind() == LoopKind::serial) {
+      std::optional<int64_t> n = threadAxisExtent(l);
+      if (n && *n <= target.maxWorkgroupSize && succeeded(quietly(ctx, [&] {
+            return verifyIndependent(l, "gpu");
+          }))) {
+        // Fewer iterations than a subgroup around one nest (the query heads
+        // of a KV head): they run in turn, the nest inside on the threads.
+        ForOp inner = onlyInnerLoop(l);
+        if (getConstantIntValue(l.getUpperBound()) &&
+            *n < target.subgroupSize && inner &&
+            llvm::count_if(l.getBody()->without_terminator(), [](Operation &o) {
+              return isa<ForOp, BlockOp>(o);
+            }) == 1) {
+          if (failed(mapSteps(rw, l.getBody(), target)))
+            return failure();
+          continue;
+        }
+        if (failed(bindLoop(l, "threadIdx.x")))
+          return failure();
+        continue;
+      }
+      unsigned nests =
+          llvm::count_if(l.getBody()->without_terminator(),
+                         [](Operation &o) { return isa<ForOp, BlockOp>(o); });
+      if (nests > 1) {
+        if (failed(mapSteps(rw, l.getBody(), target)))
+          return failure();
+        continue;
+      }
+    }
+    unitLoop(rw, op, "threadIdx.x");
+  }
+  return success();
+}
+
+/// The workgroup steps rule: a nest whose independent top loops `chain`
+/// (constant extents: decode's heads) hold a sequence of nests rather than
+/// one (a flash attention's scores, softmax and values): the chain on the
+/// grid, one workgroup each, and the sequence its steps (mapSteps).
+/// Returns false, changing nothing, where it does not apply.
+static FailureOr<bool> stepsInWorkgroup(RewriterBase &rw, ArrayRef<ForOp> chain,
+                                        const TargetDescription &target) {
+  if (chain.empty() || onlyInnerLoop(chain.back()) ||
+      llvm::any_of(chain, [](ForOp l) { return !constantExtent(l); }) ||
+      !gridFits(chain))
+    return false;
+  ForOp inner = chain.back();
+  Block *body = inner.getBody();
+  unsigned nests = llvm::count_if(body->without_terminator(), [](Operation &o) {
+    return isa<ForOp, BlockOp>(o);
+  });
+  if (nests < 2)
+    return false;
+  if (failed(bindGrid(rw, chain)) || failed(mapSteps(rw, body, target)))
+    return failure();
+  return true;
+}
+
 /// Binds the grid of one top-level nest rooted at `root` (a loop or a bare
 /// block).
 static LogicalResult scheduleNest(RewriterBase &rw, Operation *root,
@@ -76,22 +349,27 @@ static LogicalResult scheduleNest(RewriterBase &rw, Operation *root,
   SmallVector<ForOp> chain;
   for (ForOp l = dyn_cast<ForOp>(root); l; l = onlyInnerLoop(l)) {
     if (l.getKind() != LoopKind::serial || !normalised(l) ||
-        failed(quietly(ctx, [&] { return verifyIndependent(l, "gpu"); })))
+        (failed(quietly(ctx, [&] { return verifyIndependent(l, "gpu"); })) &&
+         !independentByDeclaration(l)))
       break;
     chain.push_back(l);
     if (chain.size() == 3)
       break;
   }
-  if (chain.empty()) {
-    // One thread: a loop of one iteration around the nest.
-    Location loc = root->getLoc();
-    rw.setInsertionPoint(root);
-    Value zero = arith::ConstantIndexOp::create(rw, loc, 0);
-    Value one = arith::ConstantIndexOp::create(rw, loc, 1);
-    auto unit = ForOp::create(rw, loc, zero, one, one, LoopKind::serial);
-    rw.moveOpBefore(root, unit.getBody()->getTerminator());
-    chain.push_back(unit);
-  }
+  FailureOr<bool> reduced = reduceInWorkgroup(rw, root, chain, target);
+  if (failed(reduced))
+    return root->emitError("the GPU schedule could not split this "
+                           "reduction across a workgroup");
+  if (*reduced)
+    return success();
+  FailureOr<bool> stepped = stepsInWorkgroup(rw, chain, target);
+  if (failed(stepped))
+    return root->emitError("the GPU schedule could not map this nest's "
+                           "steps onto a workgroup");
+  if (*stepped)
+    return success();
+  if (chain.empty()) // one thread: a loop of one iteration around the nest
+    chain.push_back(wrapInUnitLoop(rw, root));
   // The innermost bound loop: workgroups x threads.
   ForOp inner = chain.back();
   std::optional<int64_t> extent = getConstantIntValue(inner.getUpperBound());
@@ -109,11 +387,11 @@ static LogicalResult scheduleNest(RewriterBase &rw, Operation *root,
   static const char *outerAxes[] = {"blockIdx.z", "blockIdx.y"};
   const char *const *axis = outerAxes + (3 - chain.size());
   for (ForOp l : ArrayRef<ForOp>(chain).drop_back())
-    if (failed(bind(l, *axis++)))
+    if (failed(bindLoop(l, *axis++)))
       return failure();
-  if (blocks && failed(bind(blocks, "blockIdx.x")))
+  if (blocks && failed(bindLoop(blocks, "blockIdx.x")))
     return failure();
-  return bind(lanes, "threadIdx.x");
+  return bindLoop(lanes, "threadIdx.x");
 }
 
 LogicalResult llmc::tl::scheduleForGPU(func::FuncOp fn,

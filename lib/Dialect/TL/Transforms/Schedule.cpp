@@ -834,14 +834,14 @@ LogicalResult llmc::tl::unroll(ForOp loop) {
   return success();
 }
 
-LogicalResult llmc::tl::bind(ForOp loop, StringRef thread) {
+LogicalResult llmc::tl::bind(ForOp loop, StringRef thread, bool verify) {
   static const char *axes[] = {"threadIdx.x", "threadIdx.y", "threadIdx.z",
                                "blockIdx.x",  "blockIdx.y",  "blockIdx.z"};
   if (!llvm::is_contained(axes, thread))
     return loop.emitError("bind: unknown thread axis '")
            << thread
            << "' (expected threadIdx.x/y/z or blockIdx.x/y/z)";
-  if (failed(verifyIndependent(loop, "bind")))
+  if (verify && failed(verifyIndependent(loop, "bind")))
     return failure();
   setKind(loop, LoopKind::thread_bound);
   loop.setThreadAttr(StringAttr::get(loop.getContext(), thread));

@@ -31,6 +31,9 @@ struct TLVerifyParallelPass
                    ? WalkResult::interrupt()
                    : WalkResult::advance();
       case LoopKind::thread_bound:
+        // A GPU thread axis may also rest on a block's declaration.
+        if (independentByDeclaration(loop))
+          return WalkResult::advance();
         return failed(verifyIndependent(loop, "tl-verify-parallel"))
                    ? WalkResult::interrupt()
                    : WalkResult::advance();
