@@ -239,6 +239,8 @@ void readDevice(const FieldChecker &c, const JsonValue &device,
     for (int d = 0; d < 3; ++d)
       kernel.workgroup[d] =
           c.checkInteger(wg.asArray()[d], field + ".workgroup", 1, 1024);
+    if (const JsonValue *sg = k.find("subgroup"))
+      kernel.subgroup = c.checkInteger(*sg, field + ".subgroup", 1, 1024);
     md.deviceKernels.push_back(std::move(kernel));
   }
   if (const JsonValue *features = device.find("features")) {

@@ -119,6 +119,8 @@ struct ArtifactMetadata {
   struct DeviceKernel {
     std::string name;
     int64_t workgroup[3] = {1, 1, 1};
+    /// The subgroup size its subgroup operations assume (0: none).
+    int64_t subgroup = 0;
   };
   bool hasDevice = false;
   std::vector<DeviceKernel> deviceKernels;

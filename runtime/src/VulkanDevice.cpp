@@ -216,6 +216,28 @@ struct FeatureChain {
   FeatureChain &operator=(const FeatureChain &) = delete;
 };
 
+/// The device's subgroup size and whether its compute shaders have the
+/// subgroup arithmetic (reductions) llmc's kernels use.
+struct Subgroups {
+  uint32_t size = 0;
+  bool arithmetic = false;
+};
+Subgroups subgroupsOf(VkFns &vk, VkInstance instance, VkPhysicalDevice dev) {
+  VkPhysicalDeviceSubgroupProperties sub{};
+  sub.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
+  auto getProps2 = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(
+      vk.getInstanceProcAddr(instance, "vkGetPhysicalDeviceProperties2"));
+  if (!getProps2)
+    return {};
+  VkPhysicalDeviceProperties2 p2{};
+  p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+  p2.pNext = &sub;
+  getProps2(dev, &p2);
+  return {sub.subgroupSize,
+          (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+              (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT)};
+}
+
 /// A buffer with its own memory.
 struct Buffer {
   VkBuffer buffer = VK_NULL_HANDLE;
@@ -385,6 +407,29 @@ void VulkanDevice::Impl::openDevice(int index) {
                   "with --target vulkan,...,workgroup=" +
                   std::to_string(props.limits.maxComputeWorkGroupInvocations) +
                   ")");
+  }
+
+  // Kernels whose lanes combine across a subgroup: the device's subgroups
+  // must be the size they were scheduled for.
+  Subgroups subgroups = subgroupsOf(vk, instance, physical);
+  for (const ArtifactMetadata::DeviceKernel &k : md->deviceKernels) {
+    if (!k.subgroup)
+      continue;
+    if (!subgroups.arithmetic)
+      throw Error("vulkan: kernel " + k.name +
+                  " reduces across a subgroup; device " +
+                  std::to_string(index) + " (" + name +
+                  ") has no subgroup arithmetic in compute shaders (compile "
+                  "for it with --target vulkan,...,subgroup=1)");
+    if (static_cast<int64_t>(subgroups.size) != k.subgroup)
+      throw Error("vulkan: kernel " + k.name +
+                  " was compiled for subgroups "
+                  "of " +
+                  std::to_string(k.subgroup) + "; device " +
+                  std::to_string(index) + " (" + name + ") has " +
+                  std::to_string(subgroups.size) +
+                  " (compile for it with --target vulkan,...,subgroup=" +
+                  std::to_string(subgroups.size) + ")");
   }
 
   uint32_t familyCount = 0;
@@ -1081,16 +1126,7 @@ std::string VulkanDevice::describe(int index) {
     VkPhysicalDevice dev = devices[index];
     VkPhysicalDeviceProperties p;
     vk.vkGetPhysicalDeviceProperties(dev, &p);
-    VkPhysicalDeviceSubgroupProperties sub{};
-    sub.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
-    auto getProps2 = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(
-        vk.getInstanceProcAddr(instance, "vkGetPhysicalDeviceProperties2"));
-    if (getProps2) {
-      VkPhysicalDeviceProperties2 p2{};
-      p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
-      p2.pNext = &sub;
-      getProps2(dev, &p2);
-    }
+    Subgroups sub = subgroupsOf(vk, instance, dev);
     FeatureChain chain;
     vk.vkGetPhysicalDeviceFeatures2(dev, &chain.all);
     auto &f16i8 = chain.f16i8;
@@ -1120,7 +1156,9 @@ std::string VulkanDevice::describe(int index) {
       out += ",-int8";
     if (!f.features.shaderInt64)
       out += ",-int64";
-    uint64_t subgroup = sub.subgroupSize ? sub.subgroupSize : 32;
+    // Without subgroup arithmetic, subgroups of one: the schedule then
+    // sums a workgroup's lanes in workgroup memory only.
+    uint64_t subgroup = !sub.arithmetic ? 1 : sub.size ? sub.size : 32;
     uint64_t workgroup = std::min<uint64_t>(
         1024, pow2Floor(p.limits.maxComputeWorkGroupInvocations));
     out += ",subgroup=" + std::to_string(pow2Floor(subgroup)) + ",workgroup=" +

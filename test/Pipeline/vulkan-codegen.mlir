@@ -1,4 +1,5 @@
 // RUN: llm-opt %s --compile-to=llvm --llmc-target=vulkan:1.3,subgroup=8,workgroup=1024 | FileCheck %s
+// RUN: llm-opt %s --compile-to=llvm --llmc-target=vulkan:1.3,subgroup=8,workgroup=1024 | FileCheck %s --check-prefix=SG
 
 // A Vulkan compile: the GPU schedule's grid, one SPIR-V module for the
 // target's environment (Vulkan 1.3: SPIR-V 1.6) with an entry point per
@@ -14,6 +15,13 @@
 // CHECK: spirv.ExecutionMode @forward_prefill.embedding "LocalSize", 64, 1, 1
 // CHECK: spirv.EntryPoint "GLCompute" @forward_prefill.matmul
 // CHECK: spirv.EntryPoint "GLCompute" @forward_decode.matmul
+// The decode matmul shares each output's 256 products among a workgroup:
+// its partials in a Workgroup variable, a barrier between steps, each
+// subgroup of 8 summed by a non-uniform group operation.
+// SG: spirv.GlobalVariable @__workgroup_mem__{{.*}} : !spirv.ptr<!spirv.struct<(!spirv.array<64 x f32>)>, Workgroup>
+// SG: spirv.func @forward_decode.matmul()
+// SG: spirv.ControlBarrier <Workgroup>, <Workgroup>, <AcquireRelease|WorkgroupMemory>
+// SG: spirv.GroupNonUniformFAdd <Subgroup> <Reduce>
 !cache = !graph.kv_cache<layers = 1, max_seq = 8, kv_heads = 1, head_dim = 64, element_type = f32>
 func.func @forward(%tokens: tensor<?xi32>, %pos0: index, %w: !graph.weights, %cache: !cache) -> tensor<?x64xf32> {
   %emb = graph.param %w["emb"] : tensor<64x256xf32>

@@ -6,6 +6,7 @@ Skips (visibly) when there is no Vulkan device; LLMC_REQUIRE_VULKAN=1 makes that
 failure (the README's test command sets it: setup installs lavapipe).
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,19 +20,26 @@ sys.path.insert(0, os.path.join(e2e_util.E2E_DIR, "tools"))
 import gguf_writer  # noqa: E402
 import make_hf_model  # noqa: E402
 
-# lavapipe's limits (`vulkaninfo`): subgroups of 8, 1024 threads, 32K shared,
-# f64.
+# lavapipe's limits (`vulkaninfo`): subgroups of 8 (its vector width; the
+# fixture takes the device's own), 1024 threads, 32K shared, f64. Kernels that
+# sum across a subgroup need the device's size.
 LAVAPIPE = "vulkan:1.3,+fp64,subgroup=8,workgroup=1024,shared=32K"
+SUBGROUP = 8
 
 
 @pytest.fixture(scope="session")
 def vulkan(llmc):
+    global LAVAPIPE, SUBGROUP
     p = e2e_util.run([llmc, "devices"])
     if p.returncode != 0 or not p.stdout.strip():
         msg = "no Vulkan device (llmc devices: %s)" % (p.stderr.strip() or p.stdout.strip())
         if os.environ.get("LLMC_REQUIRE_VULKAN") == "1":
             pytest.fail(msg)
         pytest.skip(msg)
+    m = re.search(r"subgroup=(\d+)", p.stdout)
+    if m:
+        SUBGROUP = int(m.group(1))
+        LAVAPIPE = "vulkan:1.3,+fp64,subgroup=%d,workgroup=1024,shared=32K" % SUBGROUP
     return p.stdout
 
 
@@ -221,3 +229,23 @@ def test_bench_profile_and_roofline_on_the_device(llmc, tmp_path, stories_paths,
     p = e2e_util.run([llmc, "bench", vk, "-p", 8, "-n", 0, "-r", 1, "--vs", "none",
                       "--device", 9])
     assert p.returncode != 0 and "no device 9" in p.stderr, e2e_util.describe(p)
+
+
+def test_subgroup_size_mismatch(llmc, tmp_path, vulkan):
+    """Kernels that sum across a subgroup run only on a device whose subgroups
+    are the size they were compiled for: anything else is a clear error naming
+    both sizes, not wrong sums. The dispatch program records the size per
+    kernel."""
+    import json
+    hf = tmp_path / "hf"
+    make_hf_model.make_model(str(hf), arch="llama", tied=False, dtype="f32", seed=5)
+    gguf = tmp_path / "model.gguf"
+    gguf_writer.hf_to_gguf(str(hf), str(gguf), gguf_writer.GGML_F32)
+    other = 32 if SUBGROUP != 32 else 16
+    wide = LAVAPIPE.replace("subgroup=%d" % SUBGROUP, "subgroup=%d" % other)
+    art = _compile(llmc, gguf, tmp_path / "vk", wide)
+    meta = json.loads((art / "metadata.json").read_text())
+    assert any(k.get("subgroup") == other for k in meta["device"]["kernels"])
+    p = e2e_util.run([llmc, "run", art, "--prompt-ids", "1,2,3", "--max-tokens", 2])
+    assert p.returncode != 0 and "was compiled for subgroups of %d" % other in p.stderr \
+        and "subgroup=%d" % SUBGROUP in p.stderr, e2e_util.describe(p)

@@ -169,7 +169,7 @@ def test_tuning_choices(llmc, tiny_model, tmp_path):
 
 
 def test_vulkan_target_runs_the_same_model(llmc, llmc_bin, tiny_model, tmp_path):
-    """`llmc.compile(..., target="vulkan:...")` writes a Vulkan artifact that
+    """`llmc.compile(..., target="vulkan")` (the machine's device) writes an artifact that
     `Runtime` runs on the Vulkan device (lavapipe): the same logits as the CPU
     target's within 1e-3 of their largest."""
     devices = subprocess.run([llmc_bin, "devices"], stdout=subprocess.PIPE,
@@ -181,7 +181,7 @@ def test_vulkan_target_runs_the_same_model(llmc, llmc_bin, tiny_model, tmp_path)
         pytest.skip(msg)
     module = llmc.import_model(tiny_model)
     vk = llmc.compile(module, tmp_path / "vk",
-                      target="vulkan:1.3,+fp64,subgroup=8,workgroup=1024,shared=32K")
+                      target="vulkan")
     cpu = llmc.compile(llmc.import_model(tiny_model), tmp_path / "cpu")
     assert (tmp_path / "vk" / "kernels.spv").exists()
     ids = [1, 7, 30, 2, 55, 9, 17]

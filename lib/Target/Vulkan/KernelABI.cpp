@@ -507,8 +507,14 @@ struct VulkanKernelABIPass
       json::Array wg;
       for (int i = 0; i < 3; ++i)
         wg.push_back(block ? int64_t(block[i]) : int64_t(1));
-      kernelList.push_back(
-          json::Object{{"name", k.getName()}, {"workgroup", std::move(wg)}});
+      json::Object entry{{"name", k.getName()}, {"workgroup", std::move(wg)}};
+      // A kernel whose lanes combine values across a subgroup needs the
+      // device's subgroups to be the size it was scheduled for.
+      if (k.walk([](gpu::SubgroupReduceOp) {
+             return WalkResult::interrupt();
+           }).wasInterrupted())
+        entry["subgroup"] = int64_t(desc->subgroupSize);
+      kernelList.push_back(std::move(entry));
     }
     json::Object phases;
     for (auto host : module.getOps<func::FuncOp>()) {

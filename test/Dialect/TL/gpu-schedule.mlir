@@ -1,5 +1,6 @@
-// RUN: llm-opt %s -split-input-file -tl-default-schedule="target=vulkan" | FileCheck %s
+// RUN: llm-opt %s -split-input-file -tl-default-schedule="target=vulkan:1.3,subgroup=32" | FileCheck %s
 // RUN: llm-opt %s -split-input-file -tl-default-schedule="target=vulkan:1.3,subgroup=128,workgroup=512" | FileCheck %s --check-prefix=WIDE
+// RUN: llm-opt %s -split-input-file -tl-default-schedule="target=vulkan:1.3,subgroup=1" | FileCheck %s --check-prefix=TREE
 
 // The GPU targets' default schedule: each nest one launch, its independent
 // top loops on the grid (the innermost split into workgroups x threads,
@@ -8,9 +9,11 @@
 
 // A decode matmul (64 outputs, 256 products each): a workgroup per output
 // (blockIdx.x), its 64 threads taking consecutive products (k = ko * 64 +
-// lane: coalesced), each into its partial in the workgroup's buffer; the
-// partials summed in a tree (32, 16, ... 1 threads), the output written by
-// one thread. Every step a loop bound to threadIdx.x.
+// lane: coalesced), each into its partial in the workgroup's buffer. With
+// subgroups of 32, each subgroup sums its lanes' partials at once
+// (gpu.subgroup_reduce, every lane of the workgroup in the step) and one
+// thread adds the two subgroups' totals into the output. Every step a loop
+// bound to threadIdx.x.
 // CHECK-LABEL: func.func @decode
 // CHECK: tl.for %[[N:.*]] = %c0 to %c64 step %c1 kind(thread_bound) thread("blockIdx.x")
 // CHECK: %[[P:.*]] = memref.alloca() {{.*}} : memref<64xf32>
@@ -19,14 +22,26 @@
 // CHECK: tl.for %[[L:.*]] = {{.*}} to %c64{{.*}} kind(thread_bound) thread("threadIdx.x")
 // CHECK-NEXT: tl.for %[[KO:.*]] = {{.*}} to %c4
 // CHECK: tl.block "matmul_rf" ({{.*}}%[[L]])
-// CHECK: tl.for {{.*}} to %c32{{.*}} kind(thread_bound) thread("threadIdx.x")
-// CHECK-NEXT: tl.block "matmul_tree0"
-// CHECK: tl.block "matmul_tree5"
+// CHECK: tl.for {{.*}} to %c64{{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK-NEXT: tl.block "matmul_subgroup"
+// CHECK: gpu.subgroup_reduce add %{{.*}} : (f32) -> f32
+// CHECK-NOT: matmul_tree
 // CHECK: tl.for {{.*}} to %c1{{.*}} kind(thread_bound) thread("threadIdx.x")
-// CHECK-NEXT: tl.block "matmul" ({{.*}}) reads({{.*}}%[[P]][0]
-// A subgroup of 128 threads: 128 lanes, two products each.
+// CHECK-NEXT: tl.for %[[S:.*]] = {{.*}} to %c2
+// CHECK-NEXT: tl.block "matmul" ({{.*}}) reads({{.*}}%[[P]][%{{.*}} * 32]
+// A subgroup of 128 threads: 128 lanes, two products each, one subgroup.
 // WIDE-LABEL: func.func @decode
 // WIDE: memref.alloca() {{.*}} : memref<128xf32>
+// WIDE: tl.block "matmul_subgroup"
+// Without subgroup operations (subgroups of one), the partials are summed
+// in a tree in workgroup memory: 32, 16, ... 1 threads, then the output by
+// one thread.
+// TREE-LABEL: func.func @decode
+// TREE: tl.for {{.*}} to %c32{{.*}} kind(thread_bound) thread("threadIdx.x")
+// TREE-NEXT: tl.block "matmul_tree0"
+// TREE: tl.block "matmul_tree5"
+// TREE: tl.for {{.*}} to %c1{{.*}} kind(thread_bound) thread("threadIdx.x")
+// TREE-NEXT: tl.block "matmul" ({{.*}}) reads({{.*}}[0]
 func.func @decode(%x: memref<1x256xf32>, %w: memref<64x256xf32>, %y: memref<1x64xf32>) {
   %cst = arith.constant 0.000000e+00 : f32
   %c0 = arith.constant 0 : index
@@ -91,9 +106,14 @@ func.func @add(%a: memref<?x1000xf32>, %b: memref<?x1000xf32>, %c: memref<?x1000
 // CHECK: memref.alloca() {{.*}} : memref<64xf32>
 // CHECK: tl.block "sum_rf_init"
 // CHECK: tl.block "sum_rf"
-// CHECK: tl.block "sum_tree5"
+// CHECK: tl.block "sum_subgroup"
 // CHECK: to %c1{{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK-NEXT: tl.for
 // CHECK-NEXT: tl.block "sum" (
+// TREE-LABEL: func.func @sum
+// TREE: tl.block "sum_tree5"
+// TREE: to %c1{{.*}} kind(thread_bound) thread("threadIdx.x")
+// TREE-NEXT: tl.block "sum" (
 func.func @sum(%x: memref<256xf32>, %s: memref<1xf32>) {
   %cst = arith.constant 0.000000e+00 : f32
   %c0 = arith.constant 0 : index

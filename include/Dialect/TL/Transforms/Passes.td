@@ -215,7 +215,8 @@ def TLDefaultSchedule : Pass<"tl-default-schedule", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::math::MathDialect",
                            "mlir::memref::MemRefDialect",
-                           "mlir::affine::AffineDialect"];
+                           "mlir::affine::AffineDialect",
+                           "mlir::gpu::GPUDialect"];
 }
 
 def TLSchedule : Pass<"tl-schedule"> {

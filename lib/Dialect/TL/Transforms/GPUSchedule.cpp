@@ -27,11 +27,14 @@
 //===----------------------------------------------------------------------===//
 #include "Dialect/TL/Transforms/GPUSchedule.h"
 #include "Dialect/TL/Analysis/Independence.h"
+#include "Dialect/TL/Analysis/Reduction.h"
 #include "Dialect/TL/IR/TL.h"
 #include "Dialect/TL/Transforms/Schedule.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/PatternMatch.h"
@@ -174,6 +177,75 @@ static ForOp unitLoop(RewriterBase &rw, Operation *op, StringRef axis) {
   return unit;
 }
 
+/// The subgroup operation that combines partials as `kind` does, if any.
+static std::optional<gpu::AllReduceOperation>
+subgroupCombiner(arith::AtomicRMWKind kind) {
+  switch (kind) {
+  case arith::AtomicRMWKind::addf:
+  case arith::AtomicRMWKind::addi:
+    return gpu::AllReduceOperation::ADD;
+  case arith::AtomicRMWKind::maximumf:
+    return gpu::AllReduceOperation::MAXIMUMF;
+  case arith::AtomicRMWKind::minimumf:
+    return gpu::AllReduceOperation::MINIMUMF;
+  case arith::AtomicRMWKind::maxnumf:
+    return gpu::AllReduceOperation::MAXNUMF;
+  case arith::AtomicRMWKind::minnumf:
+    return gpu::AllReduceOperation::MINNUMF;
+  default:
+    return std::nullopt;
+  }
+}
+
+/// Replaces the levels of `tree` (over segments of one subgroup each) by
+/// one step in which every lane's partial becomes its subgroup's total: a
+/// block "<name>_subgroup" over the `lanes` partials of `parts`, its loop
+/// bound to threadIdx.x, combining with gpu.subgroup_reduce. The step
+/// spans the whole workgroup (a whole number of subgroups, no lane idle),
+/// as the operation, which reads the other lanes' values, requires.
+static LogicalResult subgroupStep(RewriterBase &rw, TreeReduceResult &tree,
+                                  Value parts, int64_t lanes,
+                                  gpu::AllReduceOperation op) {
+  MLIRContext *ctx = rw.getContext();
+  Location loc = tree.final.getLoc();
+  // Each level's outermost loop: the ancestor beside the final's nest.
+  SmallVector<Operation *> levels;
+  for (BlockOp level : tree.levels) {
+    Operation *top = level;
+    while (!top->getParentOp()->isProperAncestor(tree.final))
+      top = top->getParentOp();
+    levels.push_back(top);
+  }
+  rw.setInsertionPoint(levels.front());
+  Value zero = arith::ConstantIndexOp::create(rw, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rw, loc, 1);
+  Value count = arith::ConstantIndexOp::create(rw, loc, lanes);
+  auto loop = ForOp::create(rw, loc, zero, count, one, LoopKind::serial);
+  rw.setInsertionPoint(loop.getBody()->getTerminator());
+  AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
+  ArrayAttr maps = rw.getArrayAttr({AffineMapAttr::get(id)});
+  auto block = BlockOp::create(
+      rw, loc, rw.getStringAttr((tree.final.getName() + "_subgroup").str()),
+      ValueRange{loop.getInductionVar()},
+      rw.getArrayAttr({IterKindAttr::get(ctx, IterKind::spatial)}),
+      ValueRange{parts}, maps, ValueRange{parts}, maps);
+  Block *body =
+      rw.createBlock(&block.getBody(), {}, {rw.getIndexType()}, {loc});
+  rw.setInsertionPointToStart(body);
+  Value lane = body->getArgument(0);
+  Value mine = affine::AffineLoadOp::create(rw, loc, parts, id, lane);
+  // Not marked uniform: SPIR-V's uniform group operations need the Groups
+  // capability, which Vulkan lacks; every lane takes part all the same.
+  Value total = gpu::SubgroupReduceOp::create(rw, loc, mine, op,
+                                              /*uniform=*/false);
+  affine::AffineStoreOp::create(rw, loc, total, parts, id, lane);
+  YieldOp::create(rw, loc);
+  for (Operation *level : levels)
+    rw.eraseOp(level);
+  tree.levels.clear();
+  return bindLoop(loop, "threadIdx.x");
+}
+
 /// The workgroup reduction rule (see the file comment). Applies to a nest
 /// whose independent top loops `chain` (possibly none) have constant
 /// extents and whose rest is a perfect nest of reduction loops around one
@@ -249,8 +321,21 @@ static FailureOr<bool> reduceInWorkgroup(RewriterBase &rw, Operation *root,
   auto rf = quietly(ctx, [&] { return rfactor(rw, block, {laneLoop}); });
   if (failed(rf))
     return failure();
-  auto tree = quietly(ctx, [&] { return treeReduce(rw, rf->writeBack); });
+  // Where the target has subgroups that divide the lanes and an operation
+  // for the combiner, each subgroup sums its lanes at once (no barrier) and
+  // one thread adds the subgroups' totals; else a tree in workgroup memory.
+  FailureOr<ReductionUpdate> update = matchReductionUpdate(rf->writeBack);
+  std::optional<gpu::AllReduceOperation> subgroupOp =
+      succeeded(update) ? subgroupCombiner(update->kind) : std::nullopt;
+  int64_t subgroup = target.subgroupSize;
+  bool bySubgroup = subgroupOp && subgroup > 1 && lanes % subgroup == 0;
+  Value parts = rf->init.getWrites()[0];
+  auto tree = quietly(ctx, [&] {
+    return treeReduce(rw, rf->writeBack, bySubgroup ? subgroup : 0);
+  });
   if (failed(tree))
+    return failure();
+  if (bySubgroup && failed(subgroupStep(rw, *tree, parts, lanes, *subgroupOp)))
     return failure();
   // Bind: the grid, then each step of the workgroup on threadIdx.x (the
   // write into the output on one thread).
@@ -263,7 +348,14 @@ static FailureOr<bool> reduceInWorkgroup(RewriterBase &rw, Operation *root,
   for (BlockOp level : tree->levels)
     if (failed(bindLoop(parentLoop(level), "threadIdx.x")))
       return failure();
-  unitLoop(rw, tree->final, "threadIdx.x");
+  // The write on one thread, with the loop over the subgroups' totals.
+  Operation *write = tree->final;
+  while (auto l = dyn_cast<ForOp>(write->getParentOp()))
+    if (l.getKind() == LoopKind::serial)
+      write = l;
+    else
+      break;
+  unitLoop(rw, write, "threadIdx.x");
   return true;
 }
 
