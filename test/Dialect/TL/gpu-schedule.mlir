@@ -313,3 +313,51 @@ func.func @kv_store(%x: memref<?x64xf32>, %kv: memref<131072xf32>, %pos0: index)
   }
   return
 }
+
+// -----
+
+// A prompt's matmul (tokens dynamic, 96 outputs, 256 products): each thread
+// takes 8 tokens of one output, so that each weight element it loads serves
+// the 8 of them; their sums are partials in registers (rfactor over a lane
+// of one, the tile's loops unrolled). The whole tiles on blockIdx.y, the
+// outputs in workgroups of 64 threads; the tokens past the last whole tile
+// in a nest of their own ("matmul_tail"), one token per blockIdx.y.
+// CHECK-LABEL: func.func @prompt
+// CHECK: %[[TILES:.*]] = arith.divui %{{.*}}, %c8
+// CHECK: tl.for {{.*}} to %[[TILES]] step %c1{{.*}} kind(thread_bound) thread("blockIdx.y")
+// CHECK: tl.for {{.*}} to %c2{{.*}} kind(thread_bound) thread("blockIdx.x")
+// CHECK: tl.for {{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK: memref.alloca() {{.*}} : memref<8x1xf32>
+// CHECK: kind(unrolled)
+// CHECK: tl.block "matmul_rf_init"
+// CHECK: tl.for {{.*}} to %c256
+// CHECK: tl.for {{.*}} to %c8{{.*}} step %c1{{.*}} kind(unrolled)
+// CHECK: tl.block "matmul_rf"
+// CHECK: tl.block "matmul" (
+// CHECK: kind(thread_bound) thread("blockIdx.y")
+// CHECK: tl.block "matmul_tail"
+func.func @prompt(%x: memref<?x256xf32>, %w: memref<96x256xf32>, %y: memref<?x96xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c96 = arith.constant 96 : index
+  %c256 = arith.constant 256 : index
+  %n = memref.dim %x, %c0 : memref<?x256xf32>
+  tl.for %t = %c0 to %n step %c1 {
+    tl.for %o = %c0 to %c96 step %c1 {
+      tl.for %k = %c0 to %c256 step %c1 {
+        tl.block "matmul" (%vt = spatial %t, %vo = spatial %o, %vk = reduce %k) reads(%x[%vt, %vk] : memref<?x256xf32>, %w[%vo, %vk] : memref<96x256xf32>, %y[%vt, %vo] : memref<?x96xf32>) writes(%y[%vt, %vo] : memref<?x96xf32>) init {
+          affine.store %cst, %y[symbol(%vt), symbol(%vo)] : memref<?x96xf32>
+        } {
+          %0 = affine.load %x[symbol(%vt), symbol(%vk)] : memref<?x256xf32>
+          %1 = affine.load %w[symbol(%vo), symbol(%vk)] : memref<96x256xf32>
+          %2 = affine.load %y[symbol(%vt), symbol(%vo)] : memref<?x96xf32>
+          %3 = arith.mulf %0, %1 : f32
+          %4 = arith.addf %2, %3 : f32
+          affine.store %4, %y[symbol(%vt), symbol(%vo)] : memref<?x96xf32>
+        }
+      }
+    }
+  }
+  return
+}

@@ -39,6 +39,8 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace llmc;
 using namespace llmc::tl;
@@ -177,6 +179,29 @@ static ForOp unitLoop(RewriterBase &rw, Operation *op, StringRef axis) {
   return unit;
 }
 
+/// The one reduction block (one output) of the perfect nest from `first`
+/// inward, whose loops all have constant extents and whose spatial values
+/// come from outside `first` (the loops bind only its reduction variables);
+/// null otherwise.
+static BlockOp reductionNest(ForOp first, SmallVectorImpl<ForOp> &loops) {
+  BlockOp block = perfectNest(first, loops);
+  if (!block || !block.hasReduction() || block.getWrites().size() != 1)
+    return {};
+  for (unsigned i = 0, e = block.getNumIters(); i < e; ++i) {
+    if (block.getIterKind(i) != IterKind::spatial)
+      continue;
+    Value v = block.getIterValues()[i];
+    Operation *def = v.getDefiningOp();
+    Operation *owner =
+        def ? def : cast<BlockArgument>(v).getOwner()->getParentOp();
+    if (first->isAncestor(owner))
+      return {};
+  }
+  if (llvm::any_of(loops, [](ForOp l) { return !constantExtent(l); }))
+    return {};
+  return block;
+}
+
 /// The subgroup operation that combines partials as `kind` does, if any.
 static std::optional<gpu::AllReduceOperation>
 subgroupCombiner(arith::AtomicRMWKind kind) {
@@ -263,28 +288,12 @@ static FailureOr<bool> reduceInWorkgroup(RewriterBase &rw, Operation *root,
   if (!first)
     return false;
   SmallVector<ForOp> reduction;
-  BlockOp block = perfectNest(first, reduction);
-  if (!block || !block.hasReduction() || block.getWrites().size() != 1)
+  BlockOp block = reductionNest(first, reduction);
+  if (!block)
     return false;
-  // Only reduction variables inside: the spatial ones are fixed per
-  // workgroup (they may not come from the loops being split).
-  for (unsigned i = 0, e = block.getNumIters(); i < e; ++i) {
-    if (block.getIterKind(i) != IterKind::spatial)
-      continue;
-    Value v = block.getIterValues()[i];
-    Operation *def = v.getDefiningOp();
-    Operation *owner =
-        def ? def : cast<BlockArgument>(v).getOwner()->getParentOp();
-    if (first->isAncestor(owner))
-      return false;
-  }
   int64_t iterations = 1;
-  for (ForOp l : reduction) {
-    std::optional<int64_t> e = constantExtent(l);
-    if (!e)
-      return false;
-    iterations *= *e;
-  }
+  for (ForOp l : reduction)
+    iterations *= *constantExtent(l);
   int64_t lanes = reductionLanes(target, *constantExtent(first));
   if (!lanes || iterations < 2 * lanes)
     return false;
@@ -432,6 +441,82 @@ static FailureOr<bool> stepsInWorkgroup(RewriterBase &rw, ArrayRef<ForOp> chain,
   return true;
 }
 
+/// Tokens of a prompt one thread's register tile covers.
+static constexpr int64_t kTokenTile = 8;
+
+/// The prompt matmul rule: a nest whose independent top loops are the
+/// tokens (a dynamic count) and the outputs (a constant one) around a
+/// reduction gives each thread kTokenTile tokens of one output, so that
+/// each weight element it loads serves all of them: the tokens' loop split
+/// into whole tiles (split_peel; the rest run in a nest of their own, which
+/// the other rules map), the tile's loop moved inside the reduction, its
+/// sums kept in partials (rfactor over a lane of one), unrolled so that
+/// they are registers; the tiles on blockIdx.y, the outputs on workgroups
+/// of threads. Returns false, changing nothing, where it does not apply.
+static FailureOr<bool> tileTokens(RewriterBase &rw, ArrayRef<ForOp> chain,
+                                  const TargetDescription &target) {
+  if (chain.size() != 2 || constantExtent(chain[0]) ||
+      !constantExtent(chain[1]))
+    return false;
+  ForOp first = onlyInnerLoop(chain[1]);
+  SmallVector<ForOp> reduction;
+  BlockOp block = first ? reductionNest(first, reduction) : BlockOp();
+  // Not again on the tokens a split left (fewer than a tile).
+  if (!block || failed(matchReductionUpdate(block)) ||
+      block.getName().ends_with("_tail"))
+    return false;
+  MLIRContext *ctx = rw.getContext();
+  auto peel =
+      quietly(ctx, [&] { return splitPeel(rw, chain[0], {kTokenTile}); });
+  if (failed(peel))
+    return false;
+  ForOp tiles = peel->loops[0];
+  SmallVector<ForOp> order = {chain[1]};
+  llvm::append_range(order, reduction);
+  order.push_back(peel->loops[1]);
+  auto moved = quietly(ctx, [&] { return reorder(rw, order); });
+  if (failed(moved))
+    return failure();
+  ForOp outputs = (*moved)[0];
+  auto unitLane = quietly(ctx, [&] {
+    return tl::split(rw, (*moved)[1], {-1, 1});
+  });
+  if (failed(unitLane))
+    return failure();
+  auto rf = quietly(ctx, [&] { return rfactor(rw, block, {(*unitLane)[1]}); });
+  if (failed(rf))
+    return failure();
+  // The tile's loops (and the lanes of one) unrolled: constant indices.
+  for (BlockOp b : {rf->init, rf->rf, rf->writeBack}) {
+    for (ForOp l = b->getParentOfType<ForOp>(); l && l != outputs;
+         l = l->getParentOfType<ForOp>()) {
+      std::optional<int64_t> e = constantExtent(l);
+      bool tileOrLane = e && (*e == kTokenTile || *e == 1) &&
+                        (b != rf->rf || l == b->getParentOfType<ForOp>() ||
+                         l == (*unitLane)[1]);
+      if (tileOrLane && failed(unroll(l)))
+        return failure();
+    }
+  }
+  // The grid: the whole tiles on blockIdx.y, the outputs split into
+  // workgroups of threads.
+  int64_t n = *constantExtent(outputs);
+  int64_t threads = workgroupThreads(target, n);
+  ForOp blocks, lanes = outputs;
+  if (n != threads) {
+    auto split = tl::split(rw, outputs, {-1, threads});
+    if (failed(split))
+      return failure();
+    blocks = (*split)[0];
+    lanes = (*split)[1];
+  }
+  if (failed(bindLoop(tiles, "blockIdx.y")) ||
+      (blocks && failed(bindLoop(blocks, "blockIdx.x"))) ||
+      failed(bindLoop(lanes, "threadIdx.x")))
+    return failure();
+  return true;
+}
+
 /// Binds the grid of one top-level nest rooted at `root` (a loop or a bare
 /// block).
 static LogicalResult scheduleNest(RewriterBase &rw, Operation *root,
@@ -448,18 +533,22 @@ static LogicalResult scheduleNest(RewriterBase &rw, Operation *root,
     if (chain.size() == 3)
       break;
   }
-  FailureOr<bool> reduced = reduceInWorkgroup(rw, root, chain, target);
-  if (failed(reduced))
-    return root->emitError("the GPU schedule could not split this "
-                           "reduction across a workgroup");
-  if (*reduced)
-    return success();
-  FailureOr<bool> stepped = stepsInWorkgroup(rw, chain, target);
-  if (failed(stepped))
-    return root->emitError("the GPU schedule could not map this nest's "
-                           "steps onto a workgroup");
-  if (*stepped)
-    return success();
+  // The rules, first that applies: each returns false, changing nothing,
+  // where it does not.
+  std::pair<std::function<FailureOr<bool>()>, const char *> rules[] = {
+      {[&] { return reduceInWorkgroup(rw, root, chain, target); },
+       "split this reduction across a workgroup"},
+      {[&] { return tileTokens(rw, chain, target); },
+       "tile this prompt matmul's tokens"},
+      {[&] { return stepsInWorkgroup(rw, chain, target); },
+       "map this nest's steps onto a workgroup"}};
+  for (auto &[apply, what] : rules) {
+    FailureOr<bool> applied = apply();
+    if (failed(applied))
+      return root->emitError("the GPU schedule could not ") << what;
+    if (*applied)
+      return success();
+  }
   if (chain.empty()) // one thread: a loop of one iteration around the nest
     chain.push_back(wrapInUnitLoop(rw, root));
   // The innermost bound loop: workgroups x threads.
@@ -489,12 +578,31 @@ static LogicalResult scheduleNest(RewriterBase &rw, Operation *root,
 LogicalResult llmc::tl::scheduleForGPU(func::FuncOp fn,
                                        const TargetDescription &target) {
   IRRewriter rw(fn.getContext());
-  SmallVector<Operation *> roots;
+  // Every top-level nest not yet mapped, until none is left (a rule may
+  // add one: a peeled tail); each mapping binds its nest's top loop.
+  unsigned nests = 0;
   for (Operation &op : fn.getBody().getOps())
-    if (isa<ForOp, BlockOp>(op))
-      roots.push_back(&op);
-  for (Operation *root : roots)
-    if (failed(scheduleNest(rw, root, target)))
+    nests += isa<ForOp, BlockOp>(op);
+  for (unsigned round = 0;; ++round) {
+    if (round > 2 * nests + 16)
+      return fn.emitError("the GPU schedule keeps adding nests to map");
+    Operation *next = nullptr;
+    for (Operation &op : fn.getBody().getOps()) {
+      auto l = dyn_cast<ForOp>(op);
+      if (isa<BlockOp>(op) || (l && l.getKind() != LoopKind::thread_bound)) {
+        next = &op;
+        break;
+      }
+    }
+    if (!next)
+      return success();
+    if (failed(scheduleNest(rw, next, target)))
       return failure();
-  return success();
+    // The same op still unbound at the top (compared as a pointer only: a
+    // mapping may have erased it) would loop forever.
+    for (Operation &op : fn.getBody().getOps())
+      if (&op == next && (isa<BlockOp>(op) ||
+                          cast<ForOp>(op).getKind() != LoopKind::thread_bound))
+        return op.emitError("the GPU schedule left this nest unmapped");
+  }
 }
