@@ -29,9 +29,10 @@
 // CHECK: tl.for {{.*}} to %c1{{.*}} kind(thread_bound) thread("threadIdx.x")
 // CHECK-NEXT: tl.for %[[S:.*]] = {{.*}} to %c2
 // CHECK-NEXT: tl.block "matmul" ({{.*}}) reads({{.*}}%[[P]][%{{.*}} * 32]
-// A subgroup of 128 threads: 128 lanes, two products each, one subgroup.
+// A subgroup of 128 threads: 128 lanes, two products each, so two rows a
+// workgroup (each lane four products).
 // WIDE-LABEL: func.func @decode
-// WIDE: memref.alloca() {{.*}} : memref<128xf32>
+// WIDE: memref.alloca() {{.*}} : memref<2x128xf32>
 // WIDE: tl.block "matmul_subgroup"
 // Without subgroup operations (subgroups of one), the partials are summed
 // in a tree in workgroup memory: 32, 16, ... 1 threads, then the output by
@@ -166,13 +167,22 @@ func.func @odd(%x: memref<1x172xf32>, %w: memref<64x172xf32>, %y: memref<1x64xf3
 
 // -----
 
-// An output head of 151936 rows: past the 65535 workgroups a grid axis is
-// guaranteed, the rows split exactly into blockIdx.y x blockIdx.x
-// (4 x 37984).
+// An output head of 151936 rows of 128 products: 64 lanes would take only 2
+// products each, so a workgroup serves 2 rows (each lane 2 products of each,
+// the partials [2 rows][64 lanes]); the 75968 workgroups, past the 65535 a
+// grid axis is guaranteed, split exactly into blockIdx.y x blockIdx.x
+// (2 x 37984). The subgroup step and the write loop over the rows.
 // CHECK-LABEL: func.func @head
-// CHECK: tl.for {{.*}} to %c4 step %c1{{.*}} kind(thread_bound) thread("blockIdx.y")
+// CHECK: tl.for {{.*}} to %c2{{.*}} step %c1{{.*}} kind(thread_bound) thread("blockIdx.y")
 // CHECK: tl.for {{.*}} to %c37984 step %c1{{.*}} kind(thread_bound) thread("blockIdx.x")
-// CHECK: memref.alloca() {{.*}} : memref<64xf32>
+// CHECK: memref.alloca() {{.*}} : memref<2x64xf32>
+// CHECK: tl.for {{.*}} to %c64{{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK: tl.block "matmul_rf" ({{.*}}) reads({{.*}}) writes(%alloca[%{{.*}}, %{{.*}}] : memref<2x64xf32>)
+// CHECK: tl.for {{.*}} to %c64{{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK: tl.for {{.*}} to %c2
+// CHECK-NEXT: tl.block "matmul_subgroup"
+// CHECK: tl.for {{.*}} to %c1{{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK-NEXT: tl.for {{.*}} to %c2
 func.func @head(%x: memref<1x128xf32>, %w: memref<151936x128xf32>, %y: memref<1x151936xf32>) {
   %cst = arith.constant 0.000000e+00 : f32
   %c0 = arith.constant 0 : index

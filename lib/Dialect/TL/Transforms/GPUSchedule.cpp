@@ -222,15 +222,27 @@ subgroupCombiner(arith::AtomicRMWKind kind) {
   }
 }
 
+/// The op of the nest that holds `op` among serial loops inside the
+/// workgroup's: `op`, or its outermost serial loop that does not hold
+/// `shared` (the workgroup's buffer: the loops around it are the grid's).
+static Operation *serialNestOf(Operation *op, Operation *shared) {
+  while (auto l = dyn_cast<ForOp>(op->getParentOp())) {
+    if (l.getKind() != LoopKind::serial || l->isAncestor(shared))
+      break;
+    op = l;
+  }
+  return op;
+}
+
 /// Replaces the levels of `tree` (over segments of one subgroup each) by
-/// one step in which every lane's partial becomes its subgroup's total: a
-/// block "<name>_subgroup" over the `lanes` partials of `parts`, its loop
-/// bound to threadIdx.x, combining with gpu.subgroup_reduce. The step
-/// spans the whole workgroup (a whole number of subgroups, no lane idle),
-/// as the operation, which reads the other lanes' values, requires.
+/// one step in which every lane's partials become their subgroup's totals:
+/// a block "<name>_subgroup" over the partials `parts` ([rows..., lanes]),
+/// its lane loop bound to threadIdx.x around serial loops over the rows,
+/// combining with gpu.subgroup_reduce. The step spans the whole workgroup
+/// (a whole number of subgroups, no lane idle), as the operation, which
+/// reads the other lanes' values, requires.
 static LogicalResult subgroupStep(RewriterBase &rw, TreeReduceResult &tree,
-                                  Value parts, int64_t lanes,
-                                  gpu::AllReduceOperation op) {
+                                  Value parts, gpu::AllReduceOperation op) {
   MLIRContext *ctx = rw.getContext();
   Location loc = tree.final.getLoc();
   // Each level's outermost loop: the ancestor beside the final's nest.
@@ -241,34 +253,47 @@ static LogicalResult subgroupStep(RewriterBase &rw, TreeReduceResult &tree,
       top = top->getParentOp();
     levels.push_back(top);
   }
-  rw.setInsertionPoint(levels.front());
+  ArrayRef<int64_t> shape = cast<MemRefType>(parts.getType()).getShape();
+  unsigned rank = shape.size();
+  rw.setInsertionPoint(serialNestOf(tree.final, parts.getDefiningOp()));
   Value zero = arith::ConstantIndexOp::create(rw, loc, 0);
   Value one = arith::ConstantIndexOp::create(rw, loc, 1);
-  Value count = arith::ConstantIndexOp::create(rw, loc, lanes);
-  auto loop = ForOp::create(rw, loc, zero, count, one, LoopKind::serial);
-  rw.setInsertionPoint(loop.getBody()->getTerminator());
-  AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
+  // The lanes' loop outside, the rows' loops inside it.
+  SmallVector<ForOp> loops;
+  for (unsigned d = 0; d < rank; ++d) {
+    int64_t extent = d == 0 ? shape.back() : shape[d - 1];
+    Value count = arith::ConstantIndexOp::create(rw, loc, extent);
+    loops.push_back(ForOp::create(rw, loc, zero, count, one, LoopKind::serial));
+    rw.setInsertionPoint(loops.back().getBody()->getTerminator());
+  }
+  SmallVector<Value> ivs;
+  for (unsigned d = 1; d < rank; ++d)
+    ivs.push_back(loops[d].getInductionVar());
+  ivs.push_back(loops[0].getInductionVar());
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
   ArrayAttr maps = rw.getArrayAttr({AffineMapAttr::get(id)});
+  SmallVector<Attribute> kinds(rank, IterKindAttr::get(ctx, IterKind::spatial));
   auto block = BlockOp::create(
       rw, loc, rw.getStringAttr((tree.final.getName() + "_subgroup").str()),
-      ValueRange{loop.getInductionVar()},
-      rw.getArrayAttr({IterKindAttr::get(ctx, IterKind::spatial)}),
-      ValueRange{parts}, maps, ValueRange{parts}, maps);
-  Block *body =
-      rw.createBlock(&block.getBody(), {}, {rw.getIndexType()}, {loc});
+      ivs, rw.getArrayAttr(kinds), ValueRange{parts}, maps, ValueRange{parts},
+      maps);
+  SmallVector<Type> types(rank, rw.getIndexType());
+  SmallVector<Location> locs(rank, loc);
+  Block *body = rw.createBlock(&block.getBody(), {}, types, locs);
   rw.setInsertionPointToStart(body);
-  Value lane = body->getArgument(0);
-  Value mine = affine::AffineLoadOp::create(rw, loc, parts, id, lane);
+  Value mine =
+      affine::AffineLoadOp::create(rw, loc, parts, id, body->getArguments());
   // Not marked uniform: SPIR-V's uniform group operations need the Groups
   // capability, which Vulkan lacks; every lane takes part all the same.
   Value total = gpu::SubgroupReduceOp::create(rw, loc, mine, op,
                                               /*uniform=*/false);
-  affine::AffineStoreOp::create(rw, loc, total, parts, id, lane);
+  affine::AffineStoreOp::create(rw, loc, total, parts, id,
+                                body->getArguments());
   YieldOp::create(rw, loc);
   for (Operation *level : levels)
     rw.eraseOp(level);
   tree.levels.clear();
-  return bindLoop(loop, "threadIdx.x");
+  return bindLoop(loops[0], "threadIdx.x");
 }
 
 /// The workgroup reduction rule (see the file comment). Applies to a nest
@@ -311,22 +336,43 @@ static FailureOr<bool> reduceInWorkgroup(RewriterBase &rw, Operation *root,
   SmallVector<ForOp> grid(chain);
   if (grid.empty())
     grid.push_back(unitLoop(rw, root, "blockIdx.x"));
+  // Rows per workgroup where each lane would get fewer than 4 iterations of
+  // the outer loop (a short reduction over many outputs: the output head):
+  // each lane then serves several outputs, their partials side by side.
+  int64_t outer = *constantExtent(first), rows = 1;
+  if (!chain.empty()) {
+    int64_t n = *constantExtent(chain.back());
+    while (outer / lanes * rows < 4 && rows < 8 && n % (rows * 2) == 0)
+      rows *= 2;
+  }
+  ForOp rowLoop;
+  if (rows > 1) {
+    auto split = tl::split(rw, grid.back(), {-1, rows});
+    if (failed(split))
+      return failure();
+    grid.back() = (*split)[0];
+    rowLoop = (*split)[1];
+  }
   // The lanes: the outermost reduction loop split, its lane part moved
-  // outside the rest of the reduction.
-  ForOp laneLoop = first;
+  // outside the rest of the reduction (and the rows inside all of it).
+  SmallVector<ForOp> order;
   if (*constantExtent(first) != lanes) {
     auto split = quietly(ctx, [&] {
       return tl::split(rw, first, {-1, lanes});
     });
     if (failed(split))
-      return false;
-    auto moved = quietly(ctx, [&] {
-      return reorder(rw, {(*split)[1], (*split)[0]});
-    });
-    if (failed(moved))
       return failure();
-    laneLoop = (*moved)[0];
+    order = {(*split)[1], (*split)[0]};
+  } else {
+    order = {first};
   }
+  llvm::append_range(order, ArrayRef<ForOp>(reduction).drop_front());
+  if (rowLoop)
+    order.push_back(rowLoop);
+  auto moved = quietly(ctx, [&] { return reorder(rw, order); });
+  if (failed(moved))
+    return failure();
+  ForOp laneLoop = (*moved)[0];
   auto rf = quietly(ctx, [&] { return rfactor(rw, block, {laneLoop}); });
   if (failed(rf))
     return failure();
@@ -344,7 +390,7 @@ static FailureOr<bool> reduceInWorkgroup(RewriterBase &rw, Operation *root,
   });
   if (failed(tree))
     return failure();
-  if (bySubgroup && failed(subgroupStep(rw, *tree, parts, lanes, *subgroupOp)))
+  if (bySubgroup && failed(subgroupStep(rw, *tree, parts, *subgroupOp)))
     return failure();
   // Bind: the grid, then each step of the workgroup on threadIdx.x (the
   // write into the output on one thread).
@@ -357,14 +403,9 @@ static FailureOr<bool> reduceInWorkgroup(RewriterBase &rw, Operation *root,
   for (BlockOp level : tree->levels)
     if (failed(bindLoop(parentLoop(level), "threadIdx.x")))
       return failure();
-  // The write on one thread, with the loop over the subgroups' totals.
-  Operation *write = tree->final;
-  while (auto l = dyn_cast<ForOp>(write->getParentOp()))
-    if (l.getKind() == LoopKind::serial)
-      write = l;
-    else
-      break;
-  unitLoop(rw, write, "threadIdx.x");
+  // The write on one thread, with the loops over the rows and the
+  // subgroups' totals.
+  unitLoop(rw, serialNestOf(tree->final, parts.getDefiningOp()), "threadIdx.x");
   return true;
 }
 
