@@ -196,6 +196,14 @@ def TLDefaultSchedule : Pass<"tl-default-schedule", "mlir::ModuleOp"> {
     Decode and prefill versions (`tl-specialize-decode`) get their own
     schedules from the shapes their nests have.
 
+    A GPU target (`vulkan...`, `cuda...`) gets the GPU mapping instead
+    (`GPUSchedule.cpp`, docs/design.md "GPU targets"): every nest one
+    launch; constant-output reductions shared by a workgroup (partials in
+    workgroup memory, summed by subgroup operations or a tree), prompt
+    matmuls in 8-token register tiles per thread, decode attention's nests
+    as the steps of a workgroup per head, and the independent top loops on
+    the grid.
+
     Equal nests of a function (the layers' copies of one computation, equal
     up to the buffers they use and their blocks' names: NestEquivalence)
     are scheduled once; the others get a copy of that schedule over their

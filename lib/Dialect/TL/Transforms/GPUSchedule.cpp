@@ -11,15 +11,19 @@
 // a bare block) runs on one thread: a loop of one iteration is put around
 // it and bound.
 //
-// Two rules come first. A reduction whose outputs are a constant number
-// (decode's matmuls and norms: one token) is split across the threads of
-// a workgroup per output (reduceInWorkgroup): consecutive threads take
-// consecutive iterations of its outermost loop (coalesced loads), each
-// accumulates a partial in workgroup memory (rfactor), and the partials
-// are summed in a tree (tree_reduce) whose levels, like every loop bound
-// to a thread axis, run one after another across the workgroup. Constant
-// independent loops around a sequence of nests (decode's attention heads)
-// get a workgroup each, the nests its steps (stepsInWorkgroup).
+// Three rules come first (the first that applies maps the nest):
+// - reduceInWorkgroup: a reduction whose outputs are a constant number
+//   (decode's matmuls and norms: one token) gets a workgroup per output (up
+//   to 8 where each lane would get few iterations): consecutive threads take
+//   consecutive iterations of its outermost loop (coalesced loads), each
+//   accumulates a partial in workgroup memory (rfactor), and the partials
+//   are summed by subgroup operations where the target's subgroups divide
+//   the lanes, else in a tree (tree_reduce) whose levels, like every loop
+//   bound to a thread axis, run one after another across the workgroup;
+// - tileTokens: a prompt's matmul gives each thread 8 tokens of one output,
+//   their sums in registers, so that each weight load serves 8 tokens;
+// - stepsInWorkgroup: constant independent loops around a sequence of nests
+//   (decode's attention heads) get a workgroup each, the nests its steps.
 //
 // A loop is independent as the analysis shows, or, for a thread axis, by
 // its block's declaration of spatial variables (independentByDeclaration).
