@@ -1,6 +1,7 @@
 // RUN: llm-opt %s -split-input-file -tl-default-schedule="target=vulkan:1.3,subgroup=32" | FileCheck %s
 // RUN: llm-opt %s -split-input-file -tl-default-schedule="target=vulkan:1.3,subgroup=128,workgroup=512" | FileCheck %s --check-prefix=WIDE
 // RUN: llm-opt %s -split-input-file -tl-default-schedule="target=vulkan:1.3,subgroup=1" | FileCheck %s --check-prefix=TREE
+// RUN: llm-opt %s -split-input-file -tl-default-schedule="target=vulkan:1.3,subgroup=32,shared=128" | FileCheck %s --check-prefix=SMALL
 
 // The GPU targets' default schedule: each nest one launch, its independent
 // top loops on the grid (the innermost split into workgroups x threads,
@@ -37,6 +38,13 @@
 // Without subgroup operations (subgroups of one), the partials are summed
 // in a tree in workgroup memory: 32, 16, ... 1 threads, then the output by
 // one thread.
+// With 128 bytes of workgroup memory, 64 partials do not fit: one output a
+// thread, the products serial.
+// SMALL-LABEL: func.func @decode
+// SMALL-NOT: memref.alloca
+// SMALL: tl.for {{.*}} to %c64 step %c1 kind(thread_bound) thread("threadIdx.x")
+// SMALL-NEXT: tl.for {{.*}} to %c256 step %c1 {
+// SMALL-LABEL: func.func @add
 // TREE-LABEL: func.func @decode
 // TREE: tl.for {{.*}} to %c32{{.*}} kind(thread_bound) thread("threadIdx.x")
 // TREE-NEXT: tl.block "matmul_tree0"

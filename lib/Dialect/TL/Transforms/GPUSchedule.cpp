@@ -326,6 +326,14 @@ static FailureOr<bool> reduceInWorkgroup(RewriterBase &rw, Operation *root,
   int64_t lanes = reductionLanes(target, *constantExtent(first));
   if (!lanes || iterations < 2 * lanes)
     return false;
+  // The partials live in the workgroup's memory: within the target's.
+  Type acc = cast<MemRefType>(block.getWrites()[0].getType()).getElementType();
+  if (!acc.isIntOrFloat())
+    return false;
+  int64_t partBytes =
+      lanes * std::max<int64_t>(acc.getIntOrFloatBitWidth() / 8, 1);
+  if (partBytes > target.sharedMemory)
+    return false;
   // The grid: the innermost output loop on blockIdx.x, split onto
   // blockIdx.y past Vulkan's guaranteed grid; the others on y and z.
   if (chain.size() > 1 && llvm::any_of(chain.drop_back(), [](ForOp l) {
@@ -346,7 +354,8 @@ static FailureOr<bool> reduceInWorkgroup(RewriterBase &rw, Operation *root,
   int64_t outer = *constantExtent(first), rows = 1;
   if (!chain.empty()) {
     int64_t n = *constantExtent(chain.back());
-    while (outer / lanes * rows < 4 && rows < 8 && n % (rows * 2) == 0)
+    while (outer / lanes * rows < 4 && rows < 8 && n % (rows * 2) == 0 &&
+           2 * rows * partBytes <= target.sharedMemory)
       rows *= 2;
   }
   ForOp rowLoop;
