@@ -218,16 +218,26 @@ func.func @head(%x: memref<1x128xf32>, %w: memref<151936x128xf32>, %y: memref<1x
 
 // Decode attention's shape: 4 heads (constant) around a sequence of nests.
 // One workgroup per head; each nest a step of it: the positions' scores on
-// threadIdx.x (a partial tile of min(256, n)), the max over them (a
-// reduction) and the bare block on one thread, the output's 64 elements on
-// threadIdx.x.
+// threadIdx.x (a partial tile of min(256, n)); the max over them shared by
+// 64 lanes (whole runs of 64 positions: partials in workgroup memory, a
+// subgroup maximum, the subgroups' totals by one thread) with the positions
+// after the last run on one thread ("max_tail"); the bare block on one
+// thread, the output's 64 elements on threadIdx.x.
 // CHECK-LABEL: func.func @steps
 // CHECK: tl.for %[[H:.*]] = %c0 to %c4 step %c1 kind(thread_bound) thread("blockIdx.x")
+// CHECK-NEXT: memref.alloca() {{.*}} : memref<64xf32>
 // CHECK: tl.for {{.*}} to %{{.*}} step %c1 kind(thread_bound) thread("threadIdx.x")
 // CHECK-NEXT: tl.block "scores"
+// CHECK: tl.block "max_rf_init"
+// CHECK: tl.for {{.*}} to %c64{{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK-NEXT: tl.for {{.*}} to %{{.*}} step %c1{{.*}} {
+// CHECK: tl.block "max_rf"
+// CHECK: tl.block "max_subgroup"
+// CHECK: gpu.subgroup_reduce maximumf
 // CHECK: tl.for {{.*}} to %c1{{.*}} kind(thread_bound) thread("threadIdx.x")
-// CHECK-NEXT: tl.for {{.*}} to %{{.*}} step %c1 {
-// CHECK-NEXT: tl.block "max"
+// CHECK: tl.block "max" (
+// CHECK: tl.for {{.*}} to %c1{{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK: tl.block "max_tail"
 // CHECK: tl.for {{.*}} to %c1{{.*}} kind(thread_bound) thread("threadIdx.x")
 // CHECK-NEXT: tl.block "scale"
 // CHECK: tl.for {{.*}} to %c64 step %c1 kind(thread_bound) thread("threadIdx.x")

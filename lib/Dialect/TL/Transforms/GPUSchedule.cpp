@@ -226,15 +226,10 @@ subgroupCombiner(arith::AtomicRMWKind kind) {
   }
 }
 
-/// The op of the nest that holds `op` among serial loops inside the
-/// workgroup's: `op`, or its outermost serial loop that does not hold
-/// `shared` (the workgroup's buffer: the loops around it are the grid's).
-static Operation *serialNestOf(Operation *op, Operation *shared) {
-  while (auto l = dyn_cast<ForOp>(op->getParentOp())) {
-    if (l.getKind() != LoopKind::serial || l->isAncestor(shared))
-      break;
-    op = l;
-  }
+/// The ancestor of `op` (or `op`) directly in `home`.
+static Operation *topIn(Block *home, Operation *op) {
+  while (op->getBlock() != home)
+    op = op->getParentOp();
   return op;
 }
 
@@ -246,7 +241,8 @@ static Operation *serialNestOf(Operation *op, Operation *shared) {
 /// (a whole number of subgroups, no lane idle), as the operation, which
 /// reads the other lanes' values, requires.
 static LogicalResult subgroupStep(RewriterBase &rw, TreeReduceResult &tree,
-                                  Value parts, gpu::AllReduceOperation op) {
+                                  Value parts, gpu::AllReduceOperation op,
+                                  Block *home) {
   MLIRContext *ctx = rw.getContext();
   Location loc = tree.final.getLoc();
   // Each level's outermost loop: the ancestor beside the final's nest.
@@ -259,7 +255,7 @@ static LogicalResult subgroupStep(RewriterBase &rw, TreeReduceResult &tree,
   }
   ArrayRef<int64_t> shape = cast<MemRefType>(parts.getType()).getShape();
   unsigned rank = shape.size();
-  rw.setInsertionPoint(serialNestOf(tree.final, parts.getDefiningOp()));
+  rw.setInsertionPoint(topIn(home, tree.final));
   Value zero = arith::ConstantIndexOp::create(rw, loc, 0);
   Value one = arith::ConstantIndexOp::create(rw, loc, 1);
   // The lanes' loop outside, the rows' loops inside it.
@@ -298,6 +294,57 @@ static LogicalResult subgroupStep(RewriterBase &rw, TreeReduceResult &tree,
     rw.eraseOp(level);
   tree.levels.clear();
   return bindLoop(loops[0], "threadIdx.x");
+}
+
+/// Shares reduction `block` among a workgroup's threads over `laneLoop`
+/// (a reduction loop of `lanes` iterations, a power of two, whose nest lies
+/// in the workgroup's steps): each lane's partial in workgroup memory
+/// (rfactor; the buffer moved to the start of the innermost grid loop's body
+/// where the nest sits deeper), summed by subgroup operations where the
+/// target's subgroups divide the lanes and the combiner has one, else in a
+/// tree; every step on threadIdx.x, the write into the output (after the
+/// original init) on one thread.
+static LogicalResult shareReduction(RewriterBase &rw, BlockOp block,
+                                    ForOp laneLoop, int64_t lanes,
+                                    const TargetDescription &target) {
+  MLIRContext *ctx = rw.getContext();
+  Block *home = laneLoop->getBlock();
+  auto rf = quietly(ctx, [&] { return rfactor(rw, block, {laneLoop}); });
+  if (failed(rf))
+    return failure();
+  Value parts = rf->init.getWrites()[0];
+  for (auto grid = laneLoop->getParentOfType<ForOp>(); grid;
+       grid = grid->getParentOfType<ForOp>())
+    if (grid.getKind() == LoopKind::thread_bound) {
+      parts.getDefiningOp()->moveBefore(&grid.getBody()->front());
+      break;
+    }
+  // Where the target has subgroups that divide the lanes and an operation
+  // for the combiner, each subgroup sums its lanes at once (no barrier) and
+  // one thread adds the subgroups' totals; else a tree in workgroup memory.
+  FailureOr<ReductionUpdate> update = matchReductionUpdate(rf->writeBack);
+  std::optional<gpu::AllReduceOperation> subgroupOp =
+      succeeded(update) ? subgroupCombiner(update->kind) : std::nullopt;
+  int64_t subgroup = target.subgroupSize;
+  bool bySubgroup = subgroupOp && subgroup > 1 && lanes % subgroup == 0;
+  auto tree = quietly(ctx, [&] {
+    return treeReduce(rw, rf->writeBack, bySubgroup ? subgroup : 0);
+  });
+  if (failed(tree))
+    return failure();
+  if (bySubgroup && failed(subgroupStep(rw, *tree, parts, *subgroupOp, home)))
+    return failure();
+  auto parentLoop = [](BlockOp b) { return b->getParentOfType<ForOp>(); };
+  if (failed(bindLoop(parentLoop(rf->init), "threadIdx.x")) ||
+      failed(bindLoop(laneLoop, "threadIdx.x")))
+    return failure();
+  for (BlockOp level : tree->levels)
+    if (failed(bindLoop(parentLoop(level), "threadIdx.x")))
+      return failure();
+  // The write on one thread, with the loops over the rows and the
+  // subgroups' totals.
+  unitLoop(rw, topIn(home, tree->final), "threadIdx.x");
+  return success();
 }
 
 /// The workgroup reduction rule (see the file comment). Applies to a nest
@@ -386,39 +433,49 @@ static FailureOr<bool> reduceInWorkgroup(RewriterBase &rw, Operation *root,
   if (failed(moved))
     return failure();
   ForOp laneLoop = (*moved)[0];
-  auto rf = quietly(ctx, [&] { return rfactor(rw, block, {laneLoop}); });
-  if (failed(rf))
+  if (failed(shareReduction(rw, block, laneLoop, lanes, target)) ||
+      failed(bindGrid(rw, grid)))
     return failure();
-  // Where the target has subgroups that divide the lanes and an operation
-  // for the combiner, each subgroup sums its lanes at once (no barrier) and
-  // one thread adds the subgroups' totals; else a tree in workgroup memory.
-  FailureOr<ReductionUpdate> update = matchReductionUpdate(rf->writeBack);
-  std::optional<gpu::AllReduceOperation> subgroupOp =
-      succeeded(update) ? subgroupCombiner(update->kind) : std::nullopt;
-  int64_t subgroup = target.subgroupSize;
-  bool bySubgroup = subgroupOp && subgroup > 1 && lanes % subgroup == 0;
-  Value parts = rf->init.getWrites()[0];
-  auto tree = quietly(ctx, [&] {
-    return treeReduce(rw, rf->writeBack, bySubgroup ? subgroup : 0);
+  return true;
+}
+
+/// A reduction among a workgroup's steps over a count the kernel learns at
+/// run time (a softmax's max and sum over a KV tile's positions): its loop
+/// split into whole runs of 64 lanes (split_peel), the runs shared by the
+/// workgroup (shareReduction), the rest a step on one thread. Returns false,
+/// changing nothing, where the loop is not such a reduction.
+static FailureOr<bool> reductionStep(RewriterBase &rw, ForOp l,
+                                     const TargetDescription &target) {
+  SmallVector<ForOp> loops;
+  BlockOp block = perfectNest(l, loops);
+  if (!block || !block.hasReduction() || block.getWrites().size() != 1 ||
+      !normalised(l) || failed(matchReductionUpdate(block)))
+    return false;
+  for (ForOp inner : ArrayRef<ForOp>(loops).drop_front())
+    if (!constantExtent(inner))
+      return false;
+  for (unsigned i = 0, e = block.getNumIters(); i < e; ++i) {
+    Value v = block.getIterValues()[i];
+    Operation *def = v.getDefiningOp();
+    Operation *owner =
+        def ? def : cast<BlockArgument>(v).getOwner()->getParentOp();
+    if (block.getIterKind(i) == IterKind::spatial && l->isAncestor(owner))
+      return false;
+  }
+  int64_t lanes = std::min<int64_t>(std::max<int64_t>(target.subgroupSize, 64),
+                                    target.maxWorkgroupSize);
+  MLIRContext *ctx = rw.getContext();
+  auto peel = quietly(ctx, [&] { return splitPeel(rw, l, {lanes}); });
+  if (failed(peel))
+    return false;
+  auto moved = quietly(ctx, [&] {
+    return reorder(rw, {peel->loops[1], peel->loops[0]});
   });
-  if (failed(tree))
+  if (failed(moved) ||
+      failed(shareReduction(rw, block, (*moved)[0], lanes, target)))
     return failure();
-  if (bySubgroup && failed(subgroupStep(rw, *tree, parts, *subgroupOp)))
-    return failure();
-  // Bind: the grid, then each step of the workgroup on threadIdx.x (the
-  // write into the output on one thread).
-  if (failed(bindGrid(rw, grid)))
-    return failure();
-  auto parentLoop = [](BlockOp b) { return b->getParentOfType<ForOp>(); };
-  if (failed(bindLoop(parentLoop(rf->init), "threadIdx.x")) ||
-      failed(bindLoop(laneLoop, "threadIdx.x")))
-    return failure();
-  for (BlockOp level : tree->levels)
-    if (failed(bindLoop(parentLoop(level), "threadIdx.x")))
-      return failure();
-  // The write on one thread, with the loops over the rows and the
-  // subgroups' totals.
-  unitLoop(rw, serialNestOf(tree->final, parts.getDefiningOp()), "threadIdx.x");
+  if (peel->tail)
+    unitLoop(rw, peel->tail, "threadIdx.x");
   return true;
 }
 
@@ -466,6 +523,11 @@ static LogicalResult mapSteps(RewriterBase &rw, Block *body,
           return failure();
         continue;
       }
+      FailureOr<bool> shared = reductionStep(rw, l, target);
+      if (failed(shared))
+        return failure();
+      if (*shared)
+        continue;
     }
     unitLoop(rw, op, "threadIdx.x");
   }
