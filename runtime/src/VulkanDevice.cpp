@@ -1046,6 +1046,12 @@ double VulkanDevice::copyBandwidth(int64_t bytes, int passes) {
   Impl &d = *impl;
   Buffer src = d.makeBuffer(bytes, false), dst;
   VkQueryPool pool = VK_NULL_HANDLE;
+  auto release = [&] {
+    if (pool)
+      d.vk.vkDestroyQueryPool(d.device, pool, nullptr);
+    d.destroy(src);
+    d.destroy(dst);
+  };
   double best = 0;
   try {
     dst = d.makeBuffer(bytes, false);
@@ -1082,16 +1088,10 @@ double VulkanDevice::copyBandwidth(int64_t bytes, int passes) {
         best = std::max(best, 2.0 * static_cast<double>(bytes) / seconds);
     }
   } catch (...) {
-    if (pool)
-      d.vk.vkDestroyQueryPool(d.device, pool, nullptr);
-    d.destroy(src);
-    d.destroy(dst);
+    release();
     throw;
   }
-  if (pool)
-    d.vk.vkDestroyQueryPool(d.device, pool, nullptr);
-  d.destroy(src);
-  d.destroy(dst);
+  release();
   return best;
 }
 

@@ -188,6 +188,15 @@ TEST(CApiTest, ForwardArgumentChecks) {
       "generate: the prompt has 5 tokens but max_seq_len is 4");
   expectError([&] { llmc::generate(m, s, {0}, -1); },
               "generate: max_tokens must be >= 0, got -1");
+
+  // A host artifact has no device bandwidth; bad sizes are errors.
+  EXPECT_EQ(m.deviceBandwidth(1 << 20, 1), 0.0);
+  expectError([&] { m.deviceBandwidth(2, 1); },
+              "llmc_model_device_bandwidth: bytes must be >= 4 and passes "
+              ">= 1");
+  expectError([&] { m.deviceBandwidth(1 << 20, 0); },
+              "llmc_model_device_bandwidth: bytes must be >= 4 and passes "
+              ">= 1");
 }
 
 TEST(CApiTest, EncodeCapacity) {

@@ -251,6 +251,14 @@ def test_subgroup_size_mismatch(llmc, tmp_path, vulkan):
     p = e2e_util.run([llmc, "run", art, "--prompt-ids", "1,2,3", "--max-tokens", 2])
     assert p.returncode != 0 and "was compiled for subgroups of %d" % other in p.stderr \
         and "subgroup=%d" % SUBGROUP in p.stderr, e2e_util.describe(p)
+    # A size the metadata cannot hold is refused where it is read.
+    for k in meta["device"]["kernels"]:
+        if "subgroup" in k:
+            k["subgroup"] = 0
+    (art / "metadata.json").write_text(json.dumps(meta))
+    p = e2e_util.run([llmc, "run", art, "--prompt-ids", "1,2,3", "--max-tokens", 2])
+    assert p.returncode != 0 and ".subgroup' is 0, expected a value in [1, 1024]" in p.stderr, \
+        e2e_util.describe(p)
 
 
 def test_prompt_tiles_and_their_tail(llmc, tmp_path, vulkan):

@@ -70,11 +70,10 @@ static LogicalResult collectSteps(Block *body, Binding &b, bool top = true) {
           return failure();
         continue;
       }
+      // (threadAxisExtent: from 0 with step 1, a constant or min(C, x).)
       std::optional<int64_t> n = tl::threadAxisExtent(l);
       if (l.getKind() != tl::LoopKind::thread_bound ||
-          *l.getThread() != "threadIdx.x" || !n || *n < 1 ||
-          getConstantIntValue(l.getLowerBound()) != 0 ||
-          getConstantIntValue(l.getStep()) != 1)
+          *l.getThread() != "threadIdx.x" || !n || *n < 1)
         return l.emitOpError("beside other steps of a workgroup, a loop "
                              "must be bound to threadIdx.x from 0 with step "
                              "1 and a constant extent");
@@ -83,7 +82,7 @@ static LogicalResult collectSteps(Block *body, Binding &b, bool top = true) {
       continue;
     }
     if (auto a = dyn_cast<memref::AllocaOp>(op); a && top) {
-      if (!a.getType().hasStaticShape() || !a.getDynamicSizes().empty())
+      if (!a.getType().hasStaticShape())
         return a.emitOpError("a workgroup's shared buffer needs a static "
                              "shape");
       b.shared.push_back(a);

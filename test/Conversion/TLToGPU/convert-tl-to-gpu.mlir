@@ -272,3 +272,35 @@ module {
     return
   }
 }
+
+// -----
+
+// A block beside a workgroup's steps would run on every thread at once.
+module {
+  func.func private @k(%x: memref<64xf32>) attributes {llmc.kernel} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    tl.for %r = %c0 to %c1 step %c1 kind(thread_bound) thread("blockIdx.x") {
+      tl.for %t = %c0 to %c64 step %c1 kind(thread_bound) thread("threadIdx.x") {
+        tl.block "zero" (%jj = spatial %t) reads() writes(%x[%jj] : memref<64xf32>) {
+          %z = arith.constant 0.0 : f32
+          affine.store %z, %x[symbol(%jj)] : memref<64xf32>
+        }
+      }
+      tl.for %s = %c0 to %c64 step %c1 kind(thread_bound) thread("threadIdx.x") {
+        tl.block "one" (%jj = spatial %s) reads() writes(%x[%jj] : memref<64xf32>) {
+          %z = arith.constant 1.0 : f32
+          affine.store %z, %x[symbol(%jj)] : memref<64xf32>
+        }
+      }
+      // expected-error @+1 {{'tl.block' op a workgroup's steps hold only loops bound to threadIdx.x, serial loops of steps, stack buffers (outside those) and pure ops between them}}
+      tl.block "first" () reads() writes(%x[0] : memref<64xf32>) {
+        %z = arith.constant 2.0 : f32
+        affine.store %z, %x[0] : memref<64xf32>
+      }
+    }
+    return
+  }
+}
+

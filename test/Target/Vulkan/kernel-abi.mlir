@@ -200,3 +200,27 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// The workgroup's memory is retyped to the Workgroup storage class: a use
+// other than a load or store is refused.
+module attributes {gpu.container_module} {
+  func.func private @forward_decode(%tokens: memref<?xi32>, %pos0: index, %weights: memref<?xi8>, %kv: memref<1x2x1x64xf32>, %n_out: index, %logits: memref<?x64xf32>, %arena: memref<?xi8>) attributes {llmc.phase = "decode"} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    %x = memref.view %arena[%c0][] : memref<?xi8> to memref<64xf32>
+    gpu.launch_func @llmc_kernels::@shared blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%x : memref<64xf32>)
+    return
+  }
+  gpu.module @llmc_kernels {
+    gpu.func @shared(%x: memref<64xf32>) workgroup(%p : memref<64xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 64, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      // expected-error @+1 {{uses a workgroup buffer in a way the Vulkan ABI cannot retype}}
+      %d = memref.dim %p, %c0 : memref<64xf32, #gpu.address_space<workgroup>>
+      gpu.return
+    }
+  }
+}
+

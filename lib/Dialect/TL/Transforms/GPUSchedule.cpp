@@ -184,10 +184,11 @@ static ForOp unitLoop(RewriterBase &rw, Operation *op, StringRef axis) {
 }
 
 /// The one reduction block (one output) of the perfect nest from `first`
-/// inward, whose loops all have constant extents and whose spatial values
-/// come from outside `first` (the loops bind only its reduction variables);
-/// null otherwise.
-static BlockOp reductionNest(ForOp first, SmallVectorImpl<ForOp> &loops) {
+/// inward, whose loops all have constant extents (but `first`'s, with
+/// `anyRootExtent`) and whose spatial values come from outside `first` (the
+/// loops bind only its reduction variables); null otherwise.
+static BlockOp reductionNest(ForOp first, SmallVectorImpl<ForOp> &loops,
+                             bool anyRootExtent = false) {
   BlockOp block = perfectNest(first, loops);
   if (!block || !block.hasReduction() || block.getWrites().size() != 1)
     return {};
@@ -201,7 +202,8 @@ static BlockOp reductionNest(ForOp first, SmallVectorImpl<ForOp> &loops) {
     if (first->isAncestor(owner))
       return {};
   }
-  if (llvm::any_of(loops, [](ForOp l) { return !constantExtent(l); }))
+  if (llvm::any_of(ArrayRef<ForOp>(loops).drop_front(anyRootExtent ? 1 : 0),
+                   [](ForOp l) { return !constantExtent(l); }))
     return {};
   return block;
 }
@@ -383,10 +385,6 @@ static FailureOr<bool> reduceInWorkgroup(RewriterBase &rw, Operation *root,
     return false;
   // The grid: the innermost output loop on blockIdx.x, split onto
   // blockIdx.y past Vulkan's guaranteed grid; the others on y and z.
-  if (chain.size() > 1 && llvm::any_of(chain.drop_back(), [](ForOp l) {
-        return *constantExtent(l) > kMaxGridAxis;
-      }))
-    return false;
   if (!chain.empty() && !gridFits(chain))
     return false;
   MLIRContext *ctx = root->getContext();
@@ -447,21 +445,9 @@ static FailureOr<bool> reduceInWorkgroup(RewriterBase &rw, Operation *root,
 static FailureOr<bool> reductionStep(RewriterBase &rw, ForOp l,
                                      const TargetDescription &target) {
   SmallVector<ForOp> loops;
-  BlockOp block = perfectNest(l, loops);
-  if (!block || !block.hasReduction() || block.getWrites().size() != 1 ||
-      !normalised(l) || failed(matchReductionUpdate(block)))
+  BlockOp block = reductionNest(l, loops, /*anyRootExtent=*/true);
+  if (!block || !normalised(l) || failed(matchReductionUpdate(block)))
     return false;
-  for (ForOp inner : ArrayRef<ForOp>(loops).drop_front())
-    if (!constantExtent(inner))
-      return false;
-  for (unsigned i = 0, e = block.getNumIters(); i < e; ++i) {
-    Value v = block.getIterValues()[i];
-    Operation *def = v.getDefiningOp();
-    Operation *owner =
-        def ? def : cast<BlockArgument>(v).getOwner()->getParentOp();
-    if (block.getIterKind(i) == IterKind::spatial && l->isAncestor(owner))
-      return false;
-  }
   int64_t lanes = std::min<int64_t>(std::max<int64_t>(target.subgroupSize, 64),
                                     target.maxWorkgroupSize);
   MLIRContext *ctx = rw.getContext();
