@@ -70,6 +70,11 @@ def ConvertTLToGPU : Pass<"convert-tl-to-gpu", "mlir::ModuleOp"> {
       `min(constant, x)` (a split's partial last tile: the threads past x
       run nothing, `scf.if`); its variable is `gpu.thread_id`; the kernel
       records the workgroup as `known_block_size`;
+    - a workgroup's steps (several loops on `threadIdx.x`, possibly in
+      serial loops) get a `gpu.barrier` before each but the first; the stack
+      buffers beside them become workgroup attributions, unless every
+      access indexes one dimension by the step's thread: then each thread
+      allocates its own slice (a stack buffer without that dimension);
     - the rest of the nest lowers as `convert-tl-to-scf` lowers it (unrolled
       loops copied, serial loops to `scf.for`, blocks inlined).
     Errors, located at the loop: a bound loop that is not at the top of its

@@ -72,6 +72,11 @@ struct TargetDescription {
   /// The most bytes one kernel argument may span (Vulkan's
   /// maxStorageBufferRange; 2^27 is what every Vulkan device offers).
   int64_t maxBufferRange = int64_t(1) << 27;
+  /// The device runs workgroups on a CPU's cores (Vulkan's device type CPU:
+  /// lavapipe, SwiftShader): its workgroup memory is ordinary cached
+  /// memory, so staging tiles there only adds copies and barriers.
+  /// Spelled device=cpu (device=gpu, the default, is not printed).
+  bool cpuDevice = false;
 
   //===--- derived (set by parse) -------------------------------------===//
   /// Every feature the CPU has, implied ones included.

@@ -78,6 +78,8 @@ std::string TargetDescription::str() const {
                        subgroupSize, maxWorkgroupSize, sizeString(sharedMemory),
                        sizeString(maxBufferRange))
              .str();
+    if (cpuDevice)
+      s += ",device=cpu";
     return s;
   }
   for (auto &[f, on] : featureChanges)
@@ -207,8 +209,14 @@ parseGPUItems(TargetDescription &t, llvm::StringRef spec,
       (key == "shared" ? t.sharedMemory : t.maxBufferRange) = *size;
       continue;
     }
+    if (key == "device") {
+      if (value != "cpu" && value != "gpu")
+        return bad(item, "cpu or gpu");
+      t.cpuDevice = value == "cpu";
+      continue;
+    }
     return bad(item, "expected +feature, -feature, subgroup=N, workgroup=N, "
-                     "shared=SIZE or range=SIZE");
+                     "shared=SIZE, range=SIZE or device=cpu|gpu");
   }
   if (t.subgroupSize > t.maxWorkgroupSize)
     return llvm::createStringError("target '" + spec.str() +

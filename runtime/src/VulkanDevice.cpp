@@ -1165,6 +1165,9 @@ std::string VulkanDevice::describe(int index) {
            std::to_string(std::max<uint64_t>(workgroup, pow2Floor(subgroup))) +
            ",shared=" + std::to_string(p.limits.maxComputeSharedMemorySize) +
            ",range=" + std::to_string(p.limits.maxStorageBufferRange);
+    // A CPU device's workgroup memory is ordinary memory (no staging).
+    if (p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
+      out += ",device=cpu";
   } catch (...) {
     vk.vkDestroyInstance(instance, nullptr);
     throw;

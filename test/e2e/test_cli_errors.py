@@ -42,6 +42,7 @@ def test_unknown_target(llmc, tmp_path, tiny_model):
     ("vulkan,+avx512f", "bad item '+avx512f' (GPU features: fp16, int8, fp64, int64)"),
     ("vulkan,shared=lots", "bad item 'shared=lots'"),
     ("vulkan,cores=2", "bad item 'cores=2'"),
+    ("vulkan,device=tpu", "bad item 'device=tpu' (cpu or gpu)"),
     ("vulkan,subgroup=64,workgroup=32", "the subgroup is larger than a workgroup"),
 ])
 def test_bad_target_description(llmc, tmp_path, tiny_model, target, message):

@@ -171,7 +171,7 @@ def test_bare_vulkan_is_the_device(llmc, tmp_path, stories_paths, vulkan):
     art = _compile(llmc, ckpt, tmp_path / "vk", "vulkan", ("--tokenizer", tok))
     meta = json.loads((art / "metadata.json").read_text())
     assert meta["target_description"] == \
-        "vulkan:1.3,+fp64,subgroup=8,workgroup=1024,shared=32K,range=128M" or \
+        "vulkan:1.3,+fp64,subgroup=8,workgroup=1024,shared=32K,range=128M,device=cpu" or \
         "llvmpipe" not in vulkan
     p = e2e_util.run([llmc, "compile", ckpt, "--tokenizer", tok, "--target", "vulkan,-fp64",
                       "-o", tmp_path / "ART"])
@@ -268,3 +268,24 @@ def test_prompt_tiles_and_their_tail(llmc, tmp_path, vulkan):
     hf = tmp_path / "hf"
     make_hf_model.make_model(str(hf), arch="qwen3", tied=True, dtype="f32", seed=11)
     _against_cpu(llmc, tmp_path, hf, prompt_len=13, steps=4)
+
+
+@pytest.mark.parametrize("arch,qtype", [("llama", None), ("qwen3", "q4_0")])
+def test_staged_prompt_matmuls_match_cpu(llmc, tmp_path, vulkan, monkeypatch, arch, qtype):
+    """Prompt matmuls with their activations staged in workgroup memory (a
+    target that is not a CPU device, as a GPU's): a model 512 wide with 1024
+    in the MLP, so that the products run in several chunks of 256 (a copy
+    into workgroup memory and a barrier each, every thread's sums carried
+    across them in its own registers); the 13-token prompt's whole tiles and
+    their tail match the CPU target."""
+    monkeypatch.setattr(make_hf_model, "HIDDEN", 512)
+    monkeypatch.setattr(make_hf_model, "INTER", 1024)
+    if qtype:
+        _, model = e2e_util.quantized_gguf(tmp_path, arch, True, qtype)
+    else:
+        model = tmp_path / "hf"
+        make_hf_model.make_model(str(model), arch=arch, tied=False, dtype="f32", seed=7)
+    assert "device=cpu" not in LAVAPIPE
+    _against_cpu(llmc, tmp_path, model, extra=("--keep-ir",), prompt_len=13, steps=4)
+    tl = (tmp_path / "vk" / "tl.mlir").read_text()
+    assert '_rf_stage"' in tl

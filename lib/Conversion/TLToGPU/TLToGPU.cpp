@@ -24,6 +24,7 @@
 #include "Conversion/TLToGPU/TLToGPU.h"
 #include "Conversion/TLToSCF/TLToSCF.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -32,6 +33,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace llmc {
 #define GEN_PASS_DEF_CONVERTTLTOGPU
@@ -134,7 +136,8 @@ static FailureOr<Binding> collectBinding(func::FuncOp fn) {
       b.threadCount[dim] = *n;
       inThreads = true;
     } else if (Operation *def = l.getUpperBound().getDefiningOp();
-               def && !isa<func::FuncOp>(def->getParentOp())) {
+               def && !isa<func::FuncOp>(def->getParentOp()) &&
+               !getConstantIntValue(l.getUpperBound())) {
       return l.emitOpError("the grid's extent on ")
              << axis << " must not depend on the loops around it";
     }
@@ -181,6 +184,117 @@ static FailureOr<Binding> collectBinding(func::FuncOp fn) {
     return fn.emitOpError("a GPU kernel's nest must bind its top loops to "
                           "blockIdx/threadIdx (the GPU schedule does)");
   return b;
+}
+
+/// The dimension of workgroup buffer `a` that every access indexes by the
+/// thread of the step around it (the variable of the step's loop bound to
+/// threadIdx.x, as an iteration variable of the accessing block): each
+/// thread then touches only its own slice, which it can keep in its own
+/// memory (a prompt matmul's register tiles, whose chunk loop runs outside
+/// the threads'). None when there is no such dimension.
+static std::optional<unsigned> threadSlicedDim(memref::AllocaOp a,
+                                               ArrayRef<tl::ForOp> steps) {
+  unsigned rank = a.getType().getRank();
+  llvm::SmallBitVector dims(rank, true);
+  // The dims an access (a map over `block`'s variables) indexes by the
+  // thread of `step`.
+  auto narrow = [&](tl::BlockOp block, tl::ForOp step, AffineMap m) {
+    llvm::SmallBitVector ok(rank, false);
+    for (unsigned d = 0; d < rank; ++d)
+      if (auto e = dyn_cast<AffineDimExpr>(m.getResult(d)))
+        ok[d] =
+            block.getIterValues()[e.getPosition()] == step.getInductionVar();
+    dims &= ok;
+  };
+  auto stepOf = [&](Operation *op) -> tl::ForOp {
+    for (auto l = op->getParentOfType<tl::ForOp>(); l;
+         l = l->getParentOfType<tl::ForOp>())
+      if (llvm::is_contained(steps, l))
+        return l;
+    return {};
+  };
+  for (Operation *user : a->getUsers()) {
+    auto block = dyn_cast<tl::BlockOp>(user);
+    tl::BlockOp owner = block ? block : user->getParentOfType<tl::BlockOp>();
+    tl::ForOp step = owner ? stepOf(owner) : tl::ForOp();
+    if (!step)
+      return std::nullopt;
+    if (block) {
+      for (auto [v, m] : llvm::zip(block.getReads(), block.getReadMaps()))
+        if (v == a.getResult())
+          narrow(block, step, cast<AffineMapAttr>(m).getValue());
+      for (auto [v, m] : llvm::zip(block.getWrites(), block.getWriteMaps()))
+        if (v == a.getResult())
+          narrow(block, step, cast<AffineMapAttr>(m).getValue());
+      continue;
+    }
+    FailureOr<AffineMap> at = failure();
+    Block *body = nullptr;
+    for (Region *r : {&owner.getBody(), &owner.getInit()})
+      if (!r->empty() && r->isAncestor(user->getParentRegion()))
+        body = &r->front();
+    if (auto load = dyn_cast<affine::AffineLoadOp>(user); load && body)
+      at =
+          tl::accessOverIters(load.getAffineMap(), load.getMapOperands(), body);
+    if (auto store = dyn_cast<affine::AffineStoreOp>(user);
+        store && body && store.getMemRef() == a.getResult())
+      at = tl::accessOverIters(store.getAffineMap(), store.getMapOperands(),
+                               body);
+    if (failed(at))
+      return std::nullopt;
+    narrow(owner, step, *at);
+  }
+  int first = dims.find_first();
+  if (first < 0)
+    return std::nullopt;
+  return first;
+}
+
+/// Gives each thread its own slice of workgroup buffer `a` (dimension
+/// `dim` indexed by the thread everywhere): a stack buffer without that
+/// dimension, which each thread of the kernel allocates for itself.
+static void privatize(RewriterBase &rw, memref::AllocaOp a, unsigned dim) {
+  MemRefType t = a.getType();
+  SmallVector<int64_t> shape(t.getShape());
+  shape.erase(shape.begin() + dim);
+  rw.setInsertionPoint(a);
+  auto own = memref::AllocaOp::create(
+      rw, a.getLoc(), MemRefType::get(shape, t.getElementType()),
+      a.getAlignmentAttr());
+  auto drop = [&](Attribute m) -> Attribute {
+    return AffineMapAttr::get(
+        cast<AffineMapAttr>(m).getValue().dropResult(dim));
+  };
+  for (Operation *user : llvm::make_early_inc_range(a->getUsers())) {
+    if (auto block = dyn_cast<tl::BlockOp>(user)) {
+      SmallVector<Attribute> reads(block.getReadMaps().getValue()),
+          writes(block.getWriteMaps().getValue());
+      for (auto [i, v] : llvm::enumerate(block.getReads()))
+        if (v == a.getResult())
+          reads[i] = drop(reads[i]);
+      for (auto [i, v] : llvm::enumerate(block.getWrites()))
+        if (v == a.getResult())
+          writes[i] = drop(writes[i]);
+      rw.modifyOpInPlace(block, [&] {
+        block.setReadMapsAttr(rw.getArrayAttr(reads));
+        block.setWriteMapsAttr(rw.getArrayAttr(writes));
+      });
+      continue;
+    }
+    rw.setInsertionPoint(user);
+    if (auto load = dyn_cast<affine::AffineLoadOp>(user)) {
+      rw.replaceOpWithNewOp<affine::AffineLoadOp>(
+          load, own, load.getAffineMap().dropResult(dim),
+          load.getMapOperands());
+      continue;
+    }
+    auto store = cast<affine::AffineStoreOp>(user);
+    rw.replaceOpWithNewOp<affine::AffineStoreOp>(
+        store, store.getValueToStore(), own,
+        store.getAffineMap().dropResult(dim), store.getMapOperands());
+  }
+  rw.replaceAllUsesWith(a.getResult(), own.getResult());
+  rw.eraseOp(a);
 }
 
 /// Replaces bound loop `l` (in the kernel) by its body, its variable the
@@ -244,6 +358,14 @@ struct ConvertTLToGPUPass : llmc::impl::ConvertTLToGPUBase<ConvertTLToGPUPass> {
       FailureOr<Binding> binding = collectBinding(fn);
       if (failed(binding))
         return signalPassFailure();
+      // Workgroup buffers each thread uses only its own slice of: the
+      // thread's own.
+      llvm::erase_if(binding->shared, [&](memref::AllocaOp a) {
+        std::optional<unsigned> dim = threadSlicedDim(a, binding->steps);
+        if (dim)
+          privatize(rw, a, *dim);
+        return dim.has_value();
+      });
       // The kernel: the function's arguments, its body with the bound
       // loops replaced by ids.
       rw.setInsertionPointToEnd(gpuModule.getBody());

@@ -247,6 +247,79 @@ module {
 
 // -----
 
+// A buffer every step indexes by its thread (a prompt matmul's sums, whose
+// chunk loop runs outside the threads' steps) is each thread's own: a
+// stack buffer without that dimension, not workgroup memory; the buffer a
+// step reads at other threads' indices (the staged chunk) stays shared.
+// CHECK-LABEL: func.func @forward
+// CHECK: gpu.func @forward.own({{.*}}) workgroup(%[[S:.*]] : memref<64xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK: %[[ACC:.*]] = memref.alloca() : memref<2xf32>
+// CHECK: memref.store %{{.*}}, %[[ACC]][%c1]
+// CHECK: scf.for
+// CHECK: gpu.barrier
+// CHECK: memref.store %{{.*}}, %[[S]][
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[S]][
+// CHECK: memref.load %[[ACC]][%c0]
+// CHECK: memref.store %{{.*}}, %[[ACC]][%c0]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[ACC]][%c1]
+module {
+  func.func @forward(%x: memref<8x256xf32>, %y: memref<8x64xf32>) {
+    call @forward.own(%x, %y) : (memref<8x256xf32>, memref<8x64xf32>) -> ()
+    return
+  }
+  func.func private @forward.own(%x: memref<8x256xf32>, %y: memref<8x64xf32>) attributes {llmc.kernel} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c8 = arith.constant 8 : index
+    %c64 = arith.constant 64 : index
+    %zero = arith.constant 0.0 : f32
+    tl.for %r = %c0 to %c8 step %c1 kind(thread_bound) thread("blockIdx.x") {
+      %acc = memref.alloca() : memref<64x2xf32>
+      %s = memref.alloca() : memref<64xf32>
+      tl.for %l = %c0 to %c64 step %c1 kind(thread_bound) thread("threadIdx.x") {
+        tl.block "zero" (%ll = spatial %l) reads() writes(%acc[%ll, 0] : memref<64x2xf32>, %acc[%ll, 1] : memref<64x2xf32>) {
+          affine.store %zero, %acc[symbol(%ll), 0] : memref<64x2xf32>
+          affine.store %zero, %acc[symbol(%ll), 1] : memref<64x2xf32>
+        }
+      }
+      tl.for %c = %c0 to %c4 step %c1 {
+        tl.for %l = %c0 to %c64 step %c1 kind(thread_bound) thread("threadIdx.x") {
+          %k0 = arith.muli %c, %c64 : index
+          %k = arith.addi %k0, %l : index
+          tl.block "copy" (%rr = spatial %r, %kk = spatial %k, %ll = spatial %l) reads(%x[%rr, %kk] : memref<8x256xf32>) writes(%s[%ll] : memref<64xf32>) {
+            %0 = affine.load %x[symbol(%rr), symbol(%kk)] : memref<8x256xf32>
+            affine.store %0, %s[symbol(%ll)] : memref<64xf32>
+          }
+        }
+        tl.for %l = %c0 to %c64 step %c1 kind(thread_bound) thread("threadIdx.x") {
+          tl.for %k = %c0 to %c64 step %c1 {
+            tl.block "dot" (%ll = spatial %l, %kk = reduce %k) reads(%s[%kk] : memref<64xf32>, %acc[%ll, 0] : memref<64x2xf32>) writes(%acc[%ll, 0] : memref<64x2xf32>) {
+              %0 = affine.load %s[symbol(%kk)] : memref<64xf32>
+              %1 = affine.load %acc[symbol(%ll), 0] : memref<64x2xf32>
+              %2 = arith.addf %0, %1 : f32
+              affine.store %2, %acc[symbol(%ll), 0] : memref<64x2xf32>
+            }
+          }
+        }
+      }
+      tl.for %l = %c0 to %c64 step %c1 kind(thread_bound) thread("threadIdx.x") {
+        tl.block "out" (%rr = spatial %r, %ll = spatial %l) reads(%acc[%ll, 0] : memref<64x2xf32>, %acc[%ll, 1] : memref<64x2xf32>) writes(%y[%rr, %ll] : memref<8x64xf32>) {
+          %0 = affine.load %acc[symbol(%ll), 0] : memref<64x2xf32>
+          %1 = affine.load %acc[symbol(%ll), 1] : memref<64x2xf32>
+          %2 = arith.addf %0, %1 : f32
+          affine.store %2, %y[symbol(%rr), symbol(%ll)] : memref<8x64xf32>
+        }
+      }
+    }
+    return
+  }
+}
+
+// -----
+
 // A workgroup's shared buffer has a static shape.
 module {
   func.func private @k(%n: index, %x: memref<64xf32>) attributes {llmc.kernel} {

@@ -2,6 +2,7 @@
 // RUN: llm-opt %s -split-input-file -tl-default-schedule="target=vulkan:1.3,subgroup=128,workgroup=512" | FileCheck %s --check-prefix=WIDE
 // RUN: llm-opt %s -split-input-file -tl-default-schedule="target=vulkan:1.3,subgroup=1" | FileCheck %s --check-prefix=TREE
 // RUN: llm-opt %s -split-input-file -tl-default-schedule="target=vulkan:1.3,subgroup=32,shared=128" | FileCheck %s --check-prefix=SMALL
+// RUN: llm-opt %s -split-input-file -tl-default-schedule="target=vulkan:1.3,subgroup=32,device=cpu" | FileCheck %s --check-prefix=CPUDEV
 
 // The GPU targets' default schedule: each nest one launch, its independent
 // top loops on the grid (the innermost split into workgroups x threads,
@@ -10,7 +11,9 @@
 
 // A decode matmul (64 outputs, 256 products each): a workgroup per output
 // (blockIdx.x), its 64 threads taking consecutive products (k = ko * 64 +
-// lane: coalesced), each into its partial in the workgroup's buffer. With
+// lane: coalesced), each summing them in a register (rfactor over a lane
+// of one: a buffer of its own, the loop over it unrolled) and adding that
+// into its partial in the workgroup's buffer once. With
 // subgroups of 32, each subgroup sums its lanes' partials at once
 // (gpu.subgroup_reduce, every lane of the workgroup in the step) and one
 // thread adds the two subgroups' totals into the output. Every step a loop
@@ -21,8 +24,13 @@
 // CHECK: tl.for {{.*}} to %c64{{.*}} kind(thread_bound) thread("threadIdx.x")
 // CHECK-NEXT: tl.block "matmul_rf_init"
 // CHECK: tl.for %[[L:.*]] = {{.*}} to %c64{{.*}} kind(thread_bound) thread("threadIdx.x")
-// CHECK-NEXT: tl.for %[[KO:.*]] = {{.*}} to %c4
-// CHECK: tl.block "matmul_rf" ({{.*}}%[[L]])
+// CHECK: %[[R:.*]] = memref.alloca() {{.*}} : memref<1xf32>
+// CHECK: tl.block "matmul_rf_rf_init"
+// CHECK: tl.for %[[KO:.*]] = {{.*}} to %c4
+// CHECK: tl.for {{.*}} to %c1{{.*}} kind(unrolled)
+// CHECK: tl.block "matmul_rf_rf"
+// CHECK: affine.store %{{.*}}, %[[R]]
+// CHECK: tl.block "matmul_rf" ({{.*}}%[[L]], {{.*}}) reads(%[[P]]{{.*}}, %[[R]]
 // CHECK: tl.for {{.*}} to %c64{{.*}} kind(thread_bound) thread("threadIdx.x")
 // CHECK-NEXT: tl.block "matmul_subgroup"
 // CHECK: gpu.subgroup_reduce add %{{.*}} : (f32) -> f32
@@ -383,6 +391,66 @@ func.func @prompt(%x: memref<?x256xf32>, %w: memref<96x256xf32>, %y: memref<?x96
           %3 = arith.mulf %0, %1 : f32
           %4 = arith.addf %2, %3 : f32
           affine.store %4, %y[symbol(%vt), symbol(%vo)] : memref<?x96xf32>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A prompt's matmul whose outputs split into whole workgroups (128 = 2 x 64)
+// stages the activations: a workgroup takes 8 tokens of 64 outputs, and the
+// 512 products run in 2 chunks of 256; at each chunk the workgroup first
+// copies the 8 tokens' 256 activations into workgroup memory (stage: 8x256,
+// consecutive threads copying consecutive elements), then each thread adds
+// its output's products for the 8 tokens from there. The chunks' loop runs
+// outside the threads', so each thread's 8 sums sit in a buffer indexed by
+// its thread (64x8x1, the GPU conversion makes it the thread's own).
+// CHECK-LABEL: func.func @staged
+// CHECK: tl.for {{.*}} kind(thread_bound) thread("blockIdx.y")
+// CHECK: tl.for {{.*}} to %c2{{.*}} kind(thread_bound) thread("blockIdx.x")
+// CHECK-NEXT: %[[ACC:.*]] = memref.alloca() {{.*}} : memref<64x8x1xf32>
+// CHECK: tl.for %[[L0:.*]] = {{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK: tl.block "matmul_rf_init" (%[[V0:.*]] = spatial %[[L0]], {{.*}}) reads() writes(%[[ACC]][%[[V0]],
+// CHECK: %[[X:.*]] = memref.alloca() {{.*}} : memref<8x256xf32>
+// CHECK-NEXT: tl.for {{.*}} to %c2{{.*}} step %{{[^ ]*}} {
+// CHECK: tl.for %[[C:.*]] = {{.*}} to %c64{{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK-NEXT: tl.for {{.*}} to %c8
+// CHECK-NEXT: tl.for {{.*}} to %c4
+// CHECK: tl.block "matmul_rf_stage" {{.*}} reads(%arg0[{{.*}}]{{.*}}) writes(%[[X]][%{{[^ ]*}}, %{{[^ ]*}}] : memref<8x256xf32>)
+// CHECK: tl.for %[[L1:.*]] = {{.*}} to %c64{{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK: tl.block "matmul_rf" ({{.*}}%{{.*}} = spatial %[[L1]]{{.*}}) reads(%[[X]][
+// CHECK: affine.load %[[X]]
+// CHECK: tl.for %[[L2:.*]] = {{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK: tl.block "matmul" ({{.*}}) reads(%arg2{{.*}}, %[[ACC]]
+// CHECK: tl.block "matmul_tail"
+// On a CPU device (lavapipe) workgroup memory is ordinary memory: no
+// staging, the registers' rule of @prompt.
+// CPUDEV-LABEL: func.func @staged
+// CPUDEV-NOT: _stage"
+// CPUDEV: memref.alloca() {{.*}} : memref<8x1xf32>
+// CPUDEV-NOT: _stage"
+func.func @staged(%x: memref<?x512xf32>, %w: memref<128x512xf32>, %y: memref<?x128xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %c512 = arith.constant 512 : index
+  %n = memref.dim %x, %c0 : memref<?x512xf32>
+  tl.for %t = %c0 to %n step %c1 {
+    tl.for %o = %c0 to %c128 step %c1 {
+      tl.for %k = %c0 to %c512 step %c1 {
+        tl.block "matmul" (%vt = spatial %t, %vo = spatial %o, %vk = reduce %k) reads(%x[%vt, %vk] : memref<?x512xf32>, %w[%vo, %vk] : memref<128x512xf32>, %y[%vt, %vo] : memref<?x128xf32>) writes(%y[%vt, %vo] : memref<?x128xf32>) init {
+          affine.store %cst, %y[symbol(%vt), symbol(%vo)] : memref<?x128xf32>
+        } {
+          %0 = affine.load %x[symbol(%vt), symbol(%vk)] : memref<?x512xf32>
+          %1 = affine.load %w[symbol(%vo), symbol(%vk)] : memref<128x512xf32>
+          %2 = affine.load %y[symbol(%vt), symbol(%vo)] : memref<?x128xf32>
+          %3 = arith.mulf %0, %1 : f32
+          %4 = arith.addf %2, %3 : f32
+          affine.store %4, %y[symbol(%vt), symbol(%vo)] : memref<?x128xf32>
         }
       }
     }

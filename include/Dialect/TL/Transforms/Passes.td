@@ -200,7 +200,8 @@ def TLDefaultSchedule : Pass<"tl-default-schedule", "mlir::ModuleOp"> {
     (`GPUSchedule.cpp`, docs/design.md "GPU targets"): every nest one
     launch; constant-output reductions shared by a workgroup (partials in
     workgroup memory, summed by subgroup operations or a tree), prompt
-    matmuls in 8-token register tiles per thread, decode attention's nests
+    matmuls in 8-token register tiles per thread (on a GPU device, their
+    activations staged in workgroup memory chunk by chunk), decode attention's nests
     as the steps of a workgroup per head, and the independent top loops on
     the grid.
 
@@ -248,6 +249,7 @@ def TLSchedule : Pass<"tl-schedule"> {
     reverse(matmul_rf, 4)           # loop 4 of the block runs backwards
     distribute(scores, 0)           # loop 0 split into a loop per nest of its body
     expand(lanes_init, 0, 1)        # its write 0, a stack buffer, sliced by loop 1
+    stage(matmul, 0, 2)             # its read 0 staged in a stack buffer at loop 2
     parallel(matmul, 0); vectorize(matmul_rf, 3); unroll(matmul, 1)
     decompose_reduction(matmul, 1); bind(matmul, 0, threadIdx.x)
     ```

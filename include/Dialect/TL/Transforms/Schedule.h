@@ -213,6 +213,25 @@ mlir::FailureOr<BlockOp> cacheWrite(mlir::RewriterBase &rewriter,
 mlir::FailureOr<BlockOp> computeAt(mlir::RewriterBase &rewriter,
                                    BlockOp block, ForOp loop);
 
+/// Reads buffer `reads[readIndex]` of `block` (under `loop`) through a
+/// stack buffer holding, at each iteration of `loop`, just the region the
+/// block reads there (TVM's cache_read, compute_at and buffer compaction in
+/// one; on a GPU, a tile staged in workgroup memory): a buffer of the
+/// region's constant shape is allocated at the start of the loop's body and
+/// filled there by a nest "<name>_stage" (a loop per dimension, row-major);
+/// `block` is replaced by a copy that reads it, with an iteration variable
+/// added per dimension of more than one element, bound to the element's
+/// offset in the region (computed from the loops under `loop`; a reduction
+/// variable where the dimension's index uses one). Requirements: every
+/// access of the buffer in the block is its declared read region; the
+/// region's indices are affine in the loops and linear with constant
+/// coefficients in the loops under `loop` that they use (normalised,
+/// constant extents); nothing under `loop` writes the buffer. Every element the
+/// block reads, and so every bit it computes, is unchanged. Returns the copy
+/// nest's block.
+mlir::FailureOr<BlockOp> stage(mlir::RewriterBase &rewriter, BlockOp block,
+                               unsigned readIndex, ForOp loop);
+
 /// Inlines elementwise consumer `block` into the block that produces the
 /// buffer it reads (TVM's reverse_compute_inline): where the producer stores
 /// an element of that buffer, it computes the consumer's element from it

@@ -11,7 +11,7 @@
 // a bare block) runs on one thread: a loop of one iteration is put around
 // it and bound.
 //
-// Three rules come first (the first that applies maps the nest):
+// Four rules come first (the first that applies maps the nest):
 // - reduceInWorkgroup: a reduction whose outputs are a constant number
 //   (decode's matmuls and norms: one token) gets a workgroup per output (up
 //   to 8 where each lane would get few iterations): consecutive threads take
@@ -20,6 +20,10 @@
 //   are summed by subgroup operations where the target's subgroups divide
 //   the lanes, else in a tree (tree_reduce) whose levels, like every loop
 //   bound to a thread axis, run one after another across the workgroup;
+//   each thread sums its iterations in a register first;
+// - tileTokensStaged (not on a CPU device): tileTokens with the reduction
+//   in chunks, at each chunk the tokens' activations copied into workgroup
+//   memory first (stage), every thread reading them there;
 // - tileTokens: a prompt's matmul gives each thread 8 tokens of one output,
 //   their sums in registers, so that each weight load serves 8 tokens;
 // - stepsInWorkgroup: constant independent loops around a sequence of nests
@@ -30,6 +34,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Dialect/TL/Transforms/GPUSchedule.h"
+#include "Dialect/TL/Analysis/AffineIndex.h"
 #include "Dialect/TL/Analysis/Independence.h"
 #include "Dialect/TL/Analysis/Reduction.h"
 #include "Dialect/TL/IR/TL.h"
@@ -298,6 +303,85 @@ static LogicalResult subgroupStep(RewriterBase &rw, TreeReduceResult &tree,
   return bindLoop(loops[0], "threadIdx.x");
 }
 
+/// Sums in registers: reduction `block` factored (rfactor) over a lane of
+/// one, `loop` (one of its reduction loops) split by 1, so that each
+/// iteration of the loops around `loop` accumulates into partials of its
+/// own, allocated before the reduction's outermost loop; then, in each of
+/// the three nests rfactor made, the loops below the first that `isTop`
+/// accepts and that iterate the partials (`overPartials(nest, loop, unit
+/// lane, rf)`) are unrolled: constant indices, which the back ends keep in
+/// registers.
+static FailureOr<RFactorResult> sumInRegisters(
+    RewriterBase &rw, BlockOp block, ForOp loop,
+    llvm::function_ref<bool(ForOp)> isTop,
+    llvm::function_ref<bool(BlockOp, ForOp, ForOp, const RFactorResult &)>
+        overPartials) {
+  MLIRContext *ctx = rw.getContext();
+  auto unit = quietly(ctx, [&] { return tl::split(rw, loop, {-1, 1}); });
+  if (failed(unit))
+    return failure();
+  auto rf = quietly(ctx, [&] { return rfactor(rw, block, {(*unit)[1]}); });
+  if (failed(rf))
+    return failure();
+  for (BlockOp b : {rf->init, rf->rf, rf->writeBack})
+    for (ForOp l = b->getParentOfType<ForOp>(); l && !isTop(l);
+         l = l->getParentOfType<ForOp>())
+      if (overPartials(b, l, (*unit)[1], *rf) && failed(unroll(l)))
+        return failure();
+  return rf;
+}
+
+/// Tokens of a prompt one thread's register tile covers.
+static constexpr int64_t kTokenTile = 8;
+
+/// Whether `l`, a loop around nest `b` of a token tile's register partials
+/// (`rf`, over lane of one `unit`), iterates the partials: the tile's loop
+/// or the lane of one (in the products' nest, the loop right around it).
+static bool tileOrUnitLoop(BlockOp b, ForOp l, ForOp unit,
+                           const RFactorResult &rf) {
+  std::optional<int64_t> e = constantExtent(l);
+  return e && (*e == kTokenTile || *e == 1) &&
+         (b != rf.rf || l == b->getParentOfType<ForOp>() || l == unit);
+}
+
+/// Each lane's sum (partial `block` of a workgroup reduction, under its
+/// `laneLoop`) accumulated in the thread's own memory over the reduction
+/// loops inside the lane's, and added into its partial in workgroup memory
+/// once: rfactor over a lane of one (the outermost of those loops split by
+/// 1), its partials allocated inside the lane's loop, the loops over them
+/// (a lane's rows, the lane of one) unrolled, so that they are registers.
+/// Changes nothing where no reduction loop of a constant extent is directly
+/// inside the lane's.
+static LogicalResult accumulateInRegisters(RewriterBase &rw, BlockOp block,
+                                           ForOp laneLoop) {
+  MLIRContext *ctx = rw.getContext();
+  ForOp inner = onlyInnerLoop(laneLoop);
+  if (!inner || !constantExtent(inner))
+    return success(); // (a run-time count: the lane of one would not be)
+  // The loop must bind only reduction variables of the block.
+  bool reduction = false, spatial = false;
+  for (unsigned i = 0, e = block.getNumIters(); i < e; ++i)
+    if (isComputedFrom(block.getIterValues()[i], inner.getInductionVar(),
+                       inner))
+      (block.getIterKind(i) == IterKind::reduce ? reduction : spatial) = true;
+  if (!reduction || spatial)
+    return success();
+  // The loops over the partials: constant extents up to 8 (a lane's rows,
+  // the lane of one).
+  auto rf = sumInRegisters(
+      rw, block, inner, [&](ForOp l) { return l == laneLoop; },
+      [&](BlockOp b, ForOp l, ForOp unit, const RFactorResult &rf) {
+        std::optional<int64_t> e = constantExtent(l);
+        return e && *e <= 8 &&
+               (b != rf.rf || l == unit ||
+                llvm::any_of(llvm::enumerate(b.getIterValues()), [&](auto it) {
+                  return b.getIterKind(it.index()) == IterKind::spatial &&
+                         isComputedFrom(it.value(), l.getInductionVar(), l);
+                }));
+      });
+  return failure(failed(rf));
+}
+
 /// Shares reduction `block` among a workgroup's threads over `laneLoop`
 /// (a reduction loop of `lanes` iterations, a power of two, whose nest lies
 /// in the workgroup's steps): each lane's partial in workgroup memory
@@ -315,6 +399,8 @@ static LogicalResult shareReduction(RewriterBase &rw, BlockOp block,
   if (failed(rf))
     return failure();
   Value parts = rf->init.getWrites()[0];
+  if (failed(accumulateInRegisters(rw, rf->rf, laneLoop)))
+    return failure();
   for (auto grid = laneLoop->getParentOfType<ForOp>(); grid;
        grid = grid->getParentOfType<ForOp>())
     if (grid.getKind() == LoopKind::thread_bound) {
@@ -343,9 +429,12 @@ static LogicalResult shareReduction(RewriterBase &rw, BlockOp block,
   for (BlockOp level : tree->levels)
     if (failed(bindLoop(parentLoop(level), "threadIdx.x")))
       return failure();
-  // The write on one thread, with the loops over the rows and the
-  // subgroups' totals.
-  unitLoop(rw, topIn(home, tree->final), "threadIdx.x");
+  // The write on one thread: with the subgroups' totals, around the loops
+  // over the rows; after a tree, a step beside its levels (inside the rows'
+  // loop, where several rows share the workgroup: a serial loop of steps).
+  Block *steps =
+      tree->levels.empty() ? home : parentLoop(tree->levels.back())->getBlock();
+  unitLoop(rw, topIn(steps, tree->final), "threadIdx.x");
   return success();
 }
 
@@ -482,9 +571,14 @@ static LogicalResult mapSteps(RewriterBase &rw, Block *body,
     auto l = dyn_cast<ForOp>(op);
     if (l && l.getKind() == LoopKind::serial) {
       std::optional<int64_t> n = threadAxisExtent(l);
-      if (n && *n <= target.maxWorkgroupSize && succeeded(quietly(ctx, [&] {
-            return verifyIndependent(l, "gpu");
-          }))) {
+      unsigned nests =
+          llvm::count_if(l.getBody()->without_terminator(),
+                         [](Operation &o) { return isa<ForOp, BlockOp>(o); });
+      // (A loop of one iteration around several nests: its steps.)
+      if (n && *n <= target.maxWorkgroupSize && (*n > 1 || nests < 2) &&
+          (succeeded(
+               quietly(ctx, [&] { return verifyIndependent(l, "gpu"); })) ||
+           independentByDeclaration(l))) {
         // Fewer iterations than a subgroup around one nest (the query heads
         // of a KV head): they run in turn, the nest inside on the threads.
         ForOp inner = onlyInnerLoop(l);
@@ -501,9 +595,6 @@ static LogicalResult mapSteps(RewriterBase &rw, Block *body,
           return failure();
         continue;
       }
-      unsigned nests =
-          llvm::count_if(l.getBody()->without_terminator(),
-                         [](Operation &o) { return isa<ForOp, BlockOp>(o); });
       if (nests > 1) {
         if (failed(mapSteps(rw, l.getBody(), target)))
           return failure();
@@ -543,8 +634,23 @@ static FailureOr<bool> stepsInWorkgroup(RewriterBase &rw, ArrayRef<ForOp> chain,
   return true;
 }
 
-/// Tokens of a prompt one thread's register tile covers.
-static constexpr int64_t kTokenTile = 8;
+/// The reduction block of a prompt matmul: `chain` the tokens (a dynamic
+/// count) and the outputs (a constant one) around a perfect nest of
+/// reduction loops (into `reduction`) and one block updating its output;
+/// null otherwise, and for the nest of the tokens a split left ("_tail",
+/// fewer than a tile).
+static BlockOp promptMatmul(ArrayRef<ForOp> chain,
+                            SmallVectorImpl<ForOp> &reduction) {
+  if (chain.size() != 2 || constantExtent(chain[0]) ||
+      !constantExtent(chain[1]))
+    return {};
+  ForOp first = onlyInnerLoop(chain[1]);
+  BlockOp block = first ? reductionNest(first, reduction) : BlockOp();
+  if (!block || failed(matchReductionUpdate(block)) ||
+      block.getName().ends_with("_tail"))
+    return {};
+  return block;
+}
 
 /// The prompt matmul rule: a nest whose independent top loops are the
 /// tokens (a dynamic count) and the outputs (a constant one) around a
@@ -557,15 +663,9 @@ static constexpr int64_t kTokenTile = 8;
 /// of threads. Returns false, changing nothing, where it does not apply.
 static FailureOr<bool> tileTokens(RewriterBase &rw, ArrayRef<ForOp> chain,
                                   const TargetDescription &target) {
-  if (chain.size() != 2 || constantExtent(chain[0]) ||
-      !constantExtent(chain[1]))
-    return false;
-  ForOp first = onlyInnerLoop(chain[1]);
   SmallVector<ForOp> reduction;
-  BlockOp block = first ? reductionNest(first, reduction) : BlockOp();
-  // Not again on the tokens a split left (fewer than a tile).
-  if (!block || failed(matchReductionUpdate(block)) ||
-      block.getName().ends_with("_tail"))
+  BlockOp block = promptMatmul(chain, reduction);
+  if (!block)
     return false;
   MLIRContext *ctx = rw.getContext();
   auto peel =
@@ -580,26 +680,12 @@ static FailureOr<bool> tileTokens(RewriterBase &rw, ArrayRef<ForOp> chain,
   if (failed(moved))
     return failure();
   ForOp outputs = (*moved)[0];
-  auto unitLane = quietly(ctx, [&] {
-    return tl::split(rw, (*moved)[1], {-1, 1});
-  });
-  if (failed(unitLane))
+  // The tile's sums: partials over a lane of one (the first reduction loop
+  // split by 1), the tile's loops (and the lanes of one) unrolled.
+  if (failed(sumInRegisters(
+          rw, block, (*moved)[1], [&](ForOp l) { return l == outputs; },
+          tileOrUnitLoop)))
     return failure();
-  auto rf = quietly(ctx, [&] { return rfactor(rw, block, {(*unitLane)[1]}); });
-  if (failed(rf))
-    return failure();
-  // The tile's loops (and the lanes of one) unrolled: constant indices.
-  for (BlockOp b : {rf->init, rf->rf, rf->writeBack}) {
-    for (ForOp l = b->getParentOfType<ForOp>(); l && l != outputs;
-         l = l->getParentOfType<ForOp>()) {
-      std::optional<int64_t> e = constantExtent(l);
-      bool tileOrLane = e && (*e == kTokenTile || *e == 1) &&
-                        (b != rf->rf || l == b->getParentOfType<ForOp>() ||
-                         l == (*unitLane)[1]);
-      if (tileOrLane && failed(unroll(l)))
-        return failure();
-    }
-  }
   // The grid: the whole tiles on blockIdx.y, the outputs split into
   // workgroups of threads.
   int64_t n = *constantExtent(outputs);
@@ -615,6 +701,162 @@ static FailureOr<bool> tileTokens(RewriterBase &rw, ArrayRef<ForOp> chain,
   if (failed(bindLoop(tiles, "blockIdx.y")) ||
       (blocks && failed(bindLoop(blocks, "blockIdx.x"))) ||
       failed(bindLoop(lanes, "threadIdx.x")))
+    return failure();
+  return true;
+}
+
+/// Elements of the activations one chunk of a staged prompt matmul's
+/// reduction covers (8 tokens x 256 f32: 8 KiB of workgroup memory).
+static constexpr int64_t kStageElements = 256;
+
+/// The read of reduction `block` to stage for a prompt matmul: the one
+/// buffer read at indices that use the tokens' variable (`tokens`) and not
+/// the outputs' (`outputs`), the activations every thread of a workgroup
+/// reads; none when there is not exactly one.
+static std::optional<unsigned> activationRead(BlockOp block, ForOp tokens,
+                                              ForOp outputs) {
+  std::optional<unsigned> found;
+  for (auto [r, buffer] : llvm::enumerate(block.getReads())) {
+    if (llvm::is_contained(block.getWrites(), buffer))
+      continue;
+    AffineMap m = cast<AffineMapAttr>(block.getReadMaps()[r]).getValue();
+    bool usesTokens = false, usesOutputs = false;
+    for (unsigned i = 0, e = block.getNumIters(); i < e; ++i) {
+      if (!m.isFunctionOfDim(i))
+        continue;
+      Value v = block.getIterValues()[i];
+      usesTokens |= isComputedFrom(v, tokens.getInductionVar(), tokens);
+      usesOutputs |= isComputedFrom(v, outputs.getInductionVar(), outputs);
+    }
+    if (!usesTokens || usesOutputs)
+      continue;
+    if (found)
+      return std::nullopt;
+    found = r;
+  }
+  return found;
+}
+
+/// The prompt matmul rule with the activations staged in workgroup memory
+/// (applies where the outputs split into whole workgroups): a workgroup
+/// takes kTokenTile tokens of `threads` outputs, each thread one output's
+/// tile of sums in registers as in tileTokens; the reduction runs in chunks
+/// (its outer loop split so that a chunk covers up to kStageElements), and
+/// at each chunk the workgroup first copies the tokens' activations for it
+/// into workgroup memory (stage; consecutive threads copying consecutive
+/// elements), then every thread reads them there. The chunks' loop runs
+/// outside the threads' (a serial loop of two steps), so each thread's sums
+/// live in a buffer indexed by its thread, which the GPU conversion gives
+/// each thread as its own. Not on a CPU device (target.cpuDevice), whose
+/// workgroup memory is ordinary memory: there the copies and barriers only
+/// cost (measured on lavapipe: prompt matmuls 2.3x slower). Returns false,
+/// changing nothing, where it does not apply.
+static FailureOr<bool> tileTokensStaged(RewriterBase &rw, ArrayRef<ForOp> chain,
+                                        const TargetDescription &target) {
+  SmallVector<ForOp> reduction;
+  BlockOp block = promptMatmul(chain, reduction);
+  if (target.cpuDevice || !block)
+    return false;
+  ForOp first = reduction.front();
+  int64_t n = *constantExtent(chain[1]);
+  int64_t threads = workgroupThreads(target, n);
+  std::optional<unsigned> read = activationRead(block, chain[0], chain[1]);
+  if (n % threads || !read)
+    return false;
+  // The chunk: the largest divisor of the outer reduction loop's extent
+  // whose elements (times those of the inner loops) fit kStageElements and
+  // split into whole rows of the workgroup's threads.
+  int64_t perIteration = 1;
+  for (ForOp l : ArrayRef<ForOp>(reduction).drop_front())
+    perIteration *= *constantExtent(l);
+  int64_t outer = *constantExtent(first), chunk = 0;
+  for (int64_t c = 1; c <= outer; ++c)
+    if (outer % c == 0 && c * perIteration <= kStageElements &&
+        (c * perIteration) % threads == 0)
+      chunk = c;
+  int64_t staged = kTokenTile * chunk * perIteration;
+  Type elem =
+      cast<MemRefType>(block.getReads()[*read].getType()).getElementType();
+  if (!chunk || !elem.isIntOrFloat() ||
+      staged * std::max<int64_t>(elem.getIntOrFloatBitWidth() / 8, 1) >
+          target.sharedMemory)
+    return false;
+  MLIRContext *ctx = rw.getContext();
+  auto peel =
+      quietly(ctx, [&] { return splitPeel(rw, chain[0], {kTokenTile}); });
+  if (failed(peel))
+    return false;
+  ForOp tiles = peel->loops[0], tile = peel->loops[1];
+  // Outputs: workgroups x threads; reduction: chunks x the rest.
+  ForOp blocks, lanes = chain[1];
+  if (n != threads) {
+    auto split = tl::split(rw, chain[1], {-1, threads});
+    if (failed(split))
+      return failure();
+    blocks = (*split)[0];
+    lanes = (*split)[1];
+  }
+  // (Split even into one chunk: the threads' loop then has a reduction
+  // loop inside it, for the partials.)
+  auto split = tl::split(rw, first, {-1, chunk});
+  if (failed(split))
+    return failure();
+  ForOp chunks = (*split)[0], within = (*split)[1];
+  // workgroups, chunks, threads, the chunk's reduction, the tile.
+  SmallVector<ForOp> order;
+  if (blocks)
+    order.push_back(blocks);
+  order.append({chunks, lanes, within});
+  llvm::append_range(order, ArrayRef<ForOp>(reduction).drop_front());
+  order.push_back(tile);
+  auto moved = quietly(ctx, [&] { return reorder(rw, order); });
+  if (failed(moved))
+    return failure();
+  unsigned at = blocks ? 1 : 0;
+  if (blocks)
+    blocks = (*moved)[0];
+  chunks = (*moved)[at];
+  lanes = (*moved)[at + 1];
+  // The tile's sums: partials over a lane of one (the loop inside the
+  // threads' split by 1), one per thread and token, the tile's loops (and
+  // the lanes of one) unrolled.
+  auto rf = sumInRegisters(
+      rw, block, (*moved)[at + 2],
+      [&](ForOp l) {
+        return l == chunks || l == lanes || l == tiles || l == blocks;
+      },
+      tileOrUnitLoop);
+  if (failed(rf))
+    return failure();
+  // The activations of a chunk in workgroup memory (its buffer at the
+  // workgroup's level); the copy's columns split into rows of threads, the
+  // threads' loop outside.
+  auto copy = quietly(ctx, [&] { return stage(rw, rf->rf, *read, chunks); });
+  if (succeeded(copy)) {
+    Operation *buffer = copy->getWrites()[0].getDefiningOp();
+    rw.moveOpBefore(buffer, chunks);
+    SmallVector<ForOp> copyLoops = getLoops(*copy);
+    copyLoops.erase(copyLoops.begin(), llvm::find(copyLoops, chunks) + 1);
+    ForOp columns = copyLoops.back();
+    auto split = quietly(ctx, [&] {
+      return tl::split(rw, columns, {-1, threads});
+    });
+    if (failed(split))
+      return failure();
+    SmallVector<ForOp> copyOrder = {(*split)[1]};
+    copyOrder.append(copyLoops.begin(), copyLoops.end() - 1);
+    copyOrder.push_back((*split)[0]);
+    if (failed(quietly(ctx, [&] { return reorder(rw, copyOrder); })))
+      return failure();
+  }
+  // The grid: the whole tiles on blockIdx.y, the outputs' workgroups on
+  // blockIdx.x; the workgroup's steps: the partials' init, at each chunk
+  // the copy and the products, the write-back.
+  if (failed(bindLoop(tiles, "blockIdx.y")) ||
+      (blocks && failed(bindLoop(blocks, "blockIdx.x"))))
+    return failure();
+  Block *body = (blocks ? blocks : tiles).getBody();
+  if (failed(mapSteps(rw, body, target)))
     return failure();
   return true;
 }
@@ -640,6 +882,8 @@ static LogicalResult scheduleNest(RewriterBase &rw, Operation *root,
   std::pair<std::function<FailureOr<bool>()>, const char *> rules[] = {
       {[&] { return reduceInWorkgroup(rw, root, chain, target); },
        "split this reduction across a workgroup"},
+      {[&] { return tileTokensStaged(rw, chain, target); },
+       "stage this prompt matmul's activations"},
       {[&] { return tileTokens(rw, chain, target); },
        "tile this prompt matmul's tokens"},
       {[&] { return stepsInWorkgroup(rw, chain, target); },

@@ -1399,6 +1399,249 @@ FailureOr<BlockOp> llmc::tl::computeAt(RewriterBase &rw, BlockOp block,
 }
 
 //===----------------------------------------------------------------------===//
+// stage
+//===----------------------------------------------------------------------===//
+
+FailureOr<BlockOp> llmc::tl::stage(RewriterBase &rw, BlockOp block,
+                                   unsigned readIndex, ForOp loop) {
+  MLIRContext *ctx = block.getContext();
+  auto error = [&](const Twine &msg) {
+    return block.emitError("stage: ") << msg;
+  };
+  if (readIndex >= block.getReads().size())
+    return error("tl.block '" + block.getName() + "' has " +
+                 Twine(block.getReads().size()) + " reads, no read " +
+                 Twine(readIndex));
+  if (!loop->isProperAncestor(block))
+    return error("the loop is not around tl.block '" + block.getName() + "'");
+  Value buffer = block.getReads()[readIndex];
+  auto type = cast<MemRefType>(buffer.getType());
+  if (llvm::is_contained(block.getWrites(), buffer))
+    return error("tl.block '" + block.getName() +
+                 "' also writes the buffer it would read staged");
+  WalkResult written = loop->walk([&](BlockOp other) {
+    return llvm::is_contained(other.getWrites(), buffer)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  if (written.wasInterrupted())
+    return error("the buffer is written under the loop; a copy made at the "
+                 "start of an iteration would be stale");
+  AffineMap region =
+      cast<AffineMapAttr>(block.getReadMaps()[readIndex]).getValue();
+  // The block's accesses of the buffer: loads of its declared region.
+  SmallVector<std::pair<affine::AffineLoadOp, Block *>> loads;
+  for (Region *r : {&block.getBody(), &block.getInit()}) {
+    if (r->empty())
+      continue;
+    WalkResult other = r->walk([&](Operation *op) {
+      if (llvm::none_of(op->getOperands(),
+                        [&](Value v) { return v == buffer; }))
+        return WalkResult::advance();
+      auto load = dyn_cast<affine::AffineLoadOp>(op);
+      FailureOr<AffineMap> at = failure();
+      if (load)
+        at = accessOverIters(load.getAffineMap(), load.getMapOperands(),
+                             &r->front());
+      if (failed(at) || *at != region)
+        return WalkResult::interrupt();
+      loads.push_back({load, &r->front()});
+      return WalkResult::advance();
+    });
+    if (other.wasInterrupted())
+      return error("tl.block '" + block.getName() +
+                   "' accesses the buffer other than by loads of its "
+                   "declared read region");
+  }
+  // The region at one iteration of `loop`: per dimension, its start (over
+  // values fixed in the iteration) and its constant extent.
+  AffineIndexBuilder ab(loop);
+  SmallVector<AffineExpr> bindings;
+  for (Value v : block.getIterValues()) {
+    std::optional<AffineExpr> e = ab.build(v);
+    if (!e)
+      return error("an iteration variable of tl.block '" + block.getName() +
+                   "' is not affine in the loops");
+    bindings.push_back(*e);
+  }
+  unsigned n = ab.dims.size();
+  SmallVector<ForOp> inner(n); // the loop under `loop` a dim stands for
+  for (auto [i, v] : llvm::enumerate(ab.dims)) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    Operation *owner = arg ? arg.getOwner()->getParentOp() : v.getDefiningOp();
+    if (!owner || !loop->isProperAncestor(owner))
+      continue;
+    auto l = dyn_cast<ForOp>(owner);
+    if (!l || l.getInductionVar() != v)
+      return error("an index of tl.block '" + block.getName() +
+                   "' uses a value computed under the loop");
+    inner[i] = l;
+  }
+  unsigned rank = region.getNumResults();
+  SmallVector<int64_t> extents(rank, 1);
+  SmallVector<AffineExpr> starts(rank);
+  for (unsigned d = 0; d < rank; ++d) {
+    AffineExpr e = region.getResult(d).replaceDims(bindings);
+    SmallVector<AffineExpr> atLow;
+    for (unsigned i = 0; i < n; ++i)
+      atLow.push_back(getAffineDimExpr(i, ctx));
+    for (unsigned i = 0; i < n; ++i) {
+      if (!inner[i])
+        continue;
+      std::optional<int64_t> c = linearCoefficient(e, i, n);
+      if (!c)
+        return error("the read region is not linear in the loops under the "
+                     "loop");
+      if (*c == 0)
+        continue;
+      std::optional<int64_t> ub = getConstantIntValue(inner[i].getUpperBound());
+      if (!ub || getConstantIntValue(inner[i].getLowerBound()) != 0 ||
+          getConstantIntValue(inner[i].getStep()) != 1)
+        return error("a loop under the loop that the read region uses must "
+                     "run from 0 with step 1 to a constant");
+      extents[d] += std::abs(*c) * (*ub - 1);
+      atLow[i] = getAffineConstantExpr(*c > 0 ? 0 : *ub - 1, ctx);
+    }
+    starts[d] = simplifyAffineExpr(e.replaceDims(atLow), n, 0);
+  }
+
+  // --- The stack buffer and its copy at the start of the loop's body: the
+  // copy's variables are the source's indices and, for the buffer, their
+  // offsets in the region (the copy's loops).
+  Location loc = block.getLoc();
+  OpBuilder::InsertionGuard guard(rw);
+  rw.setInsertionPointToStart(loop.getBody());
+  auto staged = memref::AllocaOp::create(
+      rw, loc, MemRefType::get(extents, type.getElementType()),
+      rw.getI64IntegerAttr(64));
+  Value zero = arith::ConstantIndexOp::create(rw, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rw, loc, 1);
+  SmallVector<Value> outer; // the dims fixed in an iteration, in order
+  SmallVector<AffineExpr> renumber(n, getAffineConstantExpr(0, ctx));
+  for (unsigned i = 0; i < n; ++i)
+    if (!inner[i]) {
+      renumber[i] = getAffineDimExpr(outer.size(), ctx);
+      outer.push_back(ab.dims[i]);
+    }
+  SmallVector<Value> firsts;
+  for (AffineExpr start : starts)
+    firsts.push_back(affine::AffineApplyOp::create(
+        rw, loc, AffineMap::get(outer.size(), 0, start.replaceDims(renumber)),
+        outer));
+  SmallVector<Value> indices, offsets;
+  for (unsigned d = 0; d < rank; ++d) {
+    Value count = arith::ConstantIndexOp::create(rw, loc, extents[d]);
+    auto l = ForOp::create(rw, loc, zero, count, one, LoopKind::serial);
+    rw.setInsertionPoint(l.getBody()->getTerminator());
+    indices.push_back(
+        arith::AddIOp::create(rw, loc, firsts[d], l.getInductionVar()));
+    offsets.push_back(l.getInductionVar());
+  }
+  SmallVector<Value> copyValues(indices);
+  copyValues.append(offsets);
+  SmallVector<AffineExpr> sourceExprs, slotExprs;
+  for (unsigned d = 0; d < rank; ++d) {
+    sourceExprs.push_back(getAffineDimExpr(d, ctx));
+    slotExprs.push_back(getAffineDimExpr(rank + d, ctx));
+  }
+  AffineMap source = AffineMap::get(2 * rank, 0, sourceExprs, ctx);
+  AffineMap slot = AffineMap::get(2 * rank, 0, slotExprs, ctx);
+  SmallVector<Attribute> copyKinds(2 * rank,
+                                   IterKindAttr::get(ctx, IterKind::spatial));
+  auto copy = BlockOp::create(
+      rw, loc, rw.getStringAttr((block.getName() + "_stage").str()), copyValues,
+      rw.getArrayAttr(copyKinds), ValueRange{buffer},
+      rw.getArrayAttr({AffineMapAttr::get(source)}), ValueRange{staged},
+      rw.getArrayAttr({AffineMapAttr::get(slot)}));
+  Block *body = rw.createBlock(&copy.getBody(), {},
+                               SmallVector<Type>(2 * rank, rw.getIndexType()),
+                               SmallVector<Location>(2 * rank, loc));
+  rw.setInsertionPointToStart(body);
+  Value v = affine::AffineLoadOp::create(
+      rw, loc, buffer, overArgsAsSymbols(source), body->getArguments());
+  affine::AffineStoreOp::create(rw, loc, v, staged, overArgsAsSymbols(slot),
+                                body->getArguments());
+  YieldOp::create(rw, loc);
+
+  // --- The block reads the stack buffer through a variable per dimension
+  // of more than one element, bound to the element's offset in the region
+  // (the loops under `loop`: a reduction variable where the dimension's
+  // index uses one); a copy of the block with those variables added.
+  unsigned n0 = block.getNumIters();
+  SmallVector<Value> values(block.getIterValues());
+  SmallVector<Attribute> kinds(block.getIterKinds().getValue());
+  SmallVector<AffineExpr> stagedExprs;
+  rw.setInsertionPoint(block);
+  for (unsigned d = 0; d < rank; ++d) {
+    if (extents[d] == 1) {
+      stagedExprs.push_back(getAffineConstantExpr(0, ctx));
+      continue;
+    }
+    AffineExpr offset = simplifyAffineExpr(
+        region.getResult(d).replaceDims(bindings) - starts[d], n, 0);
+    SmallVector<Value> innerValues;
+    SmallVector<AffineExpr> renumberInner(n, getAffineConstantExpr(0, ctx));
+    for (unsigned i = 0; i < n; ++i)
+      if (inner[i]) {
+        renumberInner[i] = getAffineDimExpr(innerValues.size(), ctx);
+        innerValues.push_back(ab.dims[i]);
+      }
+    AffineExpr e = offset.replaceDims(renumberInner);
+    Value at;
+    if (auto de = dyn_cast<AffineDimExpr>(e))
+      at = innerValues[de.getPosition()];
+    else
+      at = affine::AffineApplyOp::create(
+          rw, loc, AffineMap::get(innerValues.size(), 0, e), innerValues);
+    bool reduces = false;
+    for (unsigned i = 0; i < n0; ++i)
+      reduces |= region.getResult(d).isFunctionOfDim(i) &&
+                 block.getIterKind(i) == IterKind::reduce;
+    stagedExprs.push_back(getAffineDimExpr(values.size(), ctx));
+    values.push_back(at);
+    kinds.push_back(
+        IterKindAttr::get(ctx, reduces ? IterKind::reduce : IterKind::spatial));
+  }
+  unsigned total = values.size();
+  auto widen = [&](Attribute m) -> Attribute {
+    AffineMap map = cast<AffineMapAttr>(m).getValue();
+    return AffineMapAttr::get(AffineMap::get(total, 0, map.getResults(), ctx));
+  };
+  SmallVector<Value> reads(block.getReads());
+  SmallVector<Attribute> readMaps, writeMaps;
+  for (Attribute m : block.getReadMaps())
+    readMaps.push_back(widen(m));
+  for (Attribute m : block.getWriteMaps())
+    writeMaps.push_back(widen(m));
+  AffineMap stagedRegion = AffineMap::get(total, 0, stagedExprs, ctx);
+  reads[readIndex] = staged;
+  readMaps[readIndex] = AffineMapAttr::get(stagedRegion);
+  auto replacement =
+      BlockOp::create(rw, block.getLoc(), block.getNameAttr(), values,
+                      rw.getArrayAttr(kinds), reads, rw.getArrayAttr(readMaps),
+                      block.getWrites(), rw.getArrayAttr(writeMaps));
+  for (auto [from, to] :
+       {std::pair(&block.getInit(), &replacement.getInit()),
+        std::pair(&block.getBody(), &replacement.getBody())}) {
+    if (from->empty())
+      continue;
+    rw.inlineRegionBefore(*from, *to, to->end());
+    for (unsigned i = n0; i < total; ++i)
+      to->front().addArgument(rw.getIndexType(), loc);
+  }
+  for (auto [load, args] : loads) {
+    Block *moved = load->getBlock();
+    while (moved->getParentOp() != replacement)
+      moved = moved->getParentOp()->getBlock();
+    rw.setInsertionPoint(load);
+    rw.replaceOpWithNewOp<affine::AffineLoadOp>(
+        load, staged, overArgsAsSymbols(stagedRegion), moved->getArguments());
+  }
+  rw.eraseOp(block);
+  return copy;
+}
+
+//===----------------------------------------------------------------------===//
 // reverse_compute_inline
 //===----------------------------------------------------------------------===//
 

@@ -135,6 +135,17 @@ struct TLSchedulePass : llmc::tl::impl::TLScheduleBase<TLSchedulePass> {
       return reverseComputeInline(rw, *block);
     if (c.name == "compute_inline")
       return computeInline(rw, *block);
+    // stage(block, r, loop): the block's read r, staged at its loop.
+    if (c.name == "stage") {
+      if (failed(needs(2)))
+        return failure();
+      if (ints[0] < 0 || ints[0] >= (int64_t)block->getReads().size())
+        return argError("tl.block '" + c.args[0] + "' has no read " +
+                        Twine(ints[0]));
+      auto l = loopAt(ints[1]);
+      return failed(l) ? failure()
+                       : LogicalResult(stage(rw, *block, ints[0], *l));
+    }
     // expand(block, w, loop): the block's write buffer w, along its loop.
     if (c.name == "expand") {
       if (failed(needs(2)))
