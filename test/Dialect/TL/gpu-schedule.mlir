@@ -353,21 +353,22 @@ func.func @kv_store(%x: memref<?x64xf32>, %kv: memref<131072xf32>, %pos0: index)
 // -----
 
 // A prompt's matmul (tokens dynamic, 96 outputs, 256 products): each thread
-// takes 8 tokens of one output, so that each weight element it loads serves
-// the 8 of them; their sums are partials in registers (rfactor over a lane
-// of one, the tile's loops unrolled). The whole tiles on blockIdx.y, the
-// outputs in workgroups of 64 threads; the tokens past the last whole tile
-// in a nest of their own ("matmul_tail"), one token per blockIdx.y.
+// takes 8 tokens of 4 outputs, so that each weight element it loads serves
+// 8 tokens and each activation 4 outputs; their 32 sums are partials in
+// registers (rfactor over a lane of one, the tile's loops unrolled). The
+// whole tiles on blockIdx.y, the 24 threads of 4 outputs in a workgroup;
+// the tokens past the last whole tile in a nest of their own
+// ("matmul_tail"), one token per blockIdx.y.
 // CHECK-LABEL: func.func @prompt
 // CHECK: %[[TILES:.*]] = arith.divui %{{.*}}, %c8
 // CHECK: tl.for {{.*}} to %[[TILES]] step %c1{{.*}} kind(thread_bound) thread("blockIdx.y")
-// CHECK: tl.for {{.*}} to %c2{{.*}} kind(thread_bound) thread("blockIdx.x")
-// CHECK: tl.for {{.*}} kind(thread_bound) thread("threadIdx.x")
-// CHECK: memref.alloca() {{.*}} : memref<8x1xf32>
+// CHECK: tl.for {{.*}} to %c24{{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK: memref.alloca() {{.*}} : memref<4x8x1xf32>
 // CHECK: kind(unrolled)
 // CHECK: tl.block "matmul_rf_init"
 // CHECK: tl.for {{.*}} to %c256
-// CHECK: tl.for {{.*}} to %c8{{.*}} step %c1{{.*}} kind(unrolled)
+// CHECK: tl.for {{.*}} to %c4{{.*}} step %c1{{.*}} kind(unrolled)
+// CHECK-NEXT: tl.for {{.*}} to %c8{{.*}} step %c1{{.*}} kind(unrolled)
 // CHECK: tl.block "matmul_rf"
 // CHECK: tl.block "matmul" (
 // CHECK: kind(thread_bound) thread("blockIdx.y")
@@ -400,18 +401,20 @@ func.func @prompt(%x: memref<?x256xf32>, %w: memref<96x256xf32>, %y: memref<?x96
 
 // -----
 
-// A prompt's matmul whose outputs split into whole workgroups (128 = 2 x 64)
-// stages the activations: a workgroup takes 8 tokens of 64 outputs, and the
-// 512 products run in 2 chunks of 256; at each chunk the workgroup first
-// copies the 8 tokens' 256 activations into workgroup memory (stage: 8x256,
-// consecutive threads copying consecutive elements), then each thread adds
-// its output's products for the 8 tokens from there. The chunks' loop runs
-// outside the threads', so each thread's 8 sums sit in a buffer indexed by
-// its thread (64x8x1, the GPU conversion makes it the thread's own).
+// A prompt's matmul whose outputs split into whole workgroups (512 = 2 x 64
+// threads x 4 outputs each) stages the activations: a workgroup takes 8
+// tokens of 256 outputs, and the 512 products run in 2 chunks of 256; at
+// each chunk the workgroup first copies the 8 tokens' 256 activations into
+// workgroup memory (stage: 8x256, consecutive threads copying consecutive
+// elements), then each thread adds its 4 outputs' products for the 8 tokens
+// from there (each activation it loads serving 4 outputs). The chunks' loop
+// runs outside the threads', so each thread's 4x8 sums sit in a buffer
+// indexed by its thread (64x4x8x1, the GPU conversion makes it the
+// thread's own).
 // CHECK-LABEL: func.func @staged
 // CHECK: tl.for {{.*}} kind(thread_bound) thread("blockIdx.y")
 // CHECK: tl.for {{.*}} to %c2{{.*}} kind(thread_bound) thread("blockIdx.x")
-// CHECK-NEXT: %[[ACC:.*]] = memref.alloca() {{.*}} : memref<64x8x1xf32>
+// CHECK-NEXT: %[[ACC:.*]] = memref.alloca() {{.*}} : memref<64x4x8x1xf32>
 // CHECK: tl.for %[[L0:.*]] = {{.*}} kind(thread_bound) thread("threadIdx.x")
 // CHECK: tl.block "matmul_rf_init" (%[[V0:.*]] = spatial %[[L0]], {{.*}}) reads() writes(%[[ACC]][%[[V0]],
 // CHECK: %[[X:.*]] = memref.alloca() {{.*}} : memref<8x256xf32>
@@ -430,27 +433,27 @@ func.func @prompt(%x: memref<?x256xf32>, %w: memref<96x256xf32>, %y: memref<?x96
 // staging, the registers' rule of @prompt.
 // CPUDEV-LABEL: func.func @staged
 // CPUDEV-NOT: _stage"
-// CPUDEV: memref.alloca() {{.*}} : memref<8x1xf32>
+// CPUDEV: memref.alloca() {{.*}} : memref<4x8x1xf32>
 // CPUDEV-NOT: _stage"
-func.func @staged(%x: memref<?x512xf32>, %w: memref<128x512xf32>, %y: memref<?x128xf32>) {
+func.func @staged(%x: memref<?x512xf32>, %w: memref<512x512xf32>, %y: memref<?x512xf32>) {
   %cst = arith.constant 0.000000e+00 : f32
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %c128 = arith.constant 128 : index
+  %c512o = arith.constant 512 : index
   %c512 = arith.constant 512 : index
   %n = memref.dim %x, %c0 : memref<?x512xf32>
   tl.for %t = %c0 to %n step %c1 {
-    tl.for %o = %c0 to %c128 step %c1 {
+    tl.for %o = %c0 to %c512o step %c1 {
       tl.for %k = %c0 to %c512 step %c1 {
-        tl.block "matmul" (%vt = spatial %t, %vo = spatial %o, %vk = reduce %k) reads(%x[%vt, %vk] : memref<?x512xf32>, %w[%vo, %vk] : memref<128x512xf32>, %y[%vt, %vo] : memref<?x128xf32>) writes(%y[%vt, %vo] : memref<?x128xf32>) init {
-          affine.store %cst, %y[symbol(%vt), symbol(%vo)] : memref<?x128xf32>
+        tl.block "matmul" (%vt = spatial %t, %vo = spatial %o, %vk = reduce %k) reads(%x[%vt, %vk] : memref<?x512xf32>, %w[%vo, %vk] : memref<512x512xf32>, %y[%vt, %vo] : memref<?x512xf32>) writes(%y[%vt, %vo] : memref<?x512xf32>) init {
+          affine.store %cst, %y[symbol(%vt), symbol(%vo)] : memref<?x512xf32>
         } {
           %0 = affine.load %x[symbol(%vt), symbol(%vk)] : memref<?x512xf32>
-          %1 = affine.load %w[symbol(%vo), symbol(%vk)] : memref<128x512xf32>
-          %2 = affine.load %y[symbol(%vt), symbol(%vo)] : memref<?x128xf32>
+          %1 = affine.load %w[symbol(%vo), symbol(%vk)] : memref<512x512xf32>
+          %2 = affine.load %y[symbol(%vt), symbol(%vo)] : memref<?x512xf32>
           %3 = arith.mulf %0, %1 : f32
           %4 = arith.addf %2, %3 : f32
-          affine.store %4, %y[symbol(%vt), symbol(%vo)] : memref<?x128xf32>
+          affine.store %4, %y[symbol(%vt), symbol(%vo)] : memref<?x512xf32>
         }
       }
     }

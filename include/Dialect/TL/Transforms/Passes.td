@@ -200,7 +200,7 @@ def TLDefaultSchedule : Pass<"tl-default-schedule", "mlir::ModuleOp"> {
     (`GPUSchedule.cpp`, docs/design.md "GPU targets"): every nest one
     launch; constant-output reductions shared by a workgroup (partials in
     workgroup memory, summed by subgroup operations or a tree), prompt
-    matmuls in 8-token register tiles per thread (on a GPU device, their
+    matmuls in register tiles of 8 tokens x 4 outputs per thread (on a GPU device, their
     activations staged in workgroup memory chunk by chunk), decode attention's nests
     as the steps of a workgroup per head, and the independent top loops on
     the grid.

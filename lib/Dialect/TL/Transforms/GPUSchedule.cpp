@@ -24,8 +24,9 @@
 // - tileTokensStaged (not on a CPU device): tileTokens with the reduction
 //   in chunks, at each chunk the tokens' activations copied into workgroup
 //   memory first (stage), every thread reading them there;
-// - tileTokens: a prompt's matmul gives each thread 8 tokens of one output,
-//   their sums in registers, so that each weight load serves 8 tokens;
+// - tileTokens: a prompt's matmul gives each thread 8 tokens of 4 outputs,
+//   their sums in registers, so that each weight load serves 8 tokens and
+//   each activation load 4 outputs;
 // - stepsInWorkgroup: constant independent loops around a sequence of nests
 //   (decode's attention heads) get a workgroup each, the nests its steps.
 //
@@ -334,14 +335,23 @@ static FailureOr<RFactorResult> sumInRegisters(
 /// Tokens of a prompt one thread's register tile covers.
 static constexpr int64_t kTokenTile = 8;
 
-/// Whether `l`, a loop around nest `b` of a token tile's register partials
-/// (`rf`, over lane of one `unit`), iterates the partials: the tile's loop
-/// or the lane of one (in the products' nest, the loop right around it).
-static bool tileOrUnitLoop(BlockOp b, ForOp l, ForOp unit,
-                           const RFactorResult &rf) {
+/// Outputs of a prompt one thread's register tile covers (where they
+/// divide the outputs): each activation it loads serves all of them.
+static constexpr int64_t kOutputTile = 4;
+
+/// Whether `l`, a loop around nest `b` of register partials (`rf`, over the
+/// lane of one `unit`), iterates the partials: up to 8 iterations, and in
+/// the products' nest the lane of one or a loop over spatial variables (a
+/// tile's tokens or outputs, a lane's rows).
+static bool overPartials(BlockOp b, ForOp l, ForOp unit,
+                         const RFactorResult &rf) {
   std::optional<int64_t> e = constantExtent(l);
-  return e && (*e == kTokenTile || *e == 1) &&
-         (b != rf.rf || l == b->getParentOfType<ForOp>() || l == unit);
+  return e && *e <= 8 &&
+         (b != rf.rf || l == unit ||
+          llvm::any_of(llvm::enumerate(b.getIterValues()), [&](auto it) {
+            return b.getIterKind(it.index()) == IterKind::spatial &&
+                   isComputedFrom(it.value(), l.getInductionVar(), l);
+          }));
 }
 
 /// Each lane's sum (partial `block` of a workgroup reduction, under its
@@ -366,20 +376,9 @@ static LogicalResult accumulateInRegisters(RewriterBase &rw, BlockOp block,
       (block.getIterKind(i) == IterKind::reduce ? reduction : spatial) = true;
   if (!reduction || spatial)
     return success();
-  // The loops over the partials: constant extents up to 8 (a lane's rows,
-  // the lane of one).
-  auto rf = sumInRegisters(
-      rw, block, inner, [&](ForOp l) { return l == laneLoop; },
-      [&](BlockOp b, ForOp l, ForOp unit, const RFactorResult &rf) {
-        std::optional<int64_t> e = constantExtent(l);
-        return e && *e <= 8 &&
-               (b != rf.rf || l == unit ||
-                llvm::any_of(llvm::enumerate(b.getIterValues()), [&](auto it) {
-                  return b.getIterKind(it.index()) == IterKind::spatial &&
-                         isComputedFrom(it.value(), l.getInductionVar(), l);
-                }));
-      });
-  return failure(failed(rf));
+  // (The loops over the partials: a lane's rows, the lane of one.)
+  return failure(failed(sumInRegisters(
+      rw, block, inner, [&](ForOp l) { return l == laneLoop; }, overPartials)));
 }
 
 /// Shares reduction `block` among a workgroup's threads over `laneLoop`
@@ -654,13 +653,15 @@ static BlockOp promptMatmul(ArrayRef<ForOp> chain,
 
 /// The prompt matmul rule: a nest whose independent top loops are the
 /// tokens (a dynamic count) and the outputs (a constant one) around a
-/// reduction gives each thread kTokenTile tokens of one output, so that
-/// each weight element it loads serves all of them: the tokens' loop split
-/// into whole tiles (split_peel; the rest run in a nest of their own, which
-/// the other rules map), the tile's loop moved inside the reduction, its
-/// sums kept in partials (rfactor over a lane of one), unrolled so that
-/// they are registers; the tiles on blockIdx.y, the outputs on workgroups
-/// of threads. Returns false, changing nothing, where it does not apply.
+/// reduction gives each thread kTokenTile tokens of kOutputTile outputs
+/// (where they divide the outputs), so that each weight element it loads
+/// serves all the tokens and each activation all the outputs: the tokens'
+/// loop split into whole tiles (split_peel; the rest run in a nest of their
+/// own, which the other rules map), the outputs split by kOutputTile, the
+/// tiles' loops moved inside the reduction, their sums kept in partials
+/// (rfactor over a lane of one), unrolled so that they are registers; the
+/// tiles on blockIdx.y, the threads' outputs on workgroups of threads. Returns
+/// false, changing nothing, where it does not apply.
 static FailureOr<bool> tileTokens(RewriterBase &rw, ArrayRef<ForOp> chain,
                                   const TargetDescription &target) {
   SmallVector<ForOp> reduction;
@@ -673,18 +674,29 @@ static FailureOr<bool> tileTokens(RewriterBase &rw, ArrayRef<ForOp> chain,
   if (failed(peel))
     return false;
   ForOp tiles = peel->loops[0];
-  SmallVector<ForOp> order = {chain[1]};
+  // kOutputTile outputs a thread where they divide the outputs.
+  ForOp outputs = chain[1], rows;
+  if (*constantExtent(outputs) % kOutputTile == 0) {
+    auto split = tl::split(rw, outputs, {-1, kOutputTile});
+    if (failed(split))
+      return failure();
+    outputs = (*split)[0];
+    rows = (*split)[1];
+  }
+  SmallVector<ForOp> order = {outputs};
   llvm::append_range(order, reduction);
+  if (rows)
+    order.push_back(rows);
   order.push_back(peel->loops[1]);
   auto moved = quietly(ctx, [&] { return reorder(rw, order); });
   if (failed(moved))
     return failure();
-  ForOp outputs = (*moved)[0];
+  outputs = (*moved)[0];
   // The tile's sums: partials over a lane of one (the first reduction loop
   // split by 1), the tile's loops (and the lanes of one) unrolled.
   if (failed(sumInRegisters(
           rw, block, (*moved)[1], [&](ForOp l) { return l == outputs; },
-          tileOrUnitLoop)))
+          overPartials)))
     return failure();
   // The grid: the whole tiles on blockIdx.y, the outputs split into
   // workgroups of threads.
@@ -739,8 +751,8 @@ static std::optional<unsigned> activationRead(BlockOp block, ForOp tokens,
 
 /// The prompt matmul rule with the activations staged in workgroup memory
 /// (applies where the outputs split into whole workgroups): a workgroup
-/// takes kTokenTile tokens of `threads` outputs, each thread one output's
-/// tile of sums in registers as in tileTokens; the reduction runs in chunks
+/// takes kTokenTile tokens of `threads` x kOutputTile outputs, each thread
+/// its tile of sums in registers as in tileTokens; the reduction runs in chunks
 /// (its outer loop split so that a chunk covers up to kStageElements), and
 /// at each chunk the workgroup first copies the tokens' activations for it
 /// into workgroup memory (stage; consecutive threads copying consecutive
@@ -759,9 +771,10 @@ static FailureOr<bool> tileTokensStaged(RewriterBase &rw, ArrayRef<ForOp> chain,
     return false;
   ForOp first = reduction.front();
   int64_t n = *constantExtent(chain[1]);
-  int64_t threads = workgroupThreads(target, n);
+  int64_t rowsPerThread = n % kOutputTile == 0 ? kOutputTile : 1;
+  int64_t threads = workgroupThreads(target, n / rowsPerThread);
   std::optional<unsigned> read = activationRead(block, chain[0], chain[1]);
-  if (n % threads || !read)
+  if ((n / rowsPerThread) % threads || !read)
     return false;
   // The chunk: the largest divisor of the outer reduction loop's extent
   // whose elements (times those of the inner loops) fit kStageElements and
@@ -787,10 +800,18 @@ static FailureOr<bool> tileTokensStaged(RewriterBase &rw, ArrayRef<ForOp> chain,
   if (failed(peel))
     return false;
   ForOp tiles = peel->loops[0], tile = peel->loops[1];
-  // Outputs: workgroups x threads; reduction: chunks x the rest.
-  ForOp blocks, lanes = chain[1];
-  if (n != threads) {
-    auto split = tl::split(rw, chain[1], {-1, threads});
+  // Outputs: workgroups x threads x a thread's rows; reduction: chunks x
+  // the rest.
+  ForOp blocks, lanes = chain[1], rows;
+  if (rowsPerThread > 1) {
+    auto split = tl::split(rw, lanes, {-1, rowsPerThread});
+    if (failed(split))
+      return failure();
+    lanes = (*split)[0];
+    rows = (*split)[1];
+  }
+  if (n / rowsPerThread != threads) {
+    auto split = tl::split(rw, lanes, {-1, threads});
     if (failed(split))
       return failure();
     blocks = (*split)[0];
@@ -808,6 +829,8 @@ static FailureOr<bool> tileTokensStaged(RewriterBase &rw, ArrayRef<ForOp> chain,
     order.push_back(blocks);
   order.append({chunks, lanes, within});
   llvm::append_range(order, ArrayRef<ForOp>(reduction).drop_front());
+  if (rows)
+    order.push_back(rows);
   order.push_back(tile);
   auto moved = quietly(ctx, [&] { return reorder(rw, order); });
   if (failed(moved))
@@ -825,7 +848,7 @@ static FailureOr<bool> tileTokensStaged(RewriterBase &rw, ArrayRef<ForOp> chain,
       [&](ForOp l) {
         return l == chunks || l == lanes || l == tiles || l == blocks;
       },
-      tileOrUnitLoop);
+      overPartials);
   if (failed(rf))
     return failure();
   // The activations of a chunk in workgroup memory (its buffer at the

@@ -1,0 +1,30 @@
+#!/bin/bash
+# Compiles the bench artifacts of a GPU machine's check (bench/device/run.sh)
+# for TARGET, the device's `llmc devices` description: DEV/art/bench-NAME
+# (and DEV/art/prof-NAME, --profile) for each model of MODELS_DIR
+# (bench/make_models.py's GGUFs), and bench-NAME-nostage, the same target
+# with device=cpu (the only difference: the GPU schedule's staging of the
+# prompt matmuls' activations in workgroup memory is off), for an A/B of
+# that rule (MODELS="qwen3-0.6b-q4_0 qwen3-0.6b-q4_0-nostage ..." in
+# run.sh). Only kernels.spv and metadata.json are kept (run.sh fills the
+# weights with random bytes of the recorded size).
+#
+#   bench/device/prep_bench.sh TARGET [MODELS_DIR] [DEV]
+set -euo pipefail
+T=${1:?usage: prep_bench.sh TARGET [MODELS_DIR] [DEV]}
+M=${2:-/tmp/bm}
+DEV=${3:-$(cd "$(dirname "$0")/../.." && pwd)/.dev}
+LLMC=${LLMC:-$(cd "$(dirname "$0")/../.." && pwd)/build/bin/llmc}
+mkdir -p "$DEV/art"
+for g in "$M"/*.gguf; do
+  n=$(basename "$g" .gguf)
+  case "$n" in *-f32) continue ;; esac
+  for v in "bench-$n|$T|" "prof-$n|$T|--profile" "bench-$n-nostage|$T,device=cpu|"; do
+    IFS="|" read -r out target extra <<<"$v"
+    rm -rf "$DEV/art/$out"
+    "$LLMC" compile "$g" --target "$target" --tokenizer none $extra \
+      -o "$DEV/art/$out" >/tmp/prep_bench.log 2>&1 || { cat /tmp/prep_bench.log; exit 1; }
+    rm -f "$DEV/art/$out/weights.bin"
+    echo "$out: $target $extra"
+  done
+done
