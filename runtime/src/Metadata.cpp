@@ -305,6 +305,12 @@ void readDevice(const FieldChecker &c, const JsonValue &device,
           arg.buffer = readBufferName(c, a, af);
           arg.offset = readExpr(c, c.get(a, af, "offset"), af + ".offset");
           arg.bytes = readExpr(c, c.get(a, af, "bytes"), af + ".bytes");
+          // (Absent: the kernel may write it.)
+          if (const JsonValue *w = a.find("writes")) {
+            if (!w->isBool())
+              c.fail(af + ".writes", "must be true or false");
+            arg.writes = w->asBool();
+          }
         }
         launch.args.push_back(std::move(arg));
       }

@@ -105,6 +105,7 @@ struct ArtifactMetadata {
     bool scalar = false;
     std::string buffer; ///< tokens, weights, kv, logits or arena
     Expr offset, bytes; ///< a buffer's binding
+    bool writes = true; ///< whether the kernel may write the binding
     Expr value;         ///< a scalar
   };
   /// A kernel launch, or (copy) a copy of `bytes` between two bindings.

@@ -1,5 +1,6 @@
 //===- VulkanDevice.cpp - run a Vulkan artifact's dispatch program --------===//
 #include "VulkanDevice.h"
+#include "Hazards.h"
 
 #define VK_NO_PROTOTYPES
 #include <vulkan/vulkan.h>
@@ -889,8 +890,12 @@ void VulkanDevice::forward(const int32_t *tokenIds, int64_t n, int64_t pos0,
     bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
     check(d.vk.vkBeginCommandBuffer(rec.commands, &bi), "vkBeginCommandBuffer");
     // Every step sees all that the steps (and the submissions, uploads and
-    // host writes) before it wrote: one full memory barrier before each
-    // and after the last.
+    // host writes) before it wrote: a full memory barrier before the first
+    // step and after the last, and between steps wherever one overlaps
+    // what the steps since the last barrier read or wrote with either
+    // writing (HazardTracker; steps that only share what they read, such
+    // as Q, K and V of a token, run without one). Profiling times each
+    // step alone: a barrier before every step.
     VkMemoryBarrier full{};
     full.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
     full.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT |
@@ -906,6 +911,16 @@ void VulkanDevice::forward(const int32_t *tokenIds, int64_t n, int64_t pos0,
     auto barrier = [&] {
       d.vk.vkCmdPipelineBarrier(rec.commands, stages, stages, 0, 1, &full, 0,
                                 nullptr, 0, nullptr);
+    };
+    HazardTracker hazards;
+    bool first = true;
+    auto waitFor = [&](const std::vector<HazardTracker::Access> &accesses) {
+      if (first || rec.queries || hazards.conflicts(accesses)) {
+        barrier();
+        hazards.clear();
+      }
+      first = false;
+      hazards.add(accesses);
     };
     // Profiling: timestamp 0 before the first step, i + 1 after step i
     // (whose barrier waited for step i - 1): the difference is step i's.
@@ -931,12 +946,14 @@ void VulkanDevice::forward(const int32_t *tokenIds, int64_t n, int64_t pos0,
         int64_t from = shape[at++], to = shape[at++], bytes = shape[at++];
         if (bytes == 0)
           continue;
-        barrier();
+        VkBuffer src = d.rootBuffer(l.src.buffer).buffer,
+                 dst = d.rootBuffer(l.dst.buffer).buffer;
+        waitFor(
+            {{src, from, from + bytes, false}, {dst, to, to + bytes, true}});
         VkBufferCopy region{static_cast<VkDeviceSize>(from),
                             static_cast<VkDeviceSize>(to),
                             static_cast<VkDeviceSize>(bytes)};
-        d.vk.vkCmdCopyBuffer(rec.commands, d.rootBuffer(l.src.buffer).buffer,
-                             d.rootBuffer(l.dst.buffer).buffer, 1, &region);
+        d.vk.vkCmdCopyBuffer(rec.commands, src, dst, 1, &region);
         stamp(md.deviceKernels.size());
         continue;
       }
@@ -954,6 +971,7 @@ void VulkanDevice::forward(const int32_t *tokenIds, int64_t n, int64_t pos0,
       int64_t grid[3];
       for (int g = 0; g < 3; ++g)
         grid[g] = shape[at++];
+      std::vector<HazardTracker::Access> accesses;
       for (size_t i = 0; i < l.args.size(); ++i) {
         const ArtifactMetadata::DeviceArg &a = l.args[i];
         if (a.scalar) {
@@ -964,6 +982,8 @@ void VulkanDevice::forward(const int32_t *tokenIds, int64_t n, int64_t pos0,
           infos[i] = {d.rootBuffer(a.buffer).buffer,
                       static_cast<VkDeviceSize>(offset),
                       static_cast<VkDeviceSize>(std::max<int64_t>(bytes, 4))};
+          accesses.push_back({infos[i].buffer, offset,
+                              offset + std::max<int64_t>(bytes, 4), a.writes});
         }
         writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
         writes[i].dstSet = set;
@@ -977,7 +997,7 @@ void VulkanDevice::forward(const int32_t *tokenIds, int64_t n, int64_t pos0,
                                   writes.data(), 0, nullptr);
       if (grid[0] <= 0 || grid[1] <= 0 || grid[2] <= 0)
         continue; // nothing to run at this size
-      barrier();
+      waitFor(accesses);
       d.vk.vkCmdBindPipeline(rec.commands, VK_PIPELINE_BIND_POINT_COMPUTE,
                              k.pipeline);
       d.vk.vkCmdBindDescriptorSets(rec.commands, VK_PIPELINE_BIND_POINT_COMPUTE,

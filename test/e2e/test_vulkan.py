@@ -289,3 +289,56 @@ def test_staged_prompt_matmuls_match_cpu(llmc, tmp_path, vulkan, monkeypatch, ar
     _against_cpu(llmc, tmp_path, model, extra=("--keep-ir",), prompt_len=13, steps=4)
     tl = (tmp_path / "vk" / "tl.mlir").read_text()
     assert '_rf_stage"' in tl
+
+
+def test_bindings_say_what_the_kernels_write(llmc, tmp_path, vulkan):
+    """Each buffer binding of the dispatch program says whether its kernel
+    writes it: the weights never, every launch something. The runtime puts a
+    barrier only between launches whose bindings overlap where one writes:
+    the same tokens with every binding marked written (a barrier before
+    every launch, as an artifact without the field gets) give the same
+    logits. A value that is not a boolean is refused where it is read."""
+    import json
+    hf = tmp_path / "hf"
+    make_hf_model.make_model(str(hf), arch="qwen3", tied=True, dtype="f32", seed=5)
+    art = _compile(llmc, hf, tmp_path / "vk", LAVAPIPE)
+    meta = json.loads((art / "metadata.json").read_text())
+    for phase in meta["device"]["phases"].values():
+        for launch in phase:
+            binds = [a for a in launch.get("args", []) if "buffer" in a]
+            if not binds:
+                continue
+            assert any(a["writes"] for a in binds)
+            assert not any(a["writes"] for a in binds if a["buffer"] == "weights")
+    ids = e2e_util.deterministic_prompt_ids(13, 300)
+    _, p0, s0, ids0 = e2e_util.run_logits(llmc, art, ids, 6, threads=1)
+    for phase in meta["device"]["phases"].values():
+        for launch in phase:
+            for a in launch.get("args", []):
+                if "buffer" in a:
+                    a["writes"] = True
+    (art / "metadata.json").write_text(json.dumps(meta))
+    _, p1, s1, ids1 = e2e_util.run_logits(llmc, art, ids, 6, threads=1)
+    assert ids0 == ids1 and np.array_equal(p0, p1) and np.array_equal(s0, s1)
+    meta["device"]["phases"]["decode"][1]["args"][1]["writes"] = 3
+    (art / "metadata.json").write_text(json.dumps(meta))
+    p = e2e_util.run([llmc, "run", art, "--prompt-ids", "1,2,3", "--max-tokens", 2])
+    assert p.returncode != 0 and "writes' must be true or false" in p.stderr, \
+        e2e_util.describe(p)
+
+
+def test_f16_kv_cache_matches_cpu(llmc, tmp_path, vulkan):
+    """--kv-cache f16 on the device: keys and values stored as f16 (the
+    kernels convert on store and load), logits within 1e-3 x max|logit| of
+    the CPU target's f16 cache at every position, greedy tokens identical; a
+    target without f16 storage is refused naming the feature."""
+    hf = tmp_path / "hf"
+    make_hf_model.make_model(str(hf), arch="qwen3", tied=True, dtype="f32", seed=5)
+    _against_cpu(llmc, tmp_path, hf, extra=("--kv-cache", "f16"))
+    import json
+    meta = json.loads((tmp_path / "vk" / "metadata.json").read_text())
+    assert "f16" in json.dumps(meta["kv_cache"])
+    p = e2e_util.run([llmc, "compile", hf, "--target", LAVAPIPE + ",-fp16", "--kv-cache", "f16",
+                      "-o", tmp_path / "ART"])
+    assert p.returncode != 0 and "needs the target feature fp16" in p.stderr, e2e_util.describe(p)
+    assert not e2e_util.no_artifact_left(tmp_path)

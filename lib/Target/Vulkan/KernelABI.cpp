@@ -12,6 +12,9 @@
 //   shape), followed by one index argument per dynamic size; the kernel's
 //   accesses are linearized with the strides of the old type;
 // - scalars stay (the runtime writes them into a buffer each call);
+// - each buffer binding says whether the kernel writes it ("writes"), so
+//   that the runtime puts a barrier only between launches whose bindings
+//   overlap where one of them writes;
 // - stack buffers live in the Function storage class; the workgroup size
 //   becomes the entry point's (`spirv.entry_point_abi`).
 // The launches are then dropped from the host functions, which keep their
@@ -29,6 +32,8 @@
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/JSON.h"
 
@@ -479,6 +484,61 @@ static LogicalResult checkTypes(gpu::GPUFuncOp kernel,
   return failure(r.wasInterrupted());
 }
 
+/// For each argument of `kernel`, whether it may write the memory that
+/// argument points to: a write effect on a value that is the argument or a
+/// view of it (any write without a value: every argument).
+static SmallVector<bool> writtenArgs(gpu::GPUFuncOp kernel) {
+  SmallVector<bool> written(kernel.getNumArguments(), false);
+  auto argOf = [&](Value v) -> std::optional<unsigned> {
+    while (true) {
+      if (auto arg = dyn_cast<BlockArgument>(v))
+        return arg.getOwner()->getParentOp() == kernel
+                   ? std::optional<unsigned>(arg.getArgNumber())
+                   : std::nullopt;
+      Operation *def = v.getDefiningOp();
+      if (auto view = dyn_cast_or_null<ViewLikeOpInterface>(def)) {
+        v = view.getViewSource();
+        continue;
+      }
+      if (auto cast = dyn_cast_or_null<memref::CastOp>(def)) {
+        v = cast.getSource();
+        continue;
+      }
+      return std::nullopt;
+    }
+  };
+  kernel.walk([&](Operation *op) {
+    auto iface = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!iface) {
+      // Unknown effects (a call, an op without the interface that touches
+      // memory): any argument it is given may be written.
+      if (!isPure(op) && op->getNumRegions() == 0)
+        for (Value v : op->getOperands())
+          if (std::optional<unsigned> a = argOf(v))
+            written[*a] = true;
+      return;
+    }
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    iface.getEffects(effects);
+    for (auto &e : effects) {
+      if (!isa<MemoryEffects::Write>(e.getEffect()))
+        continue;
+      Value v = e.getValue();
+      if (!v) {
+        if (isa<SideEffects::AutomaticAllocationScopeResource>(
+                e.getResource()) ||
+            e.getResource() != SideEffects::DefaultResource::get())
+          continue; // a stack buffer, a barrier's workgroup memory
+        written.assign(written.size(), true);
+        continue;
+      }
+      if (std::optional<unsigned> a = argOf(v))
+        written[*a] = true;
+    }
+  });
+  return written;
+}
+
 struct VulkanKernelABIPass
     : llmc::vulkan::impl::VulkanKernelABIBase<VulkanKernelABIPass> {
   using Base::Base;
@@ -496,9 +556,11 @@ struct VulkanKernelABIPass
     // The kernels' order in the program: as the module lists them.
     SmallVector<gpu::GPUFuncOp> kernels;
     DenseMap<StringAttr, int64_t> index;
+    SmallVector<SmallVector<bool>> writes;
     for (auto k : gpuModule.getOps<gpu::GPUFuncOp>()) {
       index[k.getNameAttr()] = kernels.size();
       kernels.push_back(k);
+      writes.push_back(writtenArgs(k));
     }
     json::Object program;
     json::Array kernelList;
@@ -579,7 +641,7 @@ struct VulkanKernelABIPass
           return signalPassFailure();
         json::Array grid(std::move(*gridSizes));
         json::Array args;
-        for (Value v : l.getKernelOperands()) {
+        for (auto [operand, v] : llvm::enumerate(l.getKernelOperands())) {
           auto type = dyn_cast<MemRefType>(v.getType());
           if (!type) {
             // Scalars are 32-bit in the kernels (index lowers to i32).
@@ -608,9 +670,12 @@ struct VulkanKernelABIPass
                                     << desc->maxBufferRange << " (its range=)";
             return signalPassFailure();
           }
-          args.push_back(json::Object{{"buffer", t->root},
-                                      {"offset", std::move(t->byteOffset)},
-                                      {"bytes", std::move(bytes)}});
+          const SmallVector<bool> &w = writes[it->second];
+          args.push_back(
+              json::Object{{"buffer", t->root},
+                           {"offset", std::move(t->byteOffset)},
+                           {"bytes", std::move(bytes)},
+                           {"writes", operand >= w.size() || w[operand]}});
           for (auto [d, s] : llvm::enumerate(t->sizes))
             if (type.isDynamicDim(d))
               args.push_back(json::Object{{"scalar", s}});

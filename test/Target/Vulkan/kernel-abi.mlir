@@ -5,10 +5,11 @@
 // tokens * 256, and weights at 4096), its dynamic sizes and the scalars as
 // expressions of the call's sizes; the host's copy into the logits too. The
 // kernel's memrefs become one-dimensional, each followed by its dynamic
-// sizes, the accesses linearized with the old strides.
+// sizes, the accesses linearized with the old strides. Each binding says
+// whether the kernel writes it (x: stored; w: only loaded).
 
 // CHECK: llmc.dispatch = "{\22kernels\22:[{\22name\22:\22k\22,\22workgroup\22:[64,1,1]}]
-// CHECK-SAME: \22phases\22:{\22prefill\22:[{\22args\22:[{\22scalar\22:\22tokens\22},{\22buffer\22:\22arena\22,\22bytes\22:[\22*\22,[\22+\22,[\22+\22,[\22*\22,[\22-\22,\22tokens\22,1],64],63],1],4],\22offset\22:[\22*\22,\22tokens\22,256]},{\22scalar\22:\22tokens\22},{\22buffer\22:\22weights\22,\22bytes\22:16384,\22offset\22:4096}],\22grid\22:[1,\22tokens\22,1],\22kernel\22:0}
+// CHECK-SAME: \22phases\22:{\22prefill\22:[{\22args\22:[{\22scalar\22:\22tokens\22},{\22buffer\22:\22arena\22,\22bytes\22:[\22*\22,[\22+\22,[\22+\22,[\22*\22,[\22-\22,\22tokens\22,1],64],63],1],4],\22offset\22:[\22*\22,\22tokens\22,256],\22writes\22:true},{\22scalar\22:\22tokens\22},{\22buffer\22:\22weights\22,\22bytes\22:16384,\22offset\22:4096,\22writes\22:false}],\22grid\22:[1,\22tokens\22,1],\22kernel\22:0}
 // CHECK-SAME: {\22copy\22:{\22bytes\22:
 // CHECK-SAME: \22dst\22:{\22buffer\22:\22logits\22,\22offset\22:0}
 // CHECK-SAME: \22src\22:{\22buffer\22:\22arena\22,\22offset\22:[\22*\22,\22tokens\22,256]}
