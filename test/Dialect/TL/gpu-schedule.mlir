@@ -460,3 +460,48 @@ func.func @staged(%x: memref<?x512xf32>, %w: memref<512x512xf32>, %y: memref<?x5
   }
   return
 }
+
+// -----
+
+// Decode's norm: a reduction to one value (no independent loop at its top)
+// followed by the nest that reads it become the steps of one workgroup (a
+// loop of one iteration on blockIdx.x around both): the sum shared by 64
+// lanes (registers, subgroup sums, one thread's write), then the scale of
+// the row's 256 elements on 256 threads. One launch instead of two.
+// CHECK-LABEL: func.func @norm
+// CHECK: tl.for {{.*}} to %c1{{.*}} kind(thread_bound) thread("blockIdx.x")
+// CHECK: tl.block "sumsq_rf_rf"
+// CHECK: tl.block "sumsq_subgroup"
+// CHECK: tl.block "sumsq" (
+// CHECK: tl.for {{.*}} to %c256 step %c1 kind(thread_bound) thread("threadIdx.x")
+// CHECK-NEXT: tl.block "scale"
+// CHECK-NEXT: affine.load
+// CHECK: return
+func.func @norm(%x: memref<1x256xf32>, %g: memref<256xf32>, %s: memref<1xf32>, %y: memref<1x256xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  tl.for %k = %c0 to %c256 step %c1 {
+    tl.block "sumsq" (%vk = reduce %k) reads(%x[0, %vk] : memref<1x256xf32>, %s[0] : memref<1xf32>) writes(%s[0] : memref<1xf32>) init {
+      affine.store %cst, %s[0] : memref<1xf32>
+    } {
+      %0 = affine.load %x[0, symbol(%vk)] : memref<1x256xf32>
+      %1 = affine.load %s[0] : memref<1xf32>
+      %2 = arith.mulf %0, %0 : f32
+      %3 = arith.addf %1, %2 : f32
+      affine.store %3, %s[0] : memref<1xf32>
+    }
+  }
+  tl.for %i = %c0 to %c256 step %c1 {
+    tl.block "scale" (%vi = spatial %i) reads(%x[0, %vi] : memref<1x256xf32>, %s[0] : memref<1xf32>, %g[%vi] : memref<256xf32>) writes(%y[0, %vi] : memref<1x256xf32>) {
+      %0 = affine.load %x[0, symbol(%vi)] : memref<1x256xf32>
+      %1 = affine.load %s[0] : memref<1xf32>
+      %2 = affine.load %g[symbol(%vi)] : memref<256xf32>
+      %3 = arith.mulf %0, %1 : f32
+      %4 = arith.mulf %3, %2 : f32
+      affine.store %4, %y[0, symbol(%vi)] : memref<1x256xf32>
+    }
+  }
+  return
+}

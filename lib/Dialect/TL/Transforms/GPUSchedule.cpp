@@ -944,9 +944,75 @@ static LogicalResult scheduleNest(RewriterBase &rw, Operation *root,
   return bindLoop(lanes, "threadIdx.x");
 }
 
+/// Whether `l` reads a buffer that `block` writes.
+static bool readsWhatWrites(ForOp l, BlockOp block) {
+  return l
+      .walk([&](BlockOp b) {
+        return llvm::any_of(b.getReads(),
+                            [&](Value r) {
+                              return llvm::is_contained(block.getWrites(), r);
+                            })
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// A reduction to one row followed by the nest that reads it (decode's
+/// norms: the sum of squares, then the scale over the row) become the two
+/// steps of one workgroup: a loop of one iteration around both, which
+/// stepsInWorkgroup maps (the reduction shared by the lanes, the row's
+/// elements on the threads), one launch and one barrier instead of two.
+/// The reduction: a perfect nest of loops of constant extents with no
+/// independent loop at its top (it would get a single workgroup anyway);
+/// the consumer: a perfect nest whose top loop is independent and fits a
+/// workgroup; nothing but pure ops between them.
+static void pairReductionsWithConsumers(RewriterBase &rw, func::FuncOp fn,
+                                        const TargetDescription &target) {
+  MLIRContext *ctx = fn.getContext();
+  SmallVector<std::pair<ForOp, ForOp>> pairs;
+  SmallVector<Operation *> tops;
+  for (Operation &op : fn.getBody().getOps())
+    if (isa<ForOp, BlockOp>(op) || op.getNumRegions() || !isPure(&op))
+      tops.push_back(&op);
+  for (size_t i = 0; i + 1 < tops.size(); ++i) {
+    auto a = dyn_cast<ForOp>(tops[i]);
+    auto b = dyn_cast<ForOp>(tops[i + 1]);
+    if (!a || !b || a.getKind() != LoopKind::serial ||
+        b.getKind() != LoopKind::serial || !constantExtent(a))
+      continue;
+    SmallVector<ForOp> loops;
+    BlockOp reduction = reductionNest(a, loops);
+    if (!reduction ||
+        succeeded(quietly(ctx, [&] { return verifyIndependent(a, "gpu"); })))
+      continue;
+    SmallVector<ForOp> inner;
+    BlockOp consumer = perfectNest(b, inner);
+    std::optional<int64_t> n = constantExtent(b);
+    if (!consumer || !n || *n > target.maxWorkgroupSize ||
+        !readsWhatWrites(b, reduction) ||
+        failed(quietly(ctx, [&] { return verifyIndependent(b, "gpu"); })))
+      continue;
+    pairs.push_back({a, b});
+    ++i;
+  }
+  for (auto [a, b] : pairs) {
+    // The pure ops between the two (index arithmetic, which later nests may
+    // use too) before both; the consumer after the reduction.
+    for (Operation *op = a->getNextNode(); op && op != b.getOperation();) {
+      Operation *next = op->getNextNode();
+      rw.moveOpBefore(op, a);
+      op = next;
+    }
+    ForOp unit = wrapInUnitLoop(rw, a);
+    rw.moveOpBefore(b, unit.getBody()->getTerminator());
+  }
+}
+
 LogicalResult llmc::tl::scheduleForGPU(func::FuncOp fn,
                                        const TargetDescription &target) {
   IRRewriter rw(fn.getContext());
+  pairReductionsWithConsumers(rw, fn, target);
   // Every top-level nest not yet mapped, until none is left (a rule may
   // add one: a peeled tail); each mapping binds its nest's top loop.
   unsigned nests = 0;
