@@ -1,6 +1,7 @@
 //===- VulkanDevice.cpp - run a Vulkan artifact's dispatch program --------===//
 #include "VulkanDevice.h"
 #include "Hazards.h"
+#include "SpirvReflect.h"
 
 #define VK_NO_PROTOTYPES
 #include <vulkan/vulkan.h>
@@ -485,6 +486,11 @@ void VulkanDevice::Impl::createPipelines() {
   sm.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
   sm.codeSize = code.size();
   sm.pCode = reinterpret_cast<const uint32_t *>(code.data());
+  // The module's entry points, checked against the launches below.
+  SpirvModule spirv;
+  std::string bad = reflectSpirv(sm.pCode, code.size() / 4, spirv);
+  if (!bad.empty())
+    throw Error(md->libraryPath + ": " + bad);
   check(vk.vkCreateShaderModule(device, &sm, nullptr, &shader),
         "vkCreateShaderModule");
   // Each kernel's bindings: as many as its launches pass arguments.
@@ -509,6 +515,22 @@ void VulkanDevice::Impl::createPipelines() {
     Kernel &kernel = kernels[k];
     if (!launched[k])
       continue; // no pipeline for a kernel nothing launches
+    const std::string &name = md->deviceKernels[k].name;
+    auto entry =
+        std::find_if(spirv.entryPoints.begin(), spirv.entryPoints.end(),
+                     [&](const SpirvEntryPoint &e) { return e.name == name; });
+    if (entry == spirv.entryPoints.end() || entry->executionModel != 5)
+      throw Error(md->libraryPath + ": no compute entry point '" + name +
+                  "', which " + md->metadataPath + " launches");
+    if (spirv.interfacesComplete())
+      for (auto [set, binding] : entry->bindings)
+        if (set != 0 || binding >= kernel.bindings)
+          throw Error(md->libraryPath + ": entry point '" + name +
+                      "' uses descriptor set " + std::to_string(set) +
+                      " binding " + std::to_string(binding) + ", but " +
+                      md->metadataPath + " binds " +
+                      std::to_string(kernel.bindings) +
+                      " buffers of set 0 for it");
     if (kernel.bindings > props.limits.maxPerStageDescriptorStorageBuffers)
       throw Error(
           "vulkan: kernel " + md->deviceKernels[k].name + " binds " +

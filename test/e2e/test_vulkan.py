@@ -346,3 +346,32 @@ def test_f16_kv_cache_matches_cpu(llmc, tmp_path, vulkan):
     assert p.returncode != 0 and "needs the target feature fp16" in p.stderr, e2e_util.describe(p)
     assert not e2e_util.no_artifact_left(tmp_path)
 
+
+def test_kernels_checked_against_the_module(llmc, tmp_path, stories_paths, vulkan):
+    """Before it creates a pipeline the runtime reads kernels.spv's entry
+    points: a kernel the dispatch program launches that the module lacks is a
+    clear error naming both files and the kernel (not the driver's invalid
+    usage), as is a module cut short."""
+    import json
+    ckpt, tok = stories_paths
+    art = _compile(llmc, ckpt, tmp_path / "vk", LAVAPIPE, ("--tokenizer", tok))
+    meta_path = art / "metadata.json"
+    meta = json.loads(meta_path.read_text())
+    name = meta["device"]["kernels"][0]["name"]
+    meta["device"]["kernels"][0]["name"] = name + "_gone"
+    meta_path.write_text(json.dumps(meta))
+    p = e2e_util.run([llmc, "run", art, "--prompt", "Once", "--max-tokens", 2])
+    assert p.returncode != 0 and "kernels.spv: no compute entry point '%s_gone'" % name \
+        in p.stderr and "metadata.json launches" in p.stderr, e2e_util.describe(p)
+    meta["device"]["kernels"][0]["name"] = name
+    meta_path.write_text(json.dumps(meta))
+    # Cut inside an instruction past the middle (its word count runs on).
+    spv = (art / "kernels.spv").read_bytes()
+    words = np.frombuffer(spv, dtype="<u4")
+    at = 5
+    while at < len(words) // 2 or words[at] >> 16 < 3:
+        at += int(words[at] >> 16)
+    (art / "kernels.spv").write_bytes(spv[:(at + 1) * 4])
+    p = e2e_util.run([llmc, "run", art, "--prompt", "Once", "--max-tokens", 2])
+    assert p.returncode != 0 and "kernels.spv: instruction at word" in p.stderr, \
+        e2e_util.describe(p)
