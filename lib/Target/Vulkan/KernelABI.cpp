@@ -486,16 +486,27 @@ static LogicalResult checkTypes(gpu::GPUFuncOp kernel,
 
 /// For each argument of `kernel`, whether it may write the memory that
 /// argument points to: a write effect on a value that is the argument or a
-/// view of it (any write without a value: every argument).
+/// view of it. A write to memory of the kernel's own (a stack buffer, a
+/// workgroup attribution) writes no argument; any other write whose memory
+/// cannot be traced (a value chosen at run time, a write without a value)
+/// may write every argument.
 static SmallVector<bool> writtenArgs(gpu::GPUFuncOp kernel) {
-  SmallVector<bool> written(kernel.getNumArguments(), false);
-  auto argOf = [&](Value v) -> std::optional<unsigned> {
+  unsigned n = kernel.getNumArguments();
+  SmallVector<bool> written(n, false);
+  Block *entry = &kernel.front();
+  // The argument `v` points into (its index), memory of the kernel's own
+  // (n), or unknown (none).
+  auto rootOf = [&](Value v) -> std::optional<unsigned> {
     while (true) {
-      if (auto arg = dyn_cast<BlockArgument>(v))
-        return arg.getOwner()->getParentOp() == kernel
-                   ? std::optional<unsigned>(arg.getArgNumber())
-                   : std::nullopt;
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        if (arg.getOwner() != entry)
+          return std::nullopt;
+        // Past the arguments: workgroup attributions, the kernel's own.
+        return std::min(arg.getArgNumber(), n);
+      }
       Operation *def = v.getDefiningOp();
+      if (isa_and_nonnull<memref::AllocaOp, memref::AllocOp>(def))
+        return n;
       if (auto view = dyn_cast_or_null<ViewLikeOpInterface>(def)) {
         v = view.getViewSource();
         continue;
@@ -507,15 +518,22 @@ static SmallVector<bool> writtenArgs(gpu::GPUFuncOp kernel) {
       return std::nullopt;
     }
   };
+  auto write = [&](Value v) {
+    std::optional<unsigned> root = rootOf(v);
+    if (!root)
+      written.assign(n, true);
+    else if (*root < n)
+      written[*root] = true;
+  };
   kernel.walk([&](Operation *op) {
     auto iface = dyn_cast<MemoryEffectOpInterface>(op);
     if (!iface) {
       // Unknown effects (a call, an op without the interface that touches
-      // memory): any argument it is given may be written.
+      // memory): any memref it is given may be written.
       if (!isPure(op) && op->getNumRegions() == 0)
         for (Value v : op->getOperands())
-          if (std::optional<unsigned> a = argOf(v))
-            written[*a] = true;
+          if (isa<MemRefType>(v.getType()))
+            write(v);
       return;
     }
     SmallVector<MemoryEffects::EffectInstance> effects;
@@ -529,11 +547,10 @@ static SmallVector<bool> writtenArgs(gpu::GPUFuncOp kernel) {
                 e.getResource()) ||
             e.getResource() != SideEffects::DefaultResource::get())
           continue; // a stack buffer, a barrier's workgroup memory
-        written.assign(written.size(), true);
+        written.assign(n, true);
         continue;
       }
-      if (std::optional<unsigned> a = argOf(v))
-        written[*a] = true;
+      write(v);
     }
   });
   return written;

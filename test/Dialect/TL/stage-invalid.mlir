@@ -65,3 +65,34 @@ func.func @undeclared(%x: memref<16xf32>, %y: memref<16xf32>) {
   }
   return
 }
+
+// -----
+
+// A dimension that moves with a loop of a spatial variable (t) and one of a
+// reduction variable (k): its offset would be neither kind (the init, run
+// where every reduction variable is 0, would miss elements).
+func.func @mixed(%x: memref<12xf32>, %y: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  tl.for %i = %c0 to %c2 step %c1 {
+    tl.for %t = %c0 to %c4 step %c1 {
+      tl.for %k = %c0 to %c4 step %c1 {
+        %b = arith.muli %i, %c4 : index
+        %v = arith.addi %b, %t : index
+        // expected-error @+1 {{stage: dimension 0 of the read region moves with loops of both spatial and reduction variables}}
+        tl.block "p" (%vt = spatial %v, %vk = reduce %k) reads(%x[%vt + %vk] : memref<12xf32>, %y[%vt] : memref<8xf32>) writes(%y[%vt] : memref<8xf32>) init {
+          %z = arith.constant 0.0 : f32
+          affine.store %z, %y[symbol(%vt)] : memref<8xf32>
+        } {
+          %a = affine.load %x[symbol(%vt) + symbol(%vk)] : memref<12xf32>
+          %s = affine.load %y[symbol(%vt)] : memref<8xf32>
+          %r = arith.addf %s, %a : f32
+          affine.store %r, %y[symbol(%vt)] : memref<8xf32>
+        }
+      }
+    }
+  }
+  return
+}

@@ -568,6 +568,16 @@ static LogicalResult mapSteps(RewriterBase &rw, Block *body,
       ops.push_back(&op);
   for (Operation *op : ops) {
     auto l = dyn_cast<ForOp>(op);
+    // A serial loop whose steps are mapped already.
+    if (l && l.getKind() == LoopKind::serial &&
+        l.getBody()
+            ->walk([](ForOp inner) {
+              return inner.getKind() == LoopKind::thread_bound
+                         ? WalkResult::interrupt()
+                         : WalkResult::advance();
+            })
+            .wasInterrupted())
+      continue;
     if (l && l.getKind() == LoopKind::serial) {
       std::optional<int64_t> n = threadAxisExtent(l);
       unsigned nests =
@@ -776,6 +786,7 @@ static FailureOr<bool> tileTokensStaged(RewriterBase &rw, ArrayRef<ForOp> chain,
   std::optional<unsigned> read = activationRead(block, chain[0], chain[1]);
   if ((n / rowsPerThread) % threads || !read)
     return false;
+  Value activations = block.getReads()[*read];
   // The chunk: the largest divisor of the outer reduction loop's extent
   // whose elements (times those of the inner loops) fit kStageElements and
   // split into whole rows of the workgroup's threads.
@@ -854,22 +865,35 @@ static FailureOr<bool> tileTokensStaged(RewriterBase &rw, ArrayRef<ForOp> chain,
   // The activations of a chunk in workgroup memory (its buffer at the
   // workgroup's level); the copy's columns split into rows of threads, the
   // threads' loop outside.
-  auto copy = quietly(ctx, [&] { return stage(rw, rf->rf, *read, chunks); });
+  // (rfactor rebuilt the block: the activations' read found by its value.)
+  auto at2 = llvm::find(rf->rf.getReads(), activations);
+  auto copy =
+      at2 == rf->rf.getReads().end()
+          ? FailureOr<BlockOp>(failure())
+          : quietly(ctx, [&] {
+              return stage(rw, rf->rf, at2 - rf->rf.getReads().begin(), chunks);
+            });
   if (succeeded(copy)) {
     Operation *buffer = copy->getWrites()[0].getDefiningOp();
     rw.moveOpBefore(buffer, chunks);
     SmallVector<ForOp> copyLoops = getLoops(*copy);
     copyLoops.erase(copyLoops.begin(), llvm::find(copyLoops, chunks) + 1);
     ForOp columns = copyLoops.back();
+    // Where the columns do not split into whole rows of threads, the copy
+    // keeps its loops (its outer one on the threads).
     auto split = quietly(ctx, [&] {
       return tl::split(rw, columns, {-1, threads});
     });
-    if (failed(split))
-      return failure();
-    SmallVector<ForOp> copyOrder = {(*split)[1]};
-    copyOrder.append(copyLoops.begin(), copyLoops.end() - 1);
-    copyOrder.push_back((*split)[0]);
-    if (failed(quietly(ctx, [&] { return reorder(rw, copyOrder); })))
+    if (succeeded(split)) {
+      SmallVector<ForOp> copyOrder = {(*split)[1]};
+      copyOrder.append(copyLoops.begin(), copyLoops.end() - 1);
+      copyOrder.push_back((*split)[0]);
+      (void)quietly(ctx, [&] { return reorder(rw, copyOrder); });
+    }
+  } else {
+    // Not staged after all: the chunk's products are its one step, on the
+    // threads.
+    if (failed(mapSteps(rw, chunks.getBody(), target)))
       return failure();
   }
   // The grid: the whole tiles on blockIdx.y, the outputs' workgroups on

@@ -1480,7 +1480,12 @@ FailureOr<BlockOp> llmc::tl::stage(RewriterBase &rw, BlockOp block,
   unsigned rank = region.getNumResults();
   SmallVector<int64_t> extents(rank, 1);
   SmallVector<AffineExpr> starts(rank);
+  // Whether a dimension's offset comes from loops of reduction variables
+  // (the new variable then is one: the init runs where every reduction
+  // variable is 0, which this one is where the others are).
+  SmallVector<bool> reduces(rank, false);
   for (unsigned d = 0; d < rank; ++d) {
+    bool spatialLoops = false, reductionLoops = false;
     AffineExpr e = region.getResult(d).replaceDims(bindings);
     SmallVector<AffineExpr> atLow;
     for (unsigned i = 0; i < n; ++i)
@@ -1501,7 +1506,19 @@ FailureOr<BlockOp> llmc::tl::stage(RewriterBase &rw, BlockOp block,
                      "run from 0 with step 1 to a constant");
       extents[d] += std::abs(*c) * (*ub - 1);
       atLow[i] = getAffineConstantExpr(*c > 0 ? 0 : *ub - 1, ctx);
+      if (*ub == 1)
+        continue; // (a loop of one iteration moves nothing)
+      for (unsigned j = 0, m = block.getNumIters(); j < m; ++j)
+        if (isComputedFrom(block.getIterValues()[j], inner[i].getInductionVar(),
+                           inner[i]))
+          (block.getIterKind(j) == IterKind::reduce ? reductionLoops
+                                                    : spatialLoops) = true;
     }
+    if (spatialLoops && reductionLoops)
+      return error("dimension " + Twine(d) +
+                   " of the read region moves with loops of both spatial "
+                   "and reduction variables");
+    reduces[d] = reductionLoops;
     starts[d] = simplifyAffineExpr(e.replaceDims(atLow), n, 0);
   }
 
@@ -1593,14 +1610,10 @@ FailureOr<BlockOp> llmc::tl::stage(RewriterBase &rw, BlockOp block,
     else
       at = affine::AffineApplyOp::create(
           rw, loc, AffineMap::get(innerValues.size(), 0, e), innerValues);
-    bool reduces = false;
-    for (unsigned i = 0; i < n0; ++i)
-      reduces |= region.getResult(d).isFunctionOfDim(i) &&
-                 block.getIterKind(i) == IterKind::reduce;
     stagedExprs.push_back(getAffineDimExpr(values.size(), ctx));
     values.push_back(at);
-    kinds.push_back(
-        IterKindAttr::get(ctx, reduces ? IterKind::reduce : IterKind::spatial));
+    kinds.push_back(IterKindAttr::get(ctx, reduces[d] ? IterKind::reduce
+                                                      : IterKind::spatial));
   }
   unsigned total = values.size();
   auto widen = [&](Attribute m) -> Attribute {
