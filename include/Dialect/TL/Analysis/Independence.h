@@ -41,6 +41,13 @@ BlockOp perfectNest(ForOp top, llvm::SmallVectorImpl<ForOp> &loops);
 /// a thread axis, and tl-verify-parallel accepts it there.
 bool independentByDeclaration(ForOp loop);
 
+/// Which kinds of `block`'s iteration variables `loop` moves: those bound
+/// to values computed from its variable.
+struct BoundKinds {
+  bool spatial = false, reduction = false;
+};
+BoundKinds boundKinds(BlockOp block, ForOp loop);
+
 /// The buffer `v` is a view of (through subviews, casts, reshapes: any
 /// ViewLikeOpInterface), or `v` itself.
 mlir::Value viewedBuffer(mlir::Value v);

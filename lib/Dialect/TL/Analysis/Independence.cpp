@@ -312,3 +312,12 @@ bool llmc::tl::independentByDeclaration(ForOp l) {
         return false;
   return true;
 }
+
+BoundKinds llmc::tl::boundKinds(BlockOp block, ForOp loop) {
+  BoundKinds kinds;
+  for (unsigned i = 0, e = block.getNumIters(); i < e; ++i)
+    if (isComputedFrom(block.getIterValues()[i], loop.getInductionVar(), loop))
+      (block.getIterKind(i) == IterKind::reduce ? kinds.reduction
+                                                : kinds.spatial) = true;
+  return kinds;
+}

@@ -304,19 +304,26 @@ static LogicalResult subgroupStep(RewriterBase &rw, TreeReduceResult &tree,
   return bindLoop(loops[0], "threadIdx.x");
 }
 
+/// Whether `l`, a loop around nest `b` of register partials (`rf`, over the
+/// lane of one `unit`), iterates the partials: up to 8 iterations, and in
+/// the products' nest the lane of one or a loop over spatial variables (a
+/// tile's tokens or outputs, a lane's rows).
+static bool overPartials(BlockOp b, ForOp l, ForOp unit,
+                         const RFactorResult &rf) {
+  std::optional<int64_t> e = constantExtent(l);
+  return e && *e <= 8 && (b != rf.rf || l == unit || boundKinds(b, l).spatial);
+}
+
 /// Sums in registers: reduction `block` factored (rfactor) over a lane of
 /// one, `loop` (one of its reduction loops) split by 1, so that each
 /// iteration of the loops around `loop` accumulates into partials of its
 /// own, allocated before the reduction's outermost loop; then, in each of
 /// the three nests rfactor made, the loops below the first that `isTop`
-/// accepts and that iterate the partials (`overPartials(nest, loop, unit
-/// lane, rf)`) are unrolled: constant indices, which the back ends keep in
-/// registers.
-static FailureOr<RFactorResult> sumInRegisters(
-    RewriterBase &rw, BlockOp block, ForOp loop,
-    llvm::function_ref<bool(ForOp)> isTop,
-    llvm::function_ref<bool(BlockOp, ForOp, ForOp, const RFactorResult &)>
-        overPartials) {
+/// accepts and that iterate the partials (overPartials) are unrolled:
+/// constant indices, which the back ends keep in registers.
+static FailureOr<RFactorResult>
+sumInRegisters(RewriterBase &rw, BlockOp block, ForOp loop,
+               llvm::function_ref<bool(ForOp)> isTop) {
   MLIRContext *ctx = rw.getContext();
   auto unit = quietly(ctx, [&] { return tl::split(rw, loop, {-1, 1}); });
   if (failed(unit))
@@ -339,21 +346,6 @@ static constexpr int64_t kTokenTile = 8;
 /// divide the outputs): each activation it loads serves all of them.
 static constexpr int64_t kOutputTile = 4;
 
-/// Whether `l`, a loop around nest `b` of register partials (`rf`, over the
-/// lane of one `unit`), iterates the partials: up to 8 iterations, and in
-/// the products' nest the lane of one or a loop over spatial variables (a
-/// tile's tokens or outputs, a lane's rows).
-static bool overPartials(BlockOp b, ForOp l, ForOp unit,
-                         const RFactorResult &rf) {
-  std::optional<int64_t> e = constantExtent(l);
-  return e && *e <= 8 &&
-         (b != rf.rf || l == unit ||
-          llvm::any_of(llvm::enumerate(b.getIterValues()), [&](auto it) {
-            return b.getIterKind(it.index()) == IterKind::spatial &&
-                   isComputedFrom(it.value(), l.getInductionVar(), l);
-          }));
-}
-
 /// Each lane's sum (partial `block` of a workgroup reduction, under its
 /// `laneLoop`) accumulated in the thread's own memory over the reduction
 /// loops inside the lane's, and added into its partial in workgroup memory
@@ -369,16 +361,12 @@ static LogicalResult accumulateInRegisters(RewriterBase &rw, BlockOp block,
   if (!inner || !constantExtent(inner))
     return success(); // (a run-time count: the lane of one would not be)
   // The loop must bind only reduction variables of the block.
-  bool reduction = false, spatial = false;
-  for (unsigned i = 0, e = block.getNumIters(); i < e; ++i)
-    if (isComputedFrom(block.getIterValues()[i], inner.getInductionVar(),
-                       inner))
-      (block.getIterKind(i) == IterKind::reduce ? reduction : spatial) = true;
-  if (!reduction || spatial)
+  BoundKinds kinds = boundKinds(block, inner);
+  if (!kinds.reduction || kinds.spatial)
     return success();
   // (The loops over the partials: a lane's rows, the lane of one.)
   return failure(failed(sumInRegisters(
-      rw, block, inner, [&](ForOp l) { return l == laneLoop; }, overPartials)));
+      rw, block, inner, [&](ForOp l) { return l == laneLoop; })));
 }
 
 /// Shares reduction `block` among a workgroup's threads over `laneLoop`
@@ -704,9 +692,8 @@ static FailureOr<bool> tileTokens(RewriterBase &rw, ArrayRef<ForOp> chain,
   outputs = (*moved)[0];
   // The tile's sums: partials over a lane of one (the first reduction loop
   // split by 1), the tile's loops (and the lanes of one) unrolled.
-  if (failed(sumInRegisters(
-          rw, block, (*moved)[1], [&](ForOp l) { return l == outputs; },
-          overPartials)))
+  if (failed(sumInRegisters(rw, block, (*moved)[1],
+                            [&](ForOp l) { return l == outputs; })))
     return failure();
   // The grid: the whole tiles on blockIdx.y, the outputs split into
   // workgroups of threads.
@@ -854,12 +841,9 @@ static FailureOr<bool> tileTokensStaged(RewriterBase &rw, ArrayRef<ForOp> chain,
   // The tile's sums: partials over a lane of one (the loop inside the
   // threads' split by 1), one per thread and token, the tile's loops (and
   // the lanes of one) unrolled.
-  auto rf = sumInRegisters(
-      rw, block, (*moved)[at + 2],
-      [&](ForOp l) {
-        return l == chunks || l == lanes || l == tiles || l == blocks;
-      },
-      overPartials);
+  auto rf = sumInRegisters(rw, block, (*moved)[at + 2], [&](ForOp l) {
+    return l == chunks || l == lanes || l == tiles || l == blocks;
+  });
   if (failed(rf))
     return failure();
   // The activations of a chunk in workgroup memory (its buffer at the

@@ -1508,11 +1508,9 @@ FailureOr<BlockOp> llmc::tl::stage(RewriterBase &rw, BlockOp block,
       atLow[i] = getAffineConstantExpr(*c > 0 ? 0 : *ub - 1, ctx);
       if (*ub == 1)
         continue; // (a loop of one iteration moves nothing)
-      for (unsigned j = 0, m = block.getNumIters(); j < m; ++j)
-        if (isComputedFrom(block.getIterValues()[j], inner[i].getInductionVar(),
-                           inner[i]))
-          (block.getIterKind(j) == IterKind::reduce ? reductionLoops
-                                                    : spatialLoops) = true;
+      BoundKinds kinds = boundKinds(block, inner[i]);
+      spatialLoops |= kinds.spatial;
+      reductionLoops |= kinds.reduction;
     }
     if (spatialLoops && reductionLoops)
       return error("dimension " + Twine(d) +
