@@ -364,6 +364,16 @@ def test_kernels_checked_against_the_module(llmc, tmp_path, stories_paths, vulka
     assert p.returncode != 0 and "kernels.spv: no compute entry point '%s_gone'" % name \
         in p.stderr and "metadata.json launches" in p.stderr, e2e_util.describe(p)
     meta["device"]["kernels"][0]["name"] = name
+    # A kernel whose launches pass fewer bindings than its entry point uses.
+    cut = json.loads(json.dumps(meta))
+    for phase in cut["device"]["phases"].values():
+        for launch in phase:
+            if launch.get("kernel") == 0 and "copy" not in launch:
+                launch["args"].pop()
+    meta_path.write_text(json.dumps(cut))
+    p = e2e_util.run([llmc, "run", art, "--prompt", "Once", "--max-tokens", 2])
+    assert p.returncode != 0 and "kernels.spv: entry point '%s' uses descriptor set 0 binding" \
+        % name in p.stderr and "metadata.json binds" in p.stderr, e2e_util.describe(p)
     meta_path.write_text(json.dumps(meta))
     # Cut inside an instruction past the middle (its word count runs on).
     spv = (art / "kernels.spv").read_bytes()
