@@ -6,7 +6,10 @@
 # with device=cpu (the only difference: the GPU schedule's staging of the
 # prompt matmuls' activations in workgroup memory is off), for an A/B of
 # that rule (MODELS="qwen3-0.6b-q4_0 qwen3-0.6b-q4_0-nostage ..." in
-# run.sh). Only kernels.spv and metadata.json are kept (run.sh fills the
+# run.sh), and bench-NAME-allbar, bench-NAME with every binding of its
+# dispatch program marked written (the runtime then puts a barrier between
+# almost every two launches, as before the hazard tracking): an A/B of the
+# barriers. Only kernels.spv and metadata.json are kept (run.sh fills the
 # weights with random bytes of the recorded size).
 #
 #   bench/device/prep_bench.sh TARGET [MODELS_DIR] [DEV]
@@ -27,4 +30,17 @@ for g in "$M"/*.gguf; do
     rm -f "$DEV/art/$out/weights.bin"
     echo "$out: $target $extra"
   done
+  rm -rf "$DEV/art/bench-$n-allbar"
+  cp -r "$DEV/art/bench-$n" "$DEV/art/bench-$n-allbar"
+  python3 - "$DEV/art/bench-$n-allbar/metadata.json" <<'PY'
+import json, sys
+meta = json.load(open(sys.argv[1]))
+for phase in meta["device"]["phases"].values():
+    for launch in phase:
+        for a in launch.get("args", []):
+            if "buffer" in a:
+                a["writes"] = True
+json.dump(meta, open(sys.argv[1], "w"))
+PY
+  echo "bench-$n-allbar: every binding written"
 done

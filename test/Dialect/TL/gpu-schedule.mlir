@@ -505,3 +505,94 @@ func.func @norm(%x: memref<1x256xf32>, %g: memref<256xf32>, %s: memref<1xf32>, %
   }
   return
 }
+
+// -----
+
+// Prompt attention's shape: the tokens (a count known at run time) and 2
+// heads around a sequence of nests. A workgroup per token and head (tokens
+// on blockIdx.y, heads on blockIdx.x), each nest a step of it, as for
+// decode's heads: the scores' positions on threadIdx.x, the output's 64
+// elements on threadIdx.x. (Before, the heads were the threads of a
+// token's workgroup, every position and element serial in each.)
+// CHECK-LABEL: func.func @prompt_steps
+// CHECK: tl.for {{.*}} to %{{.*}} step %c1 kind(thread_bound) thread("blockIdx.y")
+// CHECK: tl.for {{.*}} to %c2 step %c1 kind(thread_bound) thread("blockIdx.x")
+// CHECK: tl.for {{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK-NEXT: tl.block "scores"
+// CHECK: tl.for {{.*}} to %c64 step %c1 kind(thread_bound) thread("threadIdx.x")
+// CHECK-NEXT: tl.block "out"
+func.func @prompt_steps(%q: memref<?x2x64xf32>, %s: memref<?x2x256xf32>, %o: memref<?x2x64xf32>, %pos0: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  %tokens = memref.dim %q, %c0 : memref<?x2x64xf32>
+  tl.for %t = %c0 to %tokens step %c1 {
+    %end = arith.addi %pos0, %t : index
+    %len = arith.minui %end, %c64 : index
+    tl.for %h = %c0 to %c2 step %c1 {
+      tl.for %p = %c0 to %len step %c1 {
+        tl.block "scores" (%vt = spatial %t, %vh = spatial %h, %vp = spatial %p) reads(%q[%vt, %vh, %vp] : memref<?x2x64xf32>) writes(%s[%vt, %vh, %vp] : memref<?x2x256xf32>) {
+          %0 = affine.load %q[symbol(%vt), symbol(%vh), symbol(%vp)] : memref<?x2x64xf32>
+          affine.store %0, %s[symbol(%vt), symbol(%vh), symbol(%vp)] : memref<?x2x256xf32>
+        }
+      }
+      tl.for %d = %c0 to %c64 step %c1 {
+        tl.block "out" (%vt = spatial %t, %vh = spatial %h, %vd = spatial %d) reads(%s[%vt, %vh, %vd] : memref<?x2x256xf32>) writes(%o[%vt, %vh, %vd] : memref<?x2x64xf32>) {
+          %0 = affine.load %s[symbol(%vt), symbol(%vh), symbol(%vd)] : memref<?x2x256xf32>
+          affine.store %0, %o[symbol(%vt), symbol(%vh), symbol(%vd)] : memref<?x2x64xf32>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A reduction whose outermost loop is too short for 8 lanes (4 blocks of
+// 2 x 16 products, Q6_K's shape: 4 super-blocks a row): the lanes take the
+// innermost loop of 16 (consecutive lanes, consecutive products), moved
+// outside the rest; each lane's products summed in a register, the 16
+// partials in a tree (16 lanes are not a subgroup of 32); 4 rows a
+// workgroup (each lane would get one iteration of its loop per row).
+// CHECK-LABEL: func.func @short_outer
+// CHECK: tl.for {{.*}} to %c16{{.*}} kind(thread_bound) thread("blockIdx.x")
+// CHECK: memref.alloca() {{.*}} : memref<4x16xf32>
+// CHECK: tl.block "matmul_rf_init"
+// CHECK: tl.for {{.*}} to %c16{{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK: memref.alloca() {{.*}} : memref<4x1xf32>
+// CHECK: tl.for {{.*}} to %c4{{.*}} step %c1{{.*}} {
+// CHECK: tl.for {{.*}} to %c2 step
+// CHECK: tl.block "matmul_rf_rf"
+// CHECK: tl.block "matmul_tree0"
+// CHECK-NOT: gpu.subgroup_reduce
+func.func @short_outer(%x: memref<1x128xf32>, %w: memref<64x128xf32>, %y: memref<1x64xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  tl.for %n = %c0 to %c64 step %c1 {
+    tl.for %b = %c0 to %c4 step %c1 {
+      tl.for %j = %c0 to %c2 step %c1 {
+        tl.for %l = %c0 to %c16 step %c1 {
+          tl.block "matmul" (%t = spatial %c0, %r = spatial %n, %vb = reduce %b, %vj = reduce %j, %vl = reduce %l) reads(%x[%t, %vb * 32 + %vj * 16 + %vl] : memref<1x128xf32>, %w[%r, %vb * 32 + %vj * 16 + %vl] : memref<64x128xf32>, %y[%t, %r] : memref<1x64xf32>) writes(%y[%t, %r] : memref<1x64xf32>) init {
+            affine.store %cst, %y[symbol(%t), symbol(%r)] : memref<1x64xf32>
+          } {
+            %0 = affine.load %x[symbol(%t), symbol(%vb) * 32 + symbol(%vj) * 16 + symbol(%vl)] : memref<1x128xf32>
+            %1 = affine.load %w[symbol(%r), symbol(%vb) * 32 + symbol(%vj) * 16 + symbol(%vl)] : memref<64x128xf32>
+            %2 = affine.load %y[symbol(%t), symbol(%r)] : memref<1x64xf32>
+            %3 = arith.mulf %0, %1 : f32
+            %4 = arith.addf %2, %3 : f32
+            affine.store %4, %y[symbol(%t), symbol(%r)] : memref<1x64xf32>
+          }
+        }
+      }
+    }
+  }
+  return
+}

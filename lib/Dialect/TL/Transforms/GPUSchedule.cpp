@@ -27,8 +27,9 @@
 // - tileTokens: a prompt's matmul gives each thread 8 tokens of 4 outputs,
 //   their sums in registers, so that each weight load serves 8 tokens and
 //   each activation load 4 outputs;
-// - stepsInWorkgroup: constant independent loops around a sequence of nests
-//   (decode's attention heads) get a workgroup each, the nests its steps.
+// - stepsInWorkgroup: independent loops around a sequence of nests (the
+//   attention's heads, and a prompt's tokens) get a workgroup each, the
+//   nests its steps.
 //
 // A loop is independent as the analysis shows, or, for a thread axis, by
 // its block's declaration of spatial variables (independentByDeclaration).
@@ -141,11 +142,16 @@ static int64_t gridSplitOf(ArrayRef<ForOp> chain) {
   return -1;
 }
 
-/// Whether `chain` (constant extents) binds to the grid: each axis within
-/// the limit, the innermost split onto a free axis where it is past it.
+/// Whether `chain` (the innermost of constant extent) binds to the grid:
+/// each axis within the limit, the innermost split onto a free axis where
+/// it is past it. An outer loop of a dynamic extent (a prompt's tokens) is
+/// taken to fit, as the default mapping takes it (the sequence length's
+/// limit).
 static bool gridFits(ArrayRef<ForOp> chain) {
-  if (llvm::any_of(chain.take_front(chain.size() - 1),
-                   [](ForOp l) { return *constantExtent(l) > kMaxGridAxis; }))
+  if (llvm::any_of(chain.take_front(chain.size() - 1), [](ForOp l) {
+        std::optional<int64_t> n = constantExtent(l);
+        return n && *n > kMaxGridAxis;
+      }))
     return false;
   int64_t split = gridSplitOf(chain);
   return split == 0 || (split > 0 && chain.size() < 3);
@@ -356,7 +362,6 @@ static constexpr int64_t kOutputTile = 4;
 /// inside the lane's.
 static LogicalResult accumulateInRegisters(RewriterBase &rw, BlockOp block,
                                            ForOp laneLoop) {
-  MLIRContext *ctx = rw.getContext();
   ForOp inner = onlyInnerLoop(laneLoop);
   if (!inner || !constantExtent(inner))
     return success(); // (a run-time count: the lane of one would not be)
@@ -448,7 +453,18 @@ static FailureOr<bool> reduceInWorkgroup(RewriterBase &rw, Operation *root,
   int64_t iterations = 1;
   for (ForOp l : reduction)
     iterations *= *constantExtent(l);
-  int64_t lanes = reductionLanes(target, *constantExtent(first));
+  // The lanes' loop: the outermost reduction loop, or where it is too short
+  // for 8 lanes (a Q6_K row's 4 super-blocks) the one inside it that gives
+  // the most, the innermost of equals (consecutive lanes then read
+  // consecutive elements).
+  unsigned laneAt = 0;
+  if (!reductionLanes(target, *constantExtent(first)))
+    for (unsigned i = 1; i < reduction.size(); ++i)
+      if (reductionLanes(target, *constantExtent(reduction[i])) >=
+          reductionLanes(target, *constantExtent(reduction[laneAt])))
+        laneAt = i;
+  int64_t outer = *constantExtent(reduction[laneAt]);
+  int64_t lanes = reductionLanes(target, outer);
   if (!lanes || iterations < 2 * lanes)
     return false;
   // The partials live in the workgroup's memory: within the target's.
@@ -472,7 +488,7 @@ static FailureOr<bool> reduceInWorkgroup(RewriterBase &rw, Operation *root,
   // Rows per workgroup where each lane would get fewer than 4 iterations of
   // the outer loop (a short reduction over many outputs: the output head):
   // each lane then serves several outputs, their partials side by side.
-  int64_t outer = *constantExtent(first), rows = 1;
+  int64_t rows = 1;
   if (!chain.empty()) {
     int64_t n = *constantExtent(chain.back());
     while (outer / lanes * rows < 4 && rows < 8 && n % (rows * 2) == 0 &&
@@ -487,20 +503,22 @@ static FailureOr<bool> reduceInWorkgroup(RewriterBase &rw, Operation *root,
     grid.back() = (*split)[0];
     rowLoop = (*split)[1];
   }
-  // The lanes: the outermost reduction loop split, its lane part moved
-  // outside the rest of the reduction (and the rows inside all of it).
+  // The lanes: the lanes' loop split, its lane part moved outside the rest
+  // of the reduction (and the rows inside all of it).
   SmallVector<ForOp> order;
-  if (*constantExtent(first) != lanes) {
+  if (outer != lanes) {
     auto split = quietly(ctx, [&] {
-      return tl::split(rw, first, {-1, lanes});
+      return tl::split(rw, reduction[laneAt], {-1, lanes});
     });
     if (failed(split))
       return failure();
     order = {(*split)[1], (*split)[0]};
   } else {
-    order = {first};
+    order = {reduction[laneAt]};
   }
-  llvm::append_range(order, ArrayRef<ForOp>(reduction).drop_front());
+  for (auto [i, l] : llvm::enumerate(reduction))
+    if (i != laneAt)
+      order.push_back(l);
   if (rowLoop)
     order.push_back(rowLoop);
   auto moved = quietly(ctx, [&] { return reorder(rw, order); });
@@ -609,15 +627,15 @@ static LogicalResult mapSteps(RewriterBase &rw, Block *body,
 }
 
 /// The workgroup steps rule: a nest whose independent top loops `chain`
-/// (constant extents: decode's heads) hold a sequence of nests rather than
-/// one (a flash attention's scores, softmax and values): the chain on the
-/// grid, one workgroup each, and the sequence its steps (mapSteps).
-/// Returns false, changing nothing, where it does not apply.
+/// (decode's heads; a prompt's tokens and heads, the innermost of a
+/// constant extent) hold a sequence of nests rather than one (a flash
+/// attention's scores, softmax and values): the chain on the grid, one
+/// workgroup each, and the sequence its steps (mapSteps). Returns false,
+/// changing nothing, where it does not apply.
 static FailureOr<bool> stepsInWorkgroup(RewriterBase &rw, ArrayRef<ForOp> chain,
                                         const TargetDescription &target) {
   if (chain.empty() || onlyInnerLoop(chain.back()) ||
-      llvm::any_of(chain, [](ForOp l) { return !constantExtent(l); }) ||
-      !gridFits(chain))
+      !constantExtent(chain.back()) || !gridFits(chain))
     return false;
   ForOp inner = chain.back();
   Block *body = inner.getBody();
