@@ -103,12 +103,15 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     int64_t partRows = split ? llvm::alignTo(nh, 16) : nh;
     // Split: a call of one token splits each row's positions into
     // numParts parts, a longer one takes one.
-    Value parts, oneToken;
+    // (Index arithmetic, which a GPU's dispatch program evaluates for the
+    // grid: 2 - min(seq, 2) is 1 for one token, else 0.)
+    Value parts;
     if (split) {
-      oneToken =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, seq, nb.index(1));
-      parts =
-          arith::SelectOp::create(b, oneToken, nb.index(numParts), nb.index(1));
+      Value single = arith::SubIOp::create(
+          b, nb.index(2), arith::MinUIOp::create(b, seq, nb.index(2)));
+      parts = arith::AddIOp::create(
+          b, nb.index(1),
+          arith::MulIOp::create(b, single, nb.index(numParts - 1)));
     }
     // A scores row per head (online: a tile's per part); per row (s, h) its
     // max, the f64 sum of its exponentials and the f32 rounding of 1 / sum.
@@ -386,6 +389,10 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
           // pin the loops the schedules move.)
           Value c;
           if (split) {
+            // (Compared here, in the nest: a kernel takes the token count,
+            // not a condition.)
+            Value oneToken = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                                   seq, nb.index(1));
             Value share = arith::SelectOp::create(
                 b, oneToken,
                 arith::DivUIOp::create(

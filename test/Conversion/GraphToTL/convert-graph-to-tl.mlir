@@ -289,7 +289,8 @@ func.func @attention_row_tiles(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !c
 
 !cache = !graph.kv_cache<layers = 2, max_seq = 512, kv_heads = 1, head_dim = 4, element_type = f32>
 // kv_splits: a call of one token splits each row's positions into 2 parts
-// (select(seq == 1, 2, 1)), each of roundUp(ceil(context / 2), 64)
+// (1 + (2 - min(seq, 2)) * 1: index arithmetic, which a GPU's dispatch
+// program evaluates), each of roundUp(ceil(context / 2), 64)
 // positions from p * that, with its own max, sum and output (row s + p of
 // buffers of seq + 1 rows: a prompt's one part a row per token, a decode
 // step's parts a row each; the heads padded to 16, a cache line per row),
@@ -297,13 +298,16 @@ func.func @attention_row_tiles(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !c
 // part's first position to its end; then the merge: the largest max, each
 // part's weight exp(its max - the largest), the weighted sums and outputs.
 // CHECK-LABEL: func.func @attention_split
-// CHECK: %[[ONE:.+]] = arith.cmpi eq, %{{.+}}, %c1
-// CHECK: %[[PARTS:.+]] = arith.select %[[ONE]], %c2{{.*}}, %c1
+// CHECK: %[[MIN:.+]] = arith.minui %[[SEQ:.+]], %c2
+// CHECK: %[[SINGLE:.+]] = arith.subi %c2{{.*}}, %[[MIN]]
+// CHECK: %[[EXTRA:.+]] = arith.muli %[[SINGLE]], %c1
+// CHECK: %[[PARTS:.+]] = arith.addi %c1{{.*}}, %[[EXTRA]]
 // CHECK: %[[ROWS:.+]] = arith.addi %{{.+}}, %c1
 // CHECK: memref.alloc() {{.*}} : memref<2x2x256xf32>
 // CHECK: memref.alloc(%[[ROWS]]) {{.*}} : memref<?x16xf32>
 // CHECK: memref.alloc(%[[ROWS]]) {{.*}} : memref<?x16xf64>
 // CHECK: memref.alloc(%[[ROWS]]) {{.*}} : memref<?x8xf32>
+// CHECK: %[[ONE:.+]] = arith.cmpi eq, %[[SEQ]], %c1
 // CHECK: %[[HALF:.+]] = arith.divui %{{.+}}, %c2
 // CHECK: %[[SHARE:.+]] = arith.select %[[ONE]], %[[HALF]],
 // CHECK: tl.for %[[P:.+]] = %{{.+}} to %[[PARTS]] step

@@ -2,7 +2,9 @@
 #include "Dialect/TL/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -58,6 +60,41 @@ struct TLSpecializeDecodePass
       d.replaceAllUsesWith(
           arith::ConstantIndexOp::create(db, d.getLoc(), 1).getResult());
       d.erase();
+    }
+    // The prefill version runs two tokens or more (the entry's dispatch
+    // below): what compares the count with fewer folds (the attention's
+    // split over the positions, which a call of one token takes, is one
+    // part there).
+    for (Operation *user : prefill.getArgument(0).getUsers()) {
+      auto d = dyn_cast<memref::DimOp>(user);
+      if (!d || d.getConstantIndex() != 0)
+        continue;
+      for (Operation *use : llvm::make_early_inc_range(d->getUsers())) {
+        OpBuilder ub(use);
+        auto other = [&](Value v) {
+          return getConstantIntValue(v == d.getResult() ? use->getOperand(1)
+                                                        : use->getOperand(0));
+        };
+        if (auto cmp = dyn_cast<arith::CmpIOp>(use)) {
+          std::optional<int64_t> c = other(cmp.getLhs());
+          bool ne = cmp.getPredicate() == arith::CmpIPredicate::ne;
+          if (c && *c < 2 &&
+              (ne || cmp.getPredicate() == arith::CmpIPredicate::eq)) {
+            cmp.replaceAllUsesWith(
+                arith::ConstantIntOp::create(ub, cmp.getLoc(), ne, 1)
+                    .getResult());
+            cmp.erase();
+          }
+        } else if (auto min = dyn_cast<arith::MinUIOp>(use)) {
+          std::optional<int64_t> c = other(min.getLhs());
+          if (c && *c <= 2) {
+            min.replaceAllUsesWith(
+                arith::ConstantIndexOp::create(ub, min.getLoc(), *c)
+                    .getResult());
+            min.erase();
+          }
+        }
+      }
     }
     // One token has one row of output (graph-output-rows' count).
     for (BlockArgument arg : decode.getArguments())
