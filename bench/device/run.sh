@@ -29,12 +29,12 @@ import json, os, numpy as np
 rng = np.random.default_rng(1)
 for d in sorted(os.listdir("art")):
     base = d.rsplit("-", 1)[0]
-    if d.startswith("bench-") and d.endswith(("-nostage", "-allbar")) and os.path.isdir("art/" + base):
-        # The A/B variants read weights of their base's layout and size.
+    size = lambda a: json.load(open("art/%s/metadata.json" % a))["weights"]["bytes"]
+    if d.startswith("bench-") and os.path.isdir("art/" + base) and size(base) == size(d):
+        # An A/B variant (-nostage, -allbar, ...) reads weights of its base's size.
         os.symlink(os.path.abspath("art/%s/weights.bin" % base), "art/%s/weights.bin" % d)
     elif d.startswith("bench-"):
-        n = json.load(open("art/%s/metadata.json" % d))["weights"]["bytes"]
-        rng.integers(0, 256, n, dtype=np.uint8).tofile("art/%s/weights.bin" % d)
+        rng.integers(0, 256, size(d), dtype=np.uint8).tofile("art/%s/weights.bin" % d)
     if d.startswith("prof-"):
         os.symlink(os.path.abspath("art/bench-%s/weights.bin" % d[5:]), "art/%s/weights.bin" % d)
 PY
