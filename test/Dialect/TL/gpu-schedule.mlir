@@ -596,3 +596,49 @@ func.func @short_outer(%x: memref<1x128xf32>, %w: memref<64x128xf32>, %y: memref
   }
   return
 }
+
+// -----
+
+// A step whose nest reduces inside its threads' loop (attention's values:
+// each of 64 elements a sum over the tile's positions, a count known at run
+// time): each thread sums in a register of its own (a buffer of one
+// element, rfactor over a lane of one) and adds that into the output once,
+// instead of loading and storing the output around every product.
+// CHECK-LABEL: func.func @step_sums
+// CHECK: tl.for {{.*}} to %c4 step %c1 kind(thread_bound) thread("blockIdx.x")
+// CHECK: tl.for {{.*}} to %c64 step %c1 kind(thread_bound) thread("threadIdx.x")
+// CHECK: %[[R:.*]] = memref.alloca() {{.*}} : memref<1xf32>
+// CHECK: tl.block "values_rf_init"
+// CHECK: tl.block "values_rf" ({{.*}}) reads({{.*}}) writes(%[[R]][
+// CHECK: tl.block "values" ({{.*}}) reads({{.*}}%[[R]]
+// CHECK: tl.block "scale"
+func.func @step_sums(%w: memref<4x256xf32>, %v: memref<4x64x256xf32>, %o: memref<4x64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  %len = arith.minui %n, %c256 : index
+  tl.for %h = %c0 to %c4 step %c1 {
+    tl.for %d = %c0 to %c64 step %c1 {
+      tl.for %p = %c0 to %len step %c1 {
+        tl.block "values" (%vh = spatial %h, %vd = spatial %d, %vp = reduce %p) reads(%w[%vh, %vp] : memref<4x256xf32>, %v[%vh, %vd, %vp] : memref<4x64x256xf32>, %o[%vh, %vd] : memref<4x64xf32>) writes(%o[%vh, %vd] : memref<4x64xf32>) {
+          %0 = affine.load %w[symbol(%vh), symbol(%vp)] : memref<4x256xf32>
+          %1 = affine.load %v[symbol(%vh), symbol(%vd), symbol(%vp)] : memref<4x64x256xf32>
+          %2 = arith.mulf %0, %1 : f32
+          %3 = affine.load %o[symbol(%vh), symbol(%vd)] : memref<4x64xf32>
+          %4 = arith.addf %3, %2 : f32
+          affine.store %4, %o[symbol(%vh), symbol(%vd)] : memref<4x64xf32>
+        }
+      }
+    }
+    tl.for %d = %c0 to %c64 step %c1 {
+      tl.block "scale" (%vh = spatial %h, %vd = spatial %d) reads(%o[%vh, %vd] : memref<4x64xf32>) writes(%o[%vh, %vd] : memref<4x64xf32>) {
+        %0 = affine.load %o[symbol(%vh), symbol(%vd)] : memref<4x64xf32>
+        %1 = arith.addf %0, %0 : f32
+        affine.store %1, %o[symbol(%vh), symbol(%vd)] : memref<4x64xf32>
+      }
+    }
+  }
+  return
+}

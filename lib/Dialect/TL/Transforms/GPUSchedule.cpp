@@ -559,6 +559,35 @@ static FailureOr<bool> reductionStep(RewriterBase &rw, ForOp l,
   return true;
 }
 
+/// A step's nest `bound` (on threadIdx.x) whose one block reduces over
+/// loops inside it (attention's scores over the head's elements, its
+/// values over a tile's positions): each thread sums its reduction in a
+/// register (sumInRegisters over the outermost reduction loop) and adds it
+/// into the output once, instead of a load and a store of the output around
+/// every product (a memory round trip on the chain: the back end cannot keep
+/// a storage buffer's element in a register, another binding may alias it).
+/// Changes nothing where the nest is not such a reduction.
+static LogicalResult sumStepInRegisters(RewriterBase &rw, ForOp bound) {
+  SmallVector<ForOp> loops;
+  BlockOp block = perfectNest(bound, loops);
+  if (!block || !block.hasReduction() || block.getWrites().size() != 1 ||
+      failed(matchReductionUpdate(block)))
+    return success();
+  ForOp first;
+  for (ForOp l : ArrayRef<ForOp>(loops).drop_front()) {
+    BoundKinds kinds = boundKinds(block, l);
+    if (kinds.reduction && !kinds.spatial) {
+      first = l;
+      break;
+    }
+  }
+  if (!first)
+    return success();
+  // (Where rfactor does not apply, the step stays as it was.)
+  (void)sumInRegisters(rw, block, first, [&](ForOp l) { return l == bound; });
+  return success();
+}
+
 /// Maps the sequence of nests in `body` (a workgroup's, or a serial loop's
 /// inside it) onto the workgroup's threads, one step each: a nest whose
 /// outer loop is independent and fits a workgroup runs its iterations on
@@ -606,7 +635,8 @@ static LogicalResult mapSteps(RewriterBase &rw, Block *body,
             return failure();
           continue;
         }
-        if (failed(bindLoop(l, "threadIdx.x")))
+        if (failed(bindLoop(l, "threadIdx.x")) ||
+            failed(sumStepInRegisters(rw, l)))
           return failure();
         continue;
       }

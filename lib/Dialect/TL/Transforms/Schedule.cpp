@@ -202,7 +202,9 @@ FailureOr<SmallVector<ForOp>> llmc::tl::split(RewriterBase &rw, ForOp loop,
     int64_t product = 1;
     for (int64_t f : factors.drop_front(i))
       product *= f;
-    auto [outer, innerLoop] = splitOnce(rw, rest, product);
+    // (An inner loop of one iteration is never partial: exact.)
+    auto [outer, innerLoop] =
+        splitOnce(rw, rest, product, /*exact=*/product == 1);
     result.push_back(outer);
     rest = innerLoop;
   }
