@@ -294,6 +294,42 @@ def test_staged_prompt_matmuls_match_cpu(llmc, tmp_path, vulkan, monkeypatch, ar
     assert '_rf_stage"' in tl
 
 
+def test_buffers_past_the_range_bound_in_windows(llmc, tmp_path, vulkan):
+    """A weight matrix larger than one binding may span (the target's range=:
+    Qwen3-0.6B's 311 MB embedding on a device of 128 MB; here 32K against
+    the tiny model's 77 KB embedding and output matrices) is bound in windows
+    of the range, a kernel argument each, every load reading the window its
+    element lies in: the same logits as the CPU target. A kernel that
+    writes such a buffer (the KV cache at 16K) is refused at compile time."""
+    import json
+    hf = tmp_path / "hf"
+    make_hf_model.make_model(str(hf), arch="llama", tied=False, dtype="f32", seed=5)
+    target = LAVAPIPE + ",range=32K"
+    vk = _compile(llmc, hf, tmp_path / "vk", target)
+    cpu = _compile(llmc, hf, tmp_path / "cpu", "cpu")
+    meta = json.loads((vk / "metadata.json").read_text())
+    windowed = 0
+    for phase in meta["device"]["phases"].values():
+        for launch in phase:
+            binds = [a for a in launch.get("args", []) if "buffer" in a]
+            for a, b in zip(binds, binds[1:]):
+                if (a["buffer"] == b["buffer"] == "weights" and a["bytes"] == 32768
+                        and b["offset"] == a["offset"] + 32768):
+                    windowed += 1
+                    assert not a["writes"] and not b["writes"]
+    assert windowed
+    ids = e2e_util.deterministic_prompt_ids(13, 300)
+    _, vp, vs, vids = e2e_util.run_logits(llmc, vk, ids, 4, threads=1)
+    _, cp, cs, cids = e2e_util.run_logits(llmc, cpu, ids, 4, threads=1)
+    scale = np.abs(cp).max()
+    assert vids == cids
+    assert np.abs(vp - cp).max() <= 1e-3 * scale and np.abs(vs - cs).max() <= 1e-3 * scale
+    p = e2e_util.run([llmc, "compile", hf, "--target", LAVAPIPE + ",range=16K",
+                      "-o", tmp_path / "small"])
+    assert p.returncode != 0 and "past the target's range of 16384" in p.stderr
+    assert not (tmp_path / "small").exists()
+
+
 def test_bindings_say_what_the_kernels_write(llmc, tmp_path, vulkan):
     """Each buffer binding of the dispatch program says whether its kernel
     writes it: the weights never, every launch something. The runtime puts a

@@ -27,8 +27,12 @@ def VulkanKernelABI : Pass<"vulkan-kernel-abi", "mlir::ModuleOp"> {
     `memref.dim` are linearized with the old type's strides. Stack buffers
     move to the Function storage class, `known_block_size` becomes
     `spirv.entry_point_abi`. The launches are dropped from the host. A
-    binding of a constant size past the target's `range` is an error;
-    scalars must be index or i32.
+    buffer of a static shape past the target's `range` (a weight matrix
+    larger than one binding may span) is bound in windows of the range
+    rounded down to 256 bytes: a kernel argument and a binding per window,
+    each load choosing the window its element lies in (a kernel that writes
+    such a buffer is an error); a binding of a constant size past the range
+    otherwise is an error; scalars must be index or i32.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"vulkan\"",
@@ -37,7 +41,8 @@ def VulkanKernelABI : Pass<"vulkan-kernel-abi", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::gpu::GPUDialect",
                            "mlir::spirv::SPIRVDialect",
                            "mlir::arith::ArithDialect",
-                           "mlir::memref::MemRefDialect"];
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
 }
 
 #endif // LLMC_TARGET_VULKAN_PASSES_TD

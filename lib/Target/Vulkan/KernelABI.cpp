@@ -28,6 +28,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -305,9 +306,53 @@ static json::Value spanBytes(const Traced &t, int64_t elemBytes) {
   return binary("*", binary("+", last, 1), elemBytes);
 }
 
+/// The bytes a memref of a static shape and layout spans from its offset,
+/// or nullopt.
+static std::optional<int64_t> staticSpan(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!type.hasStaticShape() ||
+      failed(type.getStridesAndOffset(strides, offset)) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return std::nullopt;
+  int64_t last = 0;
+  for (auto [s, st] : llvm::zip(type.getShape(), strides))
+    last += (s - 1) * st;
+  return (last + 1) * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+}
+
+/// Every Vulkan device's largest minStorageBufferOffsetAlignment: a window's
+/// offset past its buffer's is a multiple of it.
+constexpr int64_t kWindowAlignment = 256;
+
+/// The windows a buffer argument of `type` is bound through: one, or where
+/// its span (static) is past the target's range, consecutive windows of
+/// `bytes` each (the range rounded down to kWindowAlignment), the last
+/// shorter.
+struct Windows {
+  int64_t count = 1, bytes = 0, span = 0;
+};
+static Windows windowsOf(MemRefType type, const TargetDescription &target) {
+  Windows w;
+  std::optional<int64_t> span = staticSpan(type);
+  int64_t bytes = target.maxBufferRange / kWindowAlignment * kWindowAlignment;
+  if (!span || *span <= target.maxBufferRange || bytes <= 0)
+    return w;
+  w.bytes = bytes;
+  w.span = *span;
+  w.count = (*span + bytes - 1) / bytes;
+  return w;
+}
+
 /// The kernel's new signature and body: memref arguments one-dimensional
-/// (followed by their dynamic sizes), accesses linearized.
-static LogicalResult rewriteKernel(gpu::GPUFuncOp kernel) {
+/// (followed by their dynamic sizes), accesses linearized. An argument past
+/// the target's range (a weight matrix larger than what one binding may
+/// span: Qwen3-0.6B's 311 MB embedding on a device of 128 MB) becomes one
+/// argument per window (windowsOf), each load of it reading the window its
+/// element lies in (a branch per window; the kernels that read such a
+/// buffer read it along rows, so a workgroup's threads take the same one).
+static LogicalResult rewriteKernel(gpu::GPUFuncOp kernel,
+                                   const TargetDescription &target) {
   MLIRContext *ctx = kernel.getContext();
   OpBuilder b(ctx);
   Block &entry = kernel.getBody().front();
@@ -328,8 +373,48 @@ static LogicalResult rewriteKernel(gpu::GPUFuncOp kernel) {
     auto flatType =
         MemRefType::get({ShapedType::kDynamic}, type.getElementType());
     Location loc = arg.getLoc();
-    BlockArgument flat = entry.addArgument(flatType, loc);
-    newTypes.push_back(flatType);
+    Windows windows = windowsOf(type, target);
+    SmallVector<Value> flats;
+    for (int64_t w = 0; w < windows.count; ++w) {
+      flats.push_back(entry.addArgument(flatType, loc));
+      newTypes.push_back(flatType);
+    }
+    Value flat = flats.front();
+    int64_t elemBytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    if (windows.count > 1 && windows.bytes % elemBytes)
+      return kernel.emitOpError("argument ")
+             << i << " spans " << windows.span
+             << " bytes, past the target's range, and its elements do not "
+                "divide a window of "
+             << windows.bytes;
+    // A load through the windows: window at / elements a window, the
+    // element at / ... within it.
+    auto windowedLoad = [&](OpBuilder &ob, Location l, Value at) -> Value {
+      Value per =
+          arith::ConstantIndexOp::create(ob, l, windows.bytes / elemBytes);
+      Value which = arith::DivUIOp::create(ob, l, at, per);
+      Value within = arith::RemUIOp::create(ob, l, at, per);
+      std::function<Value(OpBuilder &, int64_t)> pick = [&](OpBuilder &pb,
+                                                            int64_t w) {
+        if (w + 1 == windows.count)
+          return memref::LoadOp::create(pb, l, flats[w], within).getResult();
+        Value is =
+            arith::CmpIOp::create(pb, l, arith::CmpIPredicate::eq, which,
+                                  arith::ConstantIndexOp::create(pb, l, w));
+        auto branch = scf::IfOp::create(
+            pb, l, is,
+            [&](OpBuilder &tb, Location tl) {
+              scf::YieldOp::create(
+                  tb, tl,
+                  memref::LoadOp::create(tb, tl, flats[w], within).getResult());
+            },
+            [&](OpBuilder &eb, Location el) {
+              scf::YieldOp::create(eb, el, pick(eb, w + 1));
+            });
+        return branch.getResult(0);
+      };
+      return pick(ob, 0);
+    };
     // The sizes: constants or new arguments.
     SmallVector<Value> sizes;
     b.setInsertionPointToStart(&entry);
@@ -371,9 +456,17 @@ static LogicalResult rewriteKernel(gpu::GPUFuncOp kernel) {
       if (auto load = dyn_cast<memref::LoadOp>(user)) {
         Value at = linear(ub, load.getLoc(), load.getIndices());
         load.getResult().replaceAllUsesWith(
-            memref::LoadOp::create(ub, load.getLoc(), flat, at).getResult());
+            windows.count > 1
+                ? windowedLoad(ub, load.getLoc(), at)
+                : memref::LoadOp::create(ub, load.getLoc(), flat, at)
+                      .getResult());
         load.erase();
       } else if (auto store = dyn_cast<memref::StoreOp>(user)) {
+        if (windows.count > 1)
+          return store.emitOpError("writes a buffer of ")
+                 << windows.span << " bytes, past the target's range of "
+                 << target.maxBufferRange
+                 << " (only a buffer the kernel reads is bound in windows)";
         Value at = linear(ub, store.getLoc(), store.getIndices());
         memref::StoreOp::create(ub, store.getLoc(), store.getValue(), flat, at);
         store.erase();
@@ -680,6 +773,21 @@ struct VulkanKernelABIPass
           int64_t elemBytes =
               std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
           json::Value bytes = spanBytes(*t, elemBytes);
+          const SmallVector<bool> &w = writes[it->second];
+          bool written = operand >= w.size() || w[operand];
+          // Past the target's range: a binding per window (windowsOf, as
+          // the kernel takes them).
+          Windows windows = windowsOf(type, *desc);
+          if (windows.count > 1) {
+            for (int64_t k = 0; k < windows.count; ++k)
+              args.push_back(json::Object{
+                  {"buffer", t->root},
+                  {"offset", binary("+", t->byteOffset, k * windows.bytes)},
+                  {"bytes",
+                   std::min(windows.bytes, windows.span - k * windows.bytes)},
+                  {"writes", written}});
+            continue;
+          }
           if (std::optional<int64_t> n = bytes.getAsInteger();
               n && *n > desc->maxBufferRange) {
             l.emitOpError("binds ") << *n << " bytes of the " << t->root
@@ -687,12 +795,10 @@ struct VulkanKernelABIPass
                                     << desc->maxBufferRange << " (its range=)";
             return signalPassFailure();
           }
-          const SmallVector<bool> &w = writes[it->second];
-          args.push_back(
-              json::Object{{"buffer", t->root},
-                           {"offset", std::move(t->byteOffset)},
-                           {"bytes", std::move(bytes)},
-                           {"writes", operand >= w.size() || w[operand]}});
+          args.push_back(json::Object{{"buffer", t->root},
+                                      {"offset", std::move(t->byteOffset)},
+                                      {"bytes", std::move(bytes)},
+                                      {"writes", written}});
           for (auto [d, s] : llvm::enumerate(t->sizes))
             if (type.isDynamicDim(d))
               args.push_back(json::Object{{"scalar", s}});
@@ -707,7 +813,7 @@ struct VulkanKernelABIPass
     program["kernels"] = std::move(kernelList);
     program["phases"] = std::move(phases);
     for (gpu::GPUFuncOp k : kernels)
-      if (failed(rewriteKernel(k)) || failed(checkTypes(k, *desc)))
+      if (failed(rewriteKernel(k, *desc)) || failed(checkTypes(k, *desc)))
         return signalPassFailure();
     std::string text;
     llvm::raw_string_ostream os(text);

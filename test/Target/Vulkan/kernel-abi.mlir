@@ -108,18 +108,20 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// A binding of 64K bytes where the target binds at most 32K (range=32K).
+// A binding of 64K bytes where the target binds at most 32K (range=32K),
+// of a dynamic type (which windows do not take: their count is the type's).
 module attributes {gpu.container_module} {
   func.func private @forward_decode(%tokens: memref<?xi32>, %pos0: index, %weights: memref<?xi8>, %kv: memref<1x2x1x64xf32>, %n_out: index, %logits: memref<?x64xf32>, %arena: memref<?xi8>) attributes {llmc.phase = "decode"} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
-    %w = memref.view %weights[%c0][] : memref<?xi8> to memref<128x128xf32>
+    %c128 = arith.constant 128 : index
+    %w = memref.view %weights[%c0][%c128] : memref<?xi8> to memref<?x128xf32>
     // expected-error @+1 {{binds 65536 bytes of the weights buffer; the target binds at most 32768}}
-    gpu.launch_func @llmc_kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%w : memref<128x128xf32>)
+    gpu.launch_func @llmc_kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%w : memref<?x128xf32>)
     return
   }
   gpu.module @llmc_kernels {
-    gpu.func @k(%w: memref<128x128xf32>) kernel attributes {known_block_size = array<i32: 1, 1, 1>} {
+    gpu.func @k(%w: memref<?x128xf32>) kernel attributes {known_block_size = array<i32: 1, 1, 1>} {
       gpu.return
     }
   }
@@ -225,3 +227,64 @@ module attributes {gpu.container_module} {
   }
 }
 
+
+// -----
+
+// A weight matrix past the target's range (64 KB, range=32K) is bound in two
+// windows of 32 KB (bindings at 4096 and 36864), the kernel taking an
+// argument each; a load reads the window its element lies in.
+// CHECK: \22args\22:[{\22buffer\22:\22weights\22,\22bytes\22:32768,\22offset\22:4096,\22writes\22:false},{\22buffer\22:\22weights\22,\22bytes\22:32768,\22offset\22:36864,\22writes\22:false},{\22buffer\22:\22arena\22
+// CHECK: gpu.func @wide(%[[W0:.*]]: memref<?xf32>, %[[W1:.*]]: memref<?xf32>, %{{.*}}: memref<?xf32>)
+// CHECK: %[[WHICH:.*]] = arith.divui %[[AT:.*]], %c8192
+// CHECK: %[[IN:.*]] = arith.remui %[[AT]], %c8192
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[WHICH]], %c0
+// CHECK: scf.if %[[FIRST]] -> (f32)
+// CHECK: memref.load %[[W0]][%[[IN]]]
+// CHECK: } else {
+// CHECK: memref.load %[[W1]][%[[IN]]]
+module attributes {gpu.container_module} {
+  func.func private @forward_decode(%tokens: memref<?xi32>, %pos0: index, %weights: memref<?xi8>, %kv: memref<1x2x1x64xf32>, %n_out: index, %logits: memref<?x64xf32>, %arena: memref<?xi8>) attributes {llmc.phase = "decode"} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c128 = arith.constant 128 : index
+    %c4096 = arith.constant 4096 : index
+    %w = memref.view %weights[%c4096][] : memref<?xi8> to memref<128x128xf32>
+    %y = memref.view %arena[%c0][] : memref<?xi8> to memref<128xf32>
+    gpu.launch_func @llmc_kernels::@wide blocks in (%c1, %c1, %c1) threads in (%c128, %c1, %c1) args(%w : memref<128x128xf32>, %y : memref<128xf32>)
+    return
+  }
+  gpu.module @llmc_kernels {
+    gpu.func @wide(%w: memref<128x128xf32>, %y: memref<128xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %c5 = arith.constant 5 : index
+      %t = gpu.thread_id x
+      %v = memref.load %w[%t, %c5] : memref<128x128xf32>
+      memref.store %v, %y[%t] : memref<128xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A kernel that writes a buffer past the range: an error (windows are for
+// buffers read only).
+module attributes {gpu.container_module} {
+  func.func private @forward_decode(%tokens: memref<?xi32>, %pos0: index, %weights: memref<?xi8>, %kv: memref<1x2x1x64xf32>, %n_out: index, %logits: memref<?x64xf32>, %arena: memref<?xi8>) attributes {llmc.phase = "decode"} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c128 = arith.constant 128 : index
+    %y = memref.view %arena[%c0][] : memref<?xi8> to memref<128x128xf32>
+    gpu.launch_func @llmc_kernels::@fill blocks in (%c1, %c1, %c1) threads in (%c128, %c1, %c1) args(%y : memref<128x128xf32>)
+    return
+  }
+  gpu.module @llmc_kernels {
+    gpu.func @fill(%y: memref<128x128xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %c5 = arith.constant 5 : index
+      %f = arith.constant 1.0 : f32
+      %t = gpu.thread_id x
+      // expected-error @+1 {{writes a buffer of 65536 bytes, past the target's range of 32768}}
+      memref.store %f, %y[%t, %c5] : memref<128x128xf32>
+      gpu.return
+    }
+  }
+}
