@@ -38,6 +38,9 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/JSON.h"
 
+#include <functional>
+#include <limits>
+
 namespace llmc::vulkan {
 #define GEN_PASS_DEF_VULKANKERNELABI
 #include "Target/Vulkan/Passes.h.inc"
@@ -336,7 +339,11 @@ static Windows windowsOf(MemRefType type, const TargetDescription &target) {
   Windows w;
   std::optional<int64_t> span = staticSpan(type);
   int64_t bytes = target.maxBufferRange / kWindowAlignment * kWindowAlignment;
-  if (!span || *span <= target.maxBufferRange || bytes <= 0)
+  int64_t elemBytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  // (A kernel's indices are 32-bit: a buffer of more elements keeps the
+  // range error.)
+  if (!span || *span <= target.maxBufferRange || bytes <= 0 ||
+      *span / elemBytes > std::numeric_limits<int32_t>::max())
     return w;
   w.bytes = bytes;
   w.span = *span;

@@ -581,8 +581,15 @@ static LogicalResult sumStepInRegisters(RewriterBase &rw, ForOp bound) {
       break;
     }
   }
-  if (!first)
+  // Not where a loop around the step's also moves the reduction (the
+  // partials would sit outside the threads' loop), nor over a loop of one
+  // iteration (a write-back of partials summed already).
+  if (!first || constantExtent(first) == 1)
     return success();
+  for (auto l = bound->getParentOfType<ForOp>(); l;
+       l = l->getParentOfType<ForOp>())
+    if (boundKinds(block, l).reduction)
+      return success();
   // (Where rfactor does not apply, the step stays as it was.)
   (void)sumInRegisters(rw, block, first, [&](ForOp l) { return l == bound; });
   return success();

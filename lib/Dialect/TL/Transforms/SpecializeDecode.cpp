@@ -62,7 +62,8 @@ struct TLSpecializeDecodePass
       d.erase();
     }
     // The prefill version runs two tokens or more (the entry's dispatch
-    // below): what compares the count with fewer folds (the attention's
+    // below; a call of none is refused before it, Model::forward): what
+    // compares the count with fewer folds (the attention's
     // split over the positions, which a call of one token takes, is one
     // part there).
     for (Operation *user : prefill.getArgument(0).getUsers()) {
@@ -87,7 +88,7 @@ struct TLSpecializeDecodePass
           }
         } else if (auto min = dyn_cast<arith::MinUIOp>(use)) {
           std::optional<int64_t> c = other(min.getLhs());
-          if (c && *c <= 2) {
+          if (c && *c >= 0 && *c <= 2) {
             min.replaceAllUsesWith(
                 arith::ConstantIndexOp::create(ub, min.getLoc(), *c)
                     .getResult());
