@@ -292,7 +292,7 @@ void Model::forward(const int32_t *tokens, int64_t n, int64_t pos0,
 }
 
 double Model::deviceBandwidth(int64_t bytes, int passes) {
-  return gpu ? gpu->copyBandwidth(bytes, passes) : 0;
+  return gpu ? gpu->readBandwidth(bytes, passes) : 0;
 }
 
 bool Model::profiled() const {

@@ -89,7 +89,7 @@ public:
   /// kernels, then its buffer copies); empty unless profiled().
   std::vector<KernelProfile> profile() const;
   void resetProfile();
-  /// The device's copy bandwidth (VulkanDevice::copyBandwidth); 0 on the
+  /// The device's read bandwidth (VulkanDevice::readBandwidth); 0 on the
   /// host.
   double deviceBandwidth(int64_t bytes, int passes);
 

@@ -1084,50 +1084,145 @@ void VulkanDevice::resetProfile() {
     impl->times.assign(impl->md->deviceKernels.size() + 1, StepTime());
 }
 
-double VulkanDevice::copyBandwidth(int64_t bytes, int passes) {
+/// The read-bandwidth probe's compute shader (probe/read.spvasm, assembled
+/// by probe/assemble.py).
+static const uint32_t kReadProbe[] = {
+#include "probe/read.inc"
+};
+
+double VulkanDevice::readBandwidth(int64_t bytes, int passes) {
   Impl &d = *impl;
-  Buffer src = d.makeBuffer(bytes, false), dst;
-  VkQueryPool pool = VK_NULL_HANDLE;
+  // 16-byte elements, each invocation about 16 of them (a grid-stride loop
+  // over 256-thread workgroups), at most Vulkan's guaranteed grid.
+  bytes = std::max<int64_t>(bytes / 16 * 16, 16);
+  int64_t elements = bytes / 16;
+  uint32_t groups = static_cast<uint32_t>(
+      std::clamp<int64_t>(elements / (256 * 16), 1, 65535));
+  VkDeviceSize sinkBytes = VkDeviceSize(groups) * 256 * 4;
+  Buffer src, sink;
+  VkShaderModule module = VK_NULL_HANDLE;
+  VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  VkQueryPool stampsPool = VK_NULL_HANDLE;
   auto release = [&] {
+    if (stampsPool)
+      d.vk.vkDestroyQueryPool(d.device, stampsPool, nullptr);
     if (pool)
-      d.vk.vkDestroyQueryPool(d.device, pool, nullptr);
+      d.vk.vkDestroyDescriptorPool(d.device, pool, nullptr);
+    if (pipeline)
+      d.vk.vkDestroyPipeline(d.device, pipeline, nullptr);
+    if (layout)
+      d.vk.vkDestroyPipelineLayout(d.device, layout, nullptr);
+    if (setLayout)
+      d.vk.vkDestroyDescriptorSetLayout(d.device, setLayout, nullptr);
+    if (module)
+      d.vk.vkDestroyShaderModule(d.device, module, nullptr);
     d.destroy(src);
-    d.destroy(dst);
+    d.destroy(sink);
   };
   double best = 0;
   try {
-    dst = d.makeBuffer(bytes, false);
+    src = d.makeBuffer(bytes, false);
+    sink = d.makeBuffer(sinkBytes, false);
     d.fill(src, 0x3f800000u);
+    VkShaderModuleCreateInfo sm{};
+    sm.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
+    sm.codeSize = sizeof kReadProbe;
+    sm.pCode = kReadProbe;
+    check(d.vk.vkCreateShaderModule(d.device, &sm, nullptr, &module),
+          "vkCreateShaderModule (bandwidth probe)");
+    VkDescriptorSetLayoutBinding bindings[2]{};
+    for (uint32_t i = 0; i < 2; ++i) {
+      bindings[i].binding = i;
+      bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      bindings[i].descriptorCount = 1;
+      bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    }
+    VkDescriptorSetLayoutCreateInfo dl{};
+    dl.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+    dl.bindingCount = 2;
+    dl.pBindings = bindings;
+    check(d.vk.vkCreateDescriptorSetLayout(d.device, &dl, nullptr, &setLayout),
+          "vkCreateDescriptorSetLayout (bandwidth probe)");
+    VkPipelineLayoutCreateInfo pl{};
+    pl.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+    pl.setLayoutCount = 1;
+    pl.pSetLayouts = &setLayout;
+    check(d.vk.vkCreatePipelineLayout(d.device, &pl, nullptr, &layout),
+          "vkCreatePipelineLayout (bandwidth probe)");
+    VkComputePipelineCreateInfo cp{};
+    cp.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+    cp.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    cp.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    cp.stage.module = module;
+    cp.stage.pName = "main";
+    cp.layout = layout;
+    check(d.vk.vkCreateComputePipelines(d.device, VK_NULL_HANDLE, 1, &cp,
+                                        nullptr, &pipeline),
+          "vkCreateComputePipelines (bandwidth probe)");
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2};
+    VkDescriptorPoolCreateInfo dp{};
+    dp.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+    dp.maxSets = 1;
+    dp.poolSizeCount = 1;
+    dp.pPoolSizes = &size;
+    check(d.vk.vkCreateDescriptorPool(d.device, &dp, nullptr, &pool),
+          "vkCreateDescriptorPool (bandwidth probe)");
+    VkDescriptorSetAllocateInfo si{};
+    si.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+    si.descriptorPool = pool;
+    si.descriptorSetCount = 1;
+    si.pSetLayouts = &setLayout;
+    VkDescriptorSet set;
+    check(d.vk.vkAllocateDescriptorSets(d.device, &si, &set),
+          "vkAllocateDescriptorSets (bandwidth probe)");
+    VkDescriptorBufferInfo infos[2] = {
+        {src.buffer, 0, static_cast<VkDeviceSize>(bytes)},
+        {sink.buffer, 0, sinkBytes}};
+    VkWriteDescriptorSet writes[2]{};
+    for (uint32_t i = 0; i < 2; ++i) {
+      writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+      writes[i].dstSet = set;
+      writes[i].dstBinding = i;
+      writes[i].descriptorCount = 1;
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[i].pBufferInfo = &infos[i];
+    }
+    d.vk.vkUpdateDescriptorSets(d.device, 2, writes, 0, nullptr);
     bool stamps = d.timestampBits && d.props.limits.timestampPeriod > 0;
     if (stamps)
-      pool = d.makeTimestamps(2);
+      stampsPool = d.makeTimestamps(2);
     for (int p = 0; p < passes; ++p) {
       auto t0 = std::chrono::steady_clock::now();
       oneShot(d, [&](VkCommandBuffer cb) {
-        if (pool) {
-          d.vk.vkCmdResetQueryPool(cb, pool, 0, 2);
-          d.vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool,
-                                   0);
+        if (stampsPool) {
+          d.vk.vkCmdResetQueryPool(cb, stampsPool, 0, 2);
+          d.vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+                                   stampsPool, 0);
         }
-        VkBufferCopy region{0, 0, static_cast<VkDeviceSize>(bytes)};
-        d.vk.vkCmdCopyBuffer(cb, src.buffer, dst.buffer, 1, &region);
-        if (pool)
+        d.vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+        d.vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout,
+                                     0, 1, &set, 0, nullptr);
+        d.vk.vkCmdDispatch(cb, groups, 1, 1);
+        if (stampsPool)
           d.vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
-                                   pool, 1);
+                                   stampsPool, 1);
       });
       double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
               .count();
-      if (pool) {
+      if (stampsPool) {
         uint64_t ts[2];
         check(d.vk.vkGetQueryPoolResults(
-                  d.device, pool, 0, 2, sizeof ts, ts, sizeof(uint64_t),
+                  d.device, stampsPool, 0, 2, sizeof ts, ts, sizeof(uint64_t),
                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
               "vkGetQueryPoolResults");
         seconds = d.elapsedNs(ts[0], ts[1]) * 1e-9;
       }
       if (seconds > 0)
-        best = std::max(best, 2.0 * static_cast<double>(bytes) / seconds);
+        best = std::max(best, static_cast<double>(bytes) / seconds);
     }
   } catch (...) {
     release();

@@ -49,9 +49,10 @@ public:
   const std::vector<StepTime> &profile() const;
   void resetProfile();
 
-  /// The device memory's bandwidth as a buffer copy of `bytes` moves it
-  /// (bytes read plus bytes written per second), the best of `passes`.
-  double copyBandwidth(int64_t bytes, int passes);
+  /// The device memory's read bandwidth: bytes per second a compute kernel
+  /// reads `bytes` at (16-byte loads, every thread of a grid-stride loop),
+  /// the best of `passes` timed by the device's timestamps.
+  double readBandwidth(int64_t bytes, int passes);
 
   /// The devices the loader lists, one line each ("0: llvmpipe (CPU,
   /// Vulkan 1.3)"). Throws Error when there is no loader.

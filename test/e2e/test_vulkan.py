@@ -230,10 +230,29 @@ def test_bench_profile_and_roofline_on_the_device(llmc, tmp_path, stories_paths,
     assert rows["forward_decode.rms_norm_scale"][0] == 4 * 2 * 5
     assert "forward_decode.rms_norm_sumsq" not in rows
     assert all(ms >= 0 for _, ms in rows.values()) and sum(ms for _, ms in rows.values()) > 0
-    assert "buffer copy of 256 MiB on the device" in out, out
+    assert "kernel reading 256 MiB on the device" in out, out
+    # The probe's bandwidth (the row after that line): measured, not 0.
+    after = out.split("kernel reading 256 MiB on the device", 1)[1].splitlines()[1]
+    assert float(after.strip("|").split("|")[1]) > 0, after
     p = e2e_util.run([llmc, "bench", vk, "-p", 8, "-n", 0, "-r", 1, "--vs", "none",
                       "--device", 9])
     assert p.returncode != 0 and "no device 9" in p.stderr, e2e_util.describe(p)
+
+
+def test_bandwidth_probe_assembled_from_its_source(tmp_path):
+    """The device read-bandwidth probe the runtime embeds (runtime/src/probe/
+    read.inc) is what its assembly source gives (spirv-as), and valid
+    SPIR-V for Vulkan 1.1."""
+    if not shutil.which("spirv-as") or not shutil.which("spirv-val"):
+        pytest.skip("spirv-as / spirv-val (spirv-tools) not installed")
+    probe = os.path.join(e2e_util.REPO_ROOT, "runtime", "src", "probe")
+    p = e2e_util.run(["/usr/bin/python3", os.path.join(probe, "assemble.py"), "--check"])
+    assert p.returncode == 0, e2e_util.describe(p, "read.inc is stale")
+    spv = tmp_path / "read.spv"
+    for cmd in (["spirv-as", "--target-env", "vulkan1.1", os.path.join(probe, "read.spvasm"),
+                 "-o", spv], ["spirv-val", "--target-env", "vulkan1.1", spv]):
+        p = e2e_util.run(cmd)
+        assert p.returncode == 0, e2e_util.describe(p)
 
 
 def test_subgroup_size_mismatch(llmc, tmp_path, vulkan):

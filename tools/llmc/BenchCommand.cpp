@@ -816,9 +816,9 @@ int bench(const BenchOptions &given) {
           perToken / 1e6, info.decode_read_bytes / 1e6, kv / 1e6,
           static_cast<long long>(opts.gen));
       if (onDevice)
-        std::printf("(a device artifact: its memory's bandwidth as a buffer "
-                    "copy of 256 MiB on the device moves it, bytes read and "
-                    "written, the best of 5)\n");
+        std::printf("(a device artifact: its memory's read bandwidth as a "
+                    "kernel reading 256 MiB on the device in 16-byte loads "
+                    "measures it, the best of 5)\n");
       for (size_t ti = 0; ti < threads.size(); ++ti) {
         double bw =
             onDevice ? deviceBandwidth() : readBandwidth(probe(), threads[ti]);

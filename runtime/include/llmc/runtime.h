@@ -156,11 +156,11 @@ int64_t llmc_model_profile(const llmc_model *model, llmc_kernel_profile *out,
 /** Clears the profile's counters. */
 void llmc_model_profile_reset(llmc_model *model);
 
-/** The memory bandwidth of the device a GPU artifact runs on, as a buffer
- *  copy of `bytes` bytes on it measures it: bytes read plus bytes written
- *  per second, the best of `passes` copies (timed with timestamp queries
- *  where the device keeps them). Sets *out to 0 for an artifact the host
- *  runs. */
+/** The memory read bandwidth of the device a GPU artifact runs on: bytes
+ *  per second a compute kernel reads `bytes` bytes at (16-byte loads over
+ *  every thread of a grid-stride loop; decode's roofline reads its weights
+ *  so), the best of `passes` runs (timed with timestamp queries where the
+ *  device keeps them). Sets *out to 0 for an artifact the host runs. */
 int llmc_model_device_bandwidth(llmc_model *model, int64_t bytes,
                                 int32_t passes, double *out, char **error);
 
