@@ -301,6 +301,12 @@ struct VulkanDevice::Impl {
   uint32_t apiVersion = VK_API_VERSION_1_2;
   void openDevice(int index);
   void createPipelines();
+  /// `k`'s descriptor set layout (k.bindings storage buffers of set 0), its
+  /// pipeline layout and its compute pipeline of entry point `entry` in
+  /// `module`; `what` names it in errors.
+  void makePipeline(Kernel &k, VkShaderModule module, const char *entry,
+                    const std::string &what);
+  void destroy(Kernel &k);
   Buffer makeBuffer(VkDeviceSize bytes, bool hostVisible);
   void destroy(Buffer &b);
   void submitAndWait(VkCommandBuffer cb);
@@ -318,14 +324,8 @@ VulkanDevice::Impl::~Impl() {
       if (r.queries)
         vk.vkDestroyQueryPool(device, r.queries, nullptr);
     }
-    for (Kernel &k : kernels) {
-      if (k.pipeline)
-        vk.vkDestroyPipeline(device, k.pipeline, nullptr);
-      if (k.layout)
-        vk.vkDestroyPipelineLayout(device, k.layout, nullptr);
-      if (k.setLayout)
-        vk.vkDestroyDescriptorSetLayout(device, k.setLayout, nullptr);
-    }
+    for (Kernel &k : kernels)
+      destroy(k);
     if (shader)
       vk.vkDestroyShaderModule(device, shader, nullptr);
     for (Buffer *b : {&weights, &kv, &arena, &tokens, &logits, &params})
@@ -537,38 +537,53 @@ void VulkanDevice::Impl::createPipelines() {
           std::to_string(kernel.bindings) + " buffers; the device " +
           "allows " +
           std::to_string(props.limits.maxPerStageDescriptorStorageBuffers));
-    std::vector<VkDescriptorSetLayoutBinding> bindings(kernel.bindings);
-    for (size_t i = 0; i < bindings.size(); ++i) {
-      bindings[i].binding = static_cast<uint32_t>(i);
-      bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-      bindings[i].descriptorCount = 1;
-      bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
-    }
-    VkDescriptorSetLayoutCreateInfo dl{};
-    dl.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
-    dl.bindingCount = static_cast<uint32_t>(bindings.size());
-    dl.pBindings = bindings.data();
-    check(
-        vk.vkCreateDescriptorSetLayout(device, &dl, nullptr, &kernel.setLayout),
-        "vkCreateDescriptorSetLayout");
-    VkPipelineLayoutCreateInfo pl{};
-    pl.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
-    pl.setLayoutCount = 1;
-    pl.pSetLayouts = &kernel.setLayout;
-    check(vk.vkCreatePipelineLayout(device, &pl, nullptr, &kernel.layout),
-          "vkCreatePipelineLayout");
-    VkComputePipelineCreateInfo cp{};
-    cp.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
-    cp.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-    cp.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    cp.stage.module = shader;
-    cp.stage.pName = md->deviceKernels[k].name.c_str();
-    cp.layout = kernel.layout;
-    check(
-        vk.vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &cp, nullptr,
-                                    &kernel.pipeline),
-        ("vkCreateComputePipelines for " + md->deviceKernels[k].name).c_str());
+    makePipeline(kernel, shader, md->deviceKernels[k].name.c_str(),
+                 md->deviceKernels[k].name);
   }
+}
+
+void VulkanDevice::Impl::makePipeline(Kernel &k, VkShaderModule module,
+                                      const char *entry,
+                                      const std::string &what) {
+  std::vector<VkDescriptorSetLayoutBinding> bindings(k.bindings);
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    bindings[i].binding = static_cast<uint32_t>(i);
+    bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    bindings[i].descriptorCount = 1;
+    bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  }
+  VkDescriptorSetLayoutCreateInfo dl{};
+  dl.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+  dl.bindingCount = static_cast<uint32_t>(bindings.size());
+  dl.pBindings = bindings.data();
+  check(vk.vkCreateDescriptorSetLayout(device, &dl, nullptr, &k.setLayout),
+        "vkCreateDescriptorSetLayout");
+  VkPipelineLayoutCreateInfo pl{};
+  pl.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+  pl.setLayoutCount = 1;
+  pl.pSetLayouts = &k.setLayout;
+  check(vk.vkCreatePipelineLayout(device, &pl, nullptr, &k.layout),
+        "vkCreatePipelineLayout");
+  VkComputePipelineCreateInfo cp{};
+  cp.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+  cp.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  cp.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  cp.stage.module = module;
+  cp.stage.pName = entry;
+  cp.layout = k.layout;
+  check(vk.vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &cp, nullptr,
+                                    &k.pipeline),
+        ("vkCreateComputePipelines for " + what).c_str());
+}
+
+void VulkanDevice::Impl::destroy(Kernel &k) {
+  if (k.pipeline)
+    vk.vkDestroyPipeline(device, k.pipeline, nullptr);
+  if (k.layout)
+    vk.vkDestroyPipelineLayout(device, k.layout, nullptr);
+  if (k.setLayout)
+    vk.vkDestroyDescriptorSetLayout(device, k.setLayout, nullptr);
+  k = Kernel{};
 }
 
 Buffer VulkanDevice::Impl::makeBuffer(VkDeviceSize bytes, bool hostVisible) {
@@ -1101,9 +1116,8 @@ double VulkanDevice::readBandwidth(int64_t bytes, int passes) {
   VkDeviceSize sinkBytes = VkDeviceSize(groups) * 256 * 4;
   Buffer src, sink;
   VkShaderModule module = VK_NULL_HANDLE;
-  VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
-  VkPipelineLayout layout = VK_NULL_HANDLE;
-  VkPipeline pipeline = VK_NULL_HANDLE;
+  Impl::Kernel probe;
+  probe.bindings = 2;
   VkDescriptorPool pool = VK_NULL_HANDLE;
   VkQueryPool stampsPool = VK_NULL_HANDLE;
   auto release = [&] {
@@ -1111,12 +1125,7 @@ double VulkanDevice::readBandwidth(int64_t bytes, int passes) {
       d.vk.vkDestroyQueryPool(d.device, stampsPool, nullptr);
     if (pool)
       d.vk.vkDestroyDescriptorPool(d.device, pool, nullptr);
-    if (pipeline)
-      d.vk.vkDestroyPipeline(d.device, pipeline, nullptr);
-    if (layout)
-      d.vk.vkDestroyPipelineLayout(d.device, layout, nullptr);
-    if (setLayout)
-      d.vk.vkDestroyDescriptorSetLayout(d.device, setLayout, nullptr);
+    d.destroy(probe);
     if (module)
       d.vk.vkDestroyShaderModule(d.device, module, nullptr);
     d.destroy(src);
@@ -1133,35 +1142,7 @@ double VulkanDevice::readBandwidth(int64_t bytes, int passes) {
     sm.pCode = kReadProbe;
     check(d.vk.vkCreateShaderModule(d.device, &sm, nullptr, &module),
           "vkCreateShaderModule (bandwidth probe)");
-    VkDescriptorSetLayoutBinding bindings[2]{};
-    for (uint32_t i = 0; i < 2; ++i) {
-      bindings[i].binding = i;
-      bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-      bindings[i].descriptorCount = 1;
-      bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
-    }
-    VkDescriptorSetLayoutCreateInfo dl{};
-    dl.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
-    dl.bindingCount = 2;
-    dl.pBindings = bindings;
-    check(d.vk.vkCreateDescriptorSetLayout(d.device, &dl, nullptr, &setLayout),
-          "vkCreateDescriptorSetLayout (bandwidth probe)");
-    VkPipelineLayoutCreateInfo pl{};
-    pl.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
-    pl.setLayoutCount = 1;
-    pl.pSetLayouts = &setLayout;
-    check(d.vk.vkCreatePipelineLayout(d.device, &pl, nullptr, &layout),
-          "vkCreatePipelineLayout (bandwidth probe)");
-    VkComputePipelineCreateInfo cp{};
-    cp.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
-    cp.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-    cp.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    cp.stage.module = module;
-    cp.stage.pName = "main";
-    cp.layout = layout;
-    check(d.vk.vkCreateComputePipelines(d.device, VK_NULL_HANDLE, 1, &cp,
-                                        nullptr, &pipeline),
-          "vkCreateComputePipelines (bandwidth probe)");
+    d.makePipeline(probe, module, "main", "the bandwidth probe");
     VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2};
     VkDescriptorPoolCreateInfo dp{};
     dp.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
@@ -1174,7 +1155,7 @@ double VulkanDevice::readBandwidth(int64_t bytes, int passes) {
     si.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
     si.descriptorPool = pool;
     si.descriptorSetCount = 1;
-    si.pSetLayouts = &setLayout;
+    si.pSetLayouts = &probe.setLayout;
     VkDescriptorSet set;
     check(d.vk.vkAllocateDescriptorSets(d.device, &si, &set),
           "vkAllocateDescriptorSets (bandwidth probe)");
@@ -1202,9 +1183,10 @@ double VulkanDevice::readBandwidth(int64_t bytes, int passes) {
           d.vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
                                    stampsPool, 0);
         }
-        d.vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-        d.vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout,
-                                     0, 1, &set, 0, nullptr);
+        d.vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE,
+                               probe.pipeline);
+        d.vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE,
+                                     probe.layout, 0, 1, &set, 0, nullptr);
         d.vk.vkCmdDispatch(cb, groups, 1, 1);
         if (stampsPool)
           d.vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,

@@ -15,6 +15,16 @@ namespace llmc::tl {
 
 using namespace mlir;
 
+/// The sizes of `fn`'s tokens (its first argument's first dimension).
+static SmallVector<memref::DimOp> tokenCounts(func::FuncOp fn) {
+  SmallVector<memref::DimOp> dims;
+  for (Operation *user : fn.getArgument(0).getUsers())
+    if (auto d = dyn_cast<memref::DimOp>(user))
+      if (d.getConstantIndex() == 0)
+        dims.push_back(d);
+  return dims;
+}
+
 namespace {
 struct TLSpecializeDecodePass
     : llmc::tl::impl::TLSpecializeDecodeBase<TLSpecializeDecodePass> {
@@ -49,13 +59,7 @@ struct TLSpecializeDecodePass
     prefill->setAttr("llmc.phase", b.getStringAttr("prefill"));
     decode->setAttr("llmc.phase", b.getStringAttr("decode"));
     // In the decode version there is one token.
-    Value arg0 = decode.getArgument(0);
-    SmallVector<memref::DimOp> dims;
-    for (Operation *user : arg0.getUsers())
-      if (auto d = dyn_cast<memref::DimOp>(user))
-        if (d.getConstantIndex() == 0)
-          dims.push_back(d);
-    for (memref::DimOp d : dims) {
+    for (memref::DimOp d : tokenCounts(decode)) {
       OpBuilder db(d);
       d.replaceAllUsesWith(
           arith::ConstantIndexOp::create(db, d.getLoc(), 1).getResult());
@@ -66,10 +70,7 @@ struct TLSpecializeDecodePass
     // compares the count with fewer folds (the attention's
     // split over the positions, which a call of one token takes, is one
     // part there).
-    for (Operation *user : prefill.getArgument(0).getUsers()) {
-      auto d = dyn_cast<memref::DimOp>(user);
-      if (!d || d.getConstantIndex() != 0)
-        continue;
+    for (memref::DimOp d : tokenCounts(prefill)) {
       for (Operation *use : llvm::make_early_inc_range(d->getUsers())) {
         OpBuilder ub(use);
         auto other = [&](Value v) {
