@@ -465,7 +465,9 @@ writeMetadata(llvm::StringRef path, ModuleOp module, graph::KVCacheType cache,
                           cache.getMaxSeq() * cache.getHeadDim()})
           j.value(d);
       });
-      j.attribute("layout", LLMC_KV_CACHE_LAYOUT);
+      j.attribute("layout", cache.getValuesByPosition()
+                                ? LLMC_KV_CACHE_LAYOUT_BY_POSITION
+                                : LLMC_KV_CACHE_LAYOUT);
     });
     j.attributeObject("entry",
                       [&] { j.attribute("forward", LLMC_FORWARD_SYMBOL); });

@@ -125,7 +125,8 @@ llvm::Expected<OwningOpRef<ModuleOp>> DecoderEmitter::build() {
   b.setInsertionPointToEnd(module->getBody());
   Type f32 = b.getF32Type();
   auto cacheType = graph::KVCacheType::get(ctx, c.layers, c.maxSeq, c.kvHeads,
-                                           c.headDim, f32);
+                                           c.headDim, f32,
+                                           /*values_by_position=*/false);
   auto tokensType = RankedTensorType::get({ShapedType::kDynamic},
                                           b.getI32Type());
   auto fnType = b.getFunctionType(

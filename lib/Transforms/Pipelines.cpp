@@ -90,6 +90,10 @@ void llmc::buildGraphPhase(OpPassManager &pm, const PipelineOptions &options) {
   graph::GraphSplitKVOptions split;
   split.target = options.target.str();
   pm.addPass(graph::createGraphSplitKV(split));
+  // A CPU's flash attention: the values stored by position.
+  graph::GraphKVLayoutOptions kvLayout;
+  kvLayout.target = options.target.str();
+  pm.addPass(graph::createGraphKVLayout(kvLayout));
   // A GPU's flash attention: a scores tile per row, the rows independent.
   graph::GraphRowTilesOptions rowTiles;
   rowTiles.target = options.target.str();

@@ -48,7 +48,8 @@ struct LibmArtifact {
       "weights": {"file": "weights.bin", "bytes": 0},
       "model": {"vocab_size": 8, "max_seq_len": 4, "bos_id": -1,
                 "eos_ids": [7, 6]},
-      "kv_cache": {"dtype": "f32", "shape": [1, 2, 1, 8]},
+      "kv_cache": {"dtype": "f32", "shape": [1, 2, 1, 8],
+                   "layout": ")" LLMC_KV_CACHE_LAYOUT R"("},
       "arena": {"alignment": 64, "plans": []},
       "entry": {"forward": ")" +
                      symbol + R"("}, "tokenizer": null})";

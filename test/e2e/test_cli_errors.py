@@ -133,6 +133,22 @@ def test_recompile_replaces_an_artifact(llmc, tmp_path, tiny_model):
     assert meta["kv_cache"]["shape"][3] == 32 * meta["model"]["head_dim"]
 
 
+def test_kv_cache_layout_in_metadata(llmc, tmp_path, tiny_model):
+    """The exact mode's flash attention stores the values by position on a CPU
+    (graph-kv-layout); llama.cpp's two-pass softmax keeps them transposed.
+    metadata.json says which (llmc/abi.h)."""
+    import json
+    layouts = {}
+    for mode in ("exact", "llama.cpp"):
+        out = tmp_path / mode
+        e2e_util.run([llmc, "compile", tiny_model, "--act-quant", mode, "-o", out], check=True)
+        layouts[mode] = json.loads((out / "metadata.json").read_text())["kv_cache"]["layout"]
+    assert layouts == {
+        "exact": "layer, k|v, kv_head, position x head_dim",
+        "llama.cpp": "layer, k|v, kv_head, k: position x head_dim | v: head_dim x position",
+    }
+
+
 def test_graph_mlir_input_and_invalid_mlir(llmc, tmp_path, tiny_model):
     """`llmc compile` accepts the graph IR that `llm-translate --import` prints,
     and reports a located error for IR that does not parse."""

@@ -30,7 +30,8 @@ EOS = make_gguf_model.EOS_ID
 def _host_avx512():
     """Whether this CPU makes llama.cpp run the AVX-512 kernels llmc follows:
     the feature set of ggml's zen4 build (AVX-512 F/DQ/BW/VL, VNNI, VBMI,
-    BF16) and no AMX (with AMX ggml runs other quantized kernels)."""
+    BF16). An AMX host runs that build too: the oracle holds back the
+    sapphirerapids one (tools/llama_cpp_oracle.py)."""
     try:
         with open("/proc/cpuinfo") as f:
             flags = set(next((l for l in f if l.startswith("flags")), "").split())
@@ -38,7 +39,7 @@ def _host_avx512():
         return False
     need = {"avx512f", "avx512dq", "avx512bw", "avx512vl", "avx512_vnni",
             "avx512vbmi", "avx512_bf16"}
-    return need <= flags and "amx_tile" not in flags
+    return need <= flags
 
 
 def _llmc(llmc, model, tmp_path, mode, prompt=PROMPT, kv_cache="f32"):

@@ -77,7 +77,9 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     Value seq = nb.sizes(q)[0];
     Value ctx = arith::AddIOp::create(b, pos0, seq);
     Value out = nb.alloc(resultType(op), nb.dynamicSizes(q));
-    int64_t maxSeq = cast<KVCacheType>(op.getCache().getType()).getMaxSeq();
+    auto cacheType = cast<KVCacheType>(op.getCache().getType());
+    int64_t maxSeq = cacheType.getMaxSeq();
+    bool valuesByPosition = cacheType.getValuesByPosition();
     int64_t kvPad = op.getKvPad(), runs = op.getSoftmaxBlock();
     // Padded (llama.cpp's numerics): p.V sums positions 0 .. ctxP, the
     // context rounded up to kv_pad (at most max_seq), and the scores rows
@@ -159,17 +161,21 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     }
 
     // llmc/abi.h's layout: per layer and KV head, keys as [position][dim],
-    // values transposed as [dim][position].
+    // values transposed as [dim][position] or, values_by_position, as the
+    // keys.
     auto kAt = [&](AffineExpr kvh, AffineExpr pos, AffineExpr dim) {
       return SmallVector<AffineExpr>{nb.c(0), kvh, pos * hd + dim};
     };
     auto vAt = [&](AffineExpr kvh, AffineExpr pos, AffineExpr dim) {
+      if (valuesByPosition)
+        return SmallVector<AffineExpr>{nb.c(1), kvh, pos * hd + dim};
       return SmallVector<AffineExpr>{nb.c(1), kvh, dim * maxSeq + pos};
     };
 
     // 1. Store this call's keys and values at positions pos0 + s: one nest
-    //    each (the keys' stores run along the head dim, the values' along
-    //    the positions, which a schedule may put in lanes apart).
+    //    each (the keys' stores run along the head dim; the values'
+    //    transposed along the positions, which a schedule may put in lanes
+    //    apart).
     {
       AffineExpr s = nb.d(0), p = nb.d(1), h = nb.d(2), d = nb.d(3);
       AffineMap src = nb.map(4, {s, h * hd + d});
@@ -551,11 +557,15 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
                   {ip});
               // f. acc *= rescale; acc[s, h*hd + d] += sum_x scores[h, x]
               //    V[d, base + x] (the block's variables (s, kv, g, p, base,
-              //    x, d), its loops (g, d, x))
+              //    x, d), its loops (g, d, x); values by position, the loops
+              //    follow the cache: (g, x, d))
               scaleAcc("attention_rescale", rescale);
-              overGroup({nb.index(hd), nValues},
+              Value dims = nb.index(hd);
+              overGroup(valuesByPosition ? SmallVector<Value>{nValues, dims}
+                                         : SmallVector<Value>{dims, nValues},
                         [&](SmallVector<Value> iters) {
-                          std::swap(iters[5], iters[6]);
+                          if (!valuesByPosition)
+                            std::swap(iters[5], iters[6]);
                           product("attention_values", iters,
                                   kinds({sp, sp, red, sp}), scores, sc7,
                                   nb.map(7, vAt(kv, t + tx, ty)), acc,

@@ -100,14 +100,19 @@ typedef void (*llmc_set_num_threads_fn)(int32_t threads);
  *  kv_cache.dtype says, dense row-major,
  *  [layers][2][kv_heads][max_seq_len * head_dim]:
  *  per layer and KV head, the keys as [position][head_dim] (index 0 of the
- *  second axis) and the values transposed, [head_dim][position] (index 1),
- *  so that both q.k and p.V read contiguous rows (llama.cpp keeps V
- *  transposed for the same reason). The runtime allocates it (aligned to 64
- *  bytes, zeroed) and owns it across calls. */
+ *  second axis) and the values (index 1) in one of two layouts, as
+ *  kv_cache.layout says: transposed, [head_dim][position], so that p.V
+ *  reads rows of positions (llama.cpp without flash attention keeps V
+ *  transposed for the same reason), or as the keys, [position][head_dim]
+ *  (a CPU's flash attention: a step's values one contiguous row). The
+ *  runtime allocates it (aligned to 64 bytes, zeroed) and owns it across
+ *  calls; only the compiled code reads its elements. */
 #define LLMC_KV_CACHE_DTYPES "f32", "f16"
 #define LLMC_KV_CACHE_RANK 4
 #define LLMC_KV_CACHE_LAYOUT \
   "layer, k|v, kv_head, k: position x head_dim | v: head_dim x position"
+#define LLMC_KV_CACHE_LAYOUT_BY_POSITION                                       \
+  "layer, k|v, kv_head, position x head_dim"
 
 #ifdef __cplusplus
 }

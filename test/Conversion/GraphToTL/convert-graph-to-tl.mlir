@@ -272,6 +272,27 @@ func.func @attention_online(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cach
 
 // -----
 
+// Values by position (graph-kv-layout): stored as the keys are, at
+// position * head_dim + dim, one row per step; p.V's loops follow the cache,
+// the positions (the reduction) outside the head dim: (g, x, d).
+!cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32, values_by_position = true>
+// CHECK-LABEL: func.func @attention_values_by_position
+// CHECK: tl.block "kv_store_v" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[VP:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[VKH:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[VD:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// CHECK-SAME: writes(%subview[1, %[[VKH]], %[[VP]] * 4 + %[[VD]]]
+// CHECK: tl.for %[[T0:.+]] = %{{.+}} step %c8
+// CHECK: tl.block "attention_rescale"
+// CHECK: tl.for %[[G:[a-z0-9_]+]] =
+// CHECK: tl.for %[[X:[a-z0-9_]+]] =
+// CHECK: tl.for %[[D:[a-z0-9_]+]] =
+// CHECK-NEXT: tl.block "attention_values" ({{.*}}%[[T2:[a-z0-9_]+]] = spatial %[[T0]], %[[X2:[a-z0-9_]+]] = reduce %[[X]], %[[D2:[a-z0-9_]+]] = spatial %[[D]])
+// CHECK-SAME: %subview[1, %{{[a-z0-9_]+}}, (%[[T2]] + %[[X2]]) * 4 + %[[D2]]]
+func.func @attention_values_by_position(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) -> tensor<?x16xf32> {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_pad = 4 : i64, kv_tile = 8 : i64} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
 !cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
 // row_tiles: a scores tile per row ([tokens, heads, 8], row s), so that no
 // buffer is shared between the rows (a GPU runs them at once).

@@ -37,13 +37,21 @@ def Graph_KVCacheType : TypeDef<Graph_Dialect, "KVCache"> {
     Values of this type are stateful handles: `graph.attention` writes the
     current tokens' keys and values into it and reads the earlier ones.
 
+    Per layer and KV head, the keys are stored as [position][head_dim]; the
+    values transposed, [head_dim][position] (default: p·V then reads rows of
+    positions, the sums llama.cpp's order runs in), or with
+    `values_by_position = true` as the keys are, [position][head_dim]
+    (`graph-kv-layout`: a step's values one contiguous row, p·V's positions
+    an outer loop around lanes of the head dim).
+
     ```mlir
     !graph.kv_cache<layers = 2, max_seq = 128, kv_heads = 2, head_dim = 16, element_type = f32>
     ```
   }];
   let parameters = (ins "int64_t":$layers, "int64_t":$max_seq,
                         "int64_t":$kv_heads, "int64_t":$head_dim,
-                        "::mlir::Type":$element_type);
+                        "::mlir::Type":$element_type,
+                        DefaultValuedParameter<"bool", "false">:$values_by_position);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

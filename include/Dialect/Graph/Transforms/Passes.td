@@ -184,6 +184,29 @@ def GraphKVCacheType : Pass<"graph-kv-cache-type", "mlir::ModuleOp"> {
   ];
 }
 
+def GraphKVLayout : Pass<"graph-kv-layout", "mlir::ModuleOp"> {
+  let summary = "Store the values in the KV cache by position where a CPU's flash attention reads them";
+  let description = [{
+    On a CPU target, when every `graph.attention` runs flash attention
+    (`kv_tile`, the exact mode), the `!graph.kv_cache` arguments get
+    `values_by_position`: the values stored as the keys are,
+    [position][head_dim], not transposed. A decode step then stores its
+    values as one contiguous row (transposed, each of its `head_dim`
+    elements is a cache line of its own, read for ownership from memory),
+    and p·V reads the context's values front to back, a row of the head dim
+    per position in lanes (transposed, `head_dim` rows of positions
+    `max_seq` apart). The two-pass softmax (llama.cpp's mode) keeps the
+    values transposed: its p·V sums each row's positions in ggml's order.
+    A GPU target keeps them too (its p·V takes the positions in lanes).
+
+    Input: after `graph-act-quant` (and `graph-kv-cache-type`).
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu:x86-64-v3\"",
+           "the target description (explicit: resolved by the driver)">
+  ];
+}
+
 def GraphOutputRows : Pass<"graph-output-rows", "mlir::ModuleOp"> {
   let summary = "Compute only the rows of the entry's result the caller reads";
   let description = [{

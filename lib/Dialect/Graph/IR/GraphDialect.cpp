@@ -35,7 +35,7 @@ void GraphDialect::initialize() {
 LogicalResult
 KVCacheType::verify(llvm::function_ref<InFlightDiagnostic()> emitError,
                     int64_t layers, int64_t maxSeq, int64_t kvHeads,
-                    int64_t headDim, Type elementType) {
+                    int64_t headDim, Type elementType, bool) {
   if (layers <= 0 || maxSeq <= 0 || kvHeads <= 0 || headDim <= 0)
     return emitError() << "kv_cache sizes must be positive, got layers = "
                        << layers << ", max_seq = " << maxSeq

@@ -19,6 +19,29 @@ namespace llmc::graph {
 using namespace mlir;
 using namespace llmc::graph;
 
+void llmc::graph::retypeKVCaches(
+    ModuleOp module, llvm::function_ref<KVCacheType(KVCacheType)> retype) {
+  MLIRContext *ctx = module.getContext();
+  for (auto func : module.getOps<func::FuncOp>()) {
+    SmallVector<Type> inputs(func.getArgumentTypes());
+    bool changed = false;
+    for (auto [i, type] : llvm::enumerate(inputs)) {
+      auto cache = dyn_cast<KVCacheType>(type);
+      if (!cache)
+        continue;
+      KVCacheType next = retype(cache);
+      if (next == cache)
+        continue;
+      type = next;
+      if (!func.isExternal())
+        func.getArgument(i).setType(type);
+      changed = true;
+    }
+    if (changed)
+      func.setType(FunctionType::get(ctx, inputs, func.getResultTypes()));
+  }
+}
+
 namespace {
 struct GraphKVCacheTypePass
     : llmc::graph::impl::GraphKVCacheTypeBase<GraphKVCacheTypePass> {
@@ -35,23 +58,11 @@ struct GraphKVCacheTypePass
           << elementType << "'";
       return signalPassFailure();
     }
-    for (auto func : getOperation().getOps<func::FuncOp>()) {
-      SmallVector<Type> inputs(func.getArgumentTypes());
-      bool changed = false;
-      for (auto [i, type] : llvm::enumerate(inputs)) {
-        auto cache = dyn_cast<KVCacheType>(type);
-        if (!cache || cache.getElementType() == element)
-          continue;
-        type =
-            KVCacheType::get(ctx, cache.getLayers(), cache.getMaxSeq(),
-                             cache.getKvHeads(), cache.getHeadDim(), element);
-        if (!func.isExternal())
-          func.getArgument(i).setType(type);
-        changed = true;
-      }
-      if (changed)
-        func.setType(FunctionType::get(ctx, inputs, func.getResultTypes()));
-    }
+    retypeKVCaches(getOperation(), [&](KVCacheType cache) {
+      return KVCacheType::get(ctx, cache.getLayers(), cache.getMaxSeq(),
+                              cache.getKvHeads(), cache.getHeadDim(), element,
+                              cache.getValuesByPosition());
+    });
   }
 };
 } // namespace
