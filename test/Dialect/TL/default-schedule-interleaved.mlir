@@ -61,20 +61,39 @@ func.func @prefill_interleaved(%x: tensor<?x256xf32>, %w: !graph.weights) -> ten
 // of the 8 sub-blocks with the 16 rows x groups of four in lanes (the
 // sub-block loops unrolled: the dots stay in registers), the scaled sums
 // and the mins with the rows in lanes, each row's two chains in lanes.
+// The weights' unpacking is hoisted out of the tokens' loop, once per row
+// group into a stack buffer each (the f16 scales, the 6-bit scales and
+// mins, the nibbles, over the loops each uses): the products then load
+// unpacked bytes, no shift or mask per token.
 // CHECK-LABEL: func.func @prefill_q4_k
 // CHECK: tl.for %{{.+}} = %{{.+}} to %c2{{.*}} kind(parallel)
-// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %{{.+}} step %{{[a-z0-9_]+}} {
+// CHECK: tl.block "matmul_imin_scale_hoist"
+// CHECK: tl.block "matmul_iscale_hoist"
+// CHECK: %[[MINS:.+]] = memref.alloca() {{.*}} : memref<128xi8>
+// CHECK: tl.block "matmul_imin_hoist"{{.*}} writes(%[[MINS]][
+// CHECK: %[[SCALES:.+]] = memref.alloca() {{.*}} : memref<128xi8>
+// CHECK: tl.block "matmul_isum_hoist"{{.*}} writes(%[[SCALES]][
+// CHECK: %[[NIBBLES:.+]] = memref.alloca() {{.*}} : memref<4096xi8>
+// CHECK: tl.for {{.*}} kind(unrolled)
+// CHECK: tl.for {{.*}} to %c16{{.*}} kind(vectorized)
+// CHECK: tl.for {{.*}} to %c4{{.*}} kind(vectorized)
+// CHECK-NEXT: tl.block "matmul_idot_hoist"{{.*}} writes(%[[NIBBLES]][
+// CHECK: arith.shrui
+// CHECK: tl.for %{{.+}} = %{{.+}} to %{{.+}} step %{{[a-z0-9_]+}} {
 // CHECK: tl.for {{.*}} to %c2{{.*}} kind(unrolled)
 // CHECK-NEXT: tl.for {{.*}} to %c2{{.*}} kind(unrolled)
 // CHECK-NEXT: tl.for {{.*}} to %c2{{.*}} kind(unrolled)
 // CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c8 step %{{[a-z0-9_]+}} {
 // CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
 // CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c4 step %{{[a-z0-9_]+}} kind(vectorized)
-// CHECK-NEXT: tl.block "matmul_idot"
+// CHECK-NEXT: tl.block "matmul_idot"{{.*}}%[[NIBBLES]][
+// CHECK-NOT: arith.shrui
 // CHECK: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
-// CHECK-NEXT: tl.block "matmul_isum"
+// CHECK-NEXT: tl.block "matmul_isum"{{.*}}%[[SCALES]][
+// CHECK-NOT: arith.shrui
 // CHECK: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
-// CHECK-NEXT: tl.block "matmul_imin"
+// CHECK-NEXT: tl.block "matmul_imin"{{.*}}%[[MINS]][
+// CHECK-NOT: arith.shrui
 // CHECK: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
 // CHECK-NEXT: tl.block "matmul_iscale"
 // CHECK: tl.for %{{.+}} = %{{.+}} to %c16 step %{{[a-z0-9_]+}} kind(vectorized)
@@ -108,7 +127,7 @@ func.func @prefill_q4_k(%x: tensor<?x256xf32>, %w: !graph.weights) -> tensor<?x3
 // AVX2: return
 // CHECK-LABEL: func.func @prefill_q8_0
 // CHECK: tl.for %{{.+}} = %{{.+}} to %c2 step %{{[a-z0-9_]+}} kind(parallel)
-// CHECK-NEXT: arith.constant 3
+// CHECK: arith.constant 3
 // CHECK: tl.for %[[T0:.+]] = %{{.+}} to %{{.+}} step %{{[a-z0-9_]+}} {
 // CHECK: %[[LANES:.+]] = memref.alloca() {{.*}} : memref<3x128xf32>
 // CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c3{{.*}} kind(unrolled)

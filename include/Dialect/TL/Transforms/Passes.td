@@ -250,6 +250,7 @@ def TLSchedule : Pass<"tl-schedule"> {
     distribute(scores, 0)           # loop 0 split into a loop per nest of its body
     expand(lanes_init, 0, 1)        # its write 0, a stack buffer, sliced by loop 1
     stage(matmul, 0, 2)             # its read 0 staged in a stack buffer at loop 2
+    hoist(matmul, 0, 0)             # its widening 0's operand computed at loop 0
     parallel(matmul, 0); vectorize(matmul_rf, 3); unroll(matmul, 1)
     decompose_reduction(matmul, 1); bind(matmul, 0, threadIdx.x)
     ```

@@ -232,6 +232,26 @@ mlir::FailureOr<BlockOp> computeAt(mlir::RewriterBase &rewriter,
 mlir::FailureOr<BlockOp> stage(mlir::RewriterBase &rewriter, BlockOp block,
                                unsigned readIndex, ForOp loop);
 
+/// Computes `value` (a scalar of `block`'s body) once per iteration of
+/// `loop` for every iteration of the loops under `loop` it depends on, into
+/// a stack buffer that `block` then reads in its place (a hoisted,
+/// precomputed operand: a quantized weight's unpacking done once for every
+/// token that reads it). The buffer, allocated at the start of the loop's
+/// body, holds an element per iteration of the loops under `loop` that
+/// `value` uses, row-major in their nesting order (one dimension: a band
+/// of vectorized loops reads it as a vector); a nest "<name>_hoist" of those
+/// loops (their kinds; parallel ones serial) computes it there with a copy of
+/// the ops `value` comes from. Requirements: those ops are side-effect free
+/// but for affine loads of buffers that nothing under `loop` writes; each
+/// variable of the block they use is bound to a loop under `loop` (from 0
+/// by 1 to a constant) or to a value defined outside it. Every bit is
+/// unchanged. `quiet` fails without a diagnostic; `bytes`, when given, gets
+/// the buffer's size and nothing changes (a rule weighing the buffer).
+mlir::FailureOr<BlockOp> hoistValue(mlir::RewriterBase &rewriter, BlockOp block,
+                                    mlir::Value value, ForOp loop,
+                                    bool quiet = false,
+                                    int64_t *bytes = nullptr);
+
 /// Inlines elementwise consumer `block` into the block that produces the
 /// buffer it reads (TVM's reverse_compute_inline): where the producer stores
 /// an element of that buffer, it computes the consumer's element from it

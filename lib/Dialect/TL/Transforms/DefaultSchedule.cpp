@@ -290,6 +290,7 @@ public:
     }
     unrollRegisterTiles(fn);
     prefetchStreams(fn);
+    hoistUnpacking(fn);
   }
 
 private:
@@ -600,6 +601,60 @@ private:
     });
     for (ForOp l : loops)
       (void)quietly([&] { return unroll(l); });
+  }
+
+  /// A prompt's quantized products run, per group of weight rows, every
+  /// token over the same weight bytes, and unpack them for each (nibbles
+  /// shifted and masked, 6-bit scales assembled, f16 scales widened): the
+  /// operand of each widening (ext) that is computed from loads and holds
+  /// still across a loop of run-time extent (the tokens) is computed once,
+  /// before that loop, for the iterations of the loops inside it that it
+  /// uses (hoistValue), into a stack buffer the product then reads. The
+  /// buffers of one loop together stay within half of L1 (the activations
+  /// stream through the rest); a row group too long for that keeps its
+  /// unpacking per token.
+  void hoistUnpacking(func::FuncOp fn) {
+    SmallVector<BlockOp> blocks;
+    fn.walk([&](BlockOp b) { blocks.push_back(b); });
+    DenseMap<Operation *, int64_t> held; // bytes hoisted before each loop
+    for (BlockOp block : blocks) {
+      SmallVector<ForOp> loops = getLoops(block);
+      // The loop whose iterations each hold the value still: the one
+      // around the outermost loop of a run-time extent.
+      ForOp at;
+      for (unsigned i = 1; i < loops.size() && !at; ++i)
+        if (!extentOf(loops[i]))
+          at = loops[i - 1];
+      if (!at)
+        continue;
+      // One widening at a time: a hoist takes away the ops only its value
+      // used, which may have held another's.
+      DenseSet<Operation *> tried;
+      for (;;) {
+        Operation *ext = nullptr;
+        block.getBodyBlock()->walk([&](Operation *op) {
+          if (ext || tried.contains(op) ||
+              !isa<arith::ExtUIOp, arith::ExtSIOp, arith::ExtFOp>(op))
+            return;
+          Operation *d = op->getOperand(0).getDefiningOp();
+          if (d && d->getBlock() == block.getBodyBlock() &&
+              !isa<affine::AffineLoadOp>(d))
+            ext = op;
+        });
+        if (!ext)
+          break;
+        tried.insert(ext);
+        Value v = ext->getOperand(0);
+        int64_t bytes = 0;
+        if (failed(hoistValue(rw, block, v, at, /*quiet=*/true, &bytes)))
+          continue;
+        int64_t &total = held[at.getOperation()];
+        if (total + bytes > target.l1d / 2)
+          continue;
+        if (succeeded(hoistValue(rw, block, v, at, /*quiet=*/true)))
+          total += bytes;
+      }
+    }
   }
 
   /// Decode reads every weight once per token: together far more than the

@@ -1655,6 +1655,204 @@ FailureOr<BlockOp> llmc::tl::stage(RewriterBase &rw, BlockOp block,
 }
 
 //===----------------------------------------------------------------------===//
+// hoist_value
+//===----------------------------------------------------------------------===//
+
+FailureOr<BlockOp> llmc::tl::hoistValue(RewriterBase &rw, BlockOp block,
+                                        Value value, ForOp loop, bool quiet,
+                                        int64_t *bytes) {
+  MLIRContext *ctx = block.getContext();
+  auto error = [&](const Twine &msg) -> FailureOr<BlockOp> {
+    if (!quiet)
+      block.emitError("hoist_value: ") << msg;
+    return failure();
+  };
+  Block *body = block.getBodyBlock();
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getBlock() != body)
+    return error("the value is not computed in the body of tl.block '" +
+                 block.getName() + "'");
+  if (!loop->isProperAncestor(block))
+    return error("the loop is not around tl.block '" + block.getName() + "'");
+  Type type = value.getType();
+  if (!type.isIntOrFloat())
+    return error("the value is not a scalar");
+  // Values an iteration of `loop` holds fixed: its index and what is
+  // defined outside it.
+  auto fixed = [&](Value v) {
+    return v == loop.getInductionVar() ||
+           !loop->isAncestor(v.getParentRegion()->getParentOp());
+  };
+  // The ops `value` comes from (in the body), the variables they use.
+  llvm::SetVector<Operation *> slice;
+  llvm::SmallSetVector<unsigned, 8> vars;
+  SmallVector<Operation *> work = {def};
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!slice.insert(op))
+      continue;
+    if (auto load = dyn_cast<affine::AffineLoadOp>(op)) {
+      Value buffer = load.getMemRef();
+      WalkResult written = loop->walk([&](BlockOp other) {
+        return llvm::is_contained(other.getWrites(), buffer)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      });
+      if (written.wasInterrupted())
+        return error("the value reads a buffer written under the loop");
+    } else if (op->getNumRegions() || !isPure(op)) {
+      return error("the value comes from an op with effects or regions");
+    }
+    for (Value v : op->getOperands()) {
+      if (auto arg = dyn_cast<BlockArgument>(v);
+          arg && arg.getOwner() == body) {
+        vars.insert(arg.getArgNumber());
+        continue;
+      }
+      Operation *from = v.getDefiningOp();
+      if (from && from->getBlock() == body) {
+        work.push_back(from);
+        continue;
+      }
+      if (!fixed(v))
+        return error("the value uses a value computed under the loop");
+    }
+  }
+  // The loops under `loop` the variables are bound to, outermost first.
+  SmallVector<ForOp> around = getLoops(block);
+  SmallVector<ForOp> staged;
+  DenseMap<Operation *, unsigned> varOfLoop;
+  for (unsigned j : vars) {
+    Value bound = block.getIterValues()[j];
+    if (fixed(bound))
+      continue;
+    auto arg = dyn_cast<BlockArgument>(bound);
+    auto l = arg ? dyn_cast<ForOp>(arg.getOwner()->getParentOp()) : ForOp();
+    if (!l || l.getInductionVar() != bound)
+      return error("a variable the value uses is bound to a value computed "
+                   "under the loop, not to a loop's index");
+    if (getConstantIntValue(l.getLowerBound()) != 0 ||
+        getConstantIntValue(l.getStep()) != 1 ||
+        !getConstantIntValue(l.getUpperBound()))
+      return error("a loop the value uses must run from 0 by 1 to a constant");
+    varOfLoop.try_emplace(l.getOperation(), j);
+  }
+  for (ForOp l : around)
+    if (varOfLoop.count(l.getOperation()))
+      staged.push_back(l);
+  SmallVector<int64_t> extents;
+  int64_t size = llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
+  for (ForOp l : staged) {
+    extents.push_back(*getConstantIntValue(l.getUpperBound()));
+    size *= extents.back();
+  }
+  if (bytes) {
+    *bytes = size;
+    return block;
+  }
+
+  // --- The buffer and the nest computing it, at the start of the loop's
+  // body. Its block has the variables of `block`: those the value uses
+  // bound to the copies of their loops, the others to 0.
+  Location loc = block.getLoc();
+  OpBuilder::InsertionGuard guard(rw);
+  rw.setInsertionPointToStart(loop.getBody());
+  // (One dimension, the loops' indices row-major: the lanes of a band of
+  // vectorized loops then run along it, a vector access.)
+  int64_t elements = 1;
+  for (int64_t e : extents)
+    elements *= e;
+  auto buffer = memref::AllocaOp::create(
+      rw, loc, MemRefType::get({elements}, type), rw.getI64IntegerAttr(64));
+  Value zero = arith::ConstantIndexOp::create(rw, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rw, loc, 1);
+  unsigned n = block.getNumIters();
+  SmallVector<Value> values(n, zero);
+  for (unsigned j = 0; j < n; ++j)
+    if (fixed(block.getIterValues()[j]))
+      values[j] = block.getIterValues()[j];
+  SmallVector<AffineExpr> slots;
+  for (auto [l, extent] : llvm::zip(staged, extents)) {
+    Value count = arith::ConstantIndexOp::create(rw, loc, extent);
+    LoopKind kind =
+        l.getKind() == LoopKind::parallel ? LoopKind::serial : l.getKind();
+    auto copy = ForOp::create(rw, loc, zero, count, one, kind);
+    rw.setInsertionPoint(copy.getBody()->getTerminator());
+    unsigned j = varOfLoop.lookup(l.getOperation());
+    for (unsigned k : vars)
+      if (block.getIterValues()[k] == l.getInductionVar())
+        values[k] = copy.getInductionVar();
+    slots.push_back(getAffineDimExpr(j, ctx));
+  }
+  AffineExpr flat = getAffineConstantExpr(0, ctx);
+  for (auto [e, extent] : llvm::zip(slots, extents))
+    flat = flat * extent + e;
+  AffineMap slot = AffineMap::get(n, 0, flat, ctx);
+  SmallVector<Value> reads;
+  SmallVector<Attribute> readMaps;
+  for (Operation *op : slice)
+    if (auto load = dyn_cast<affine::AffineLoadOp>(op)) {
+      FailureOr<AffineMap> at =
+          accessOverIters(load.getAffineMap(), load.getMapOperands(), body);
+      if (failed(at))
+        return error("a load of the value is not affine in the variables");
+      reads.push_back(load.getMemRef());
+      readMaps.push_back(AffineMapAttr::get(*at));
+    }
+  SmallVector<Attribute> spatial(n, IterKindAttr::get(ctx, IterKind::spatial));
+  auto hoisted = BlockOp::create(
+      rw, loc, rw.getStringAttr((block.getName() + "_hoist").str()), values,
+      rw.getArrayAttr(spatial), reads, rw.getArrayAttr(readMaps),
+      ValueRange{buffer}, rw.getArrayAttr({AffineMapAttr::get(slot)}));
+  Block *hbody = rw.createBlock(&hoisted.getBody(), {},
+                                SmallVector<Type>(n, rw.getIndexType()),
+                                SmallVector<Location>(n, loc));
+  rw.setInsertionPointToStart(hbody);
+  IRMapping mapping;
+  mapping.map(body->getArguments(), hbody->getArguments());
+  for (Operation &op : *body)
+    if (slice.contains(&op))
+      rw.clone(op, mapping);
+  affine::AffineStoreOp::create(rw, loc, mapping.lookup(value), buffer,
+                                overArgsAsSymbols(slot), hbody->getArguments());
+  YieldOp::create(rw, loc);
+
+  // --- `block` reads the buffer where it computed the value; what only
+  // the value used goes, and with it the reads nothing else makes.
+  rw.setInsertionPoint(def);
+  Value loaded = affine::AffineLoadOp::create(
+      rw, loc, buffer, overArgsAsSymbols(slot), body->getArguments());
+  rw.replaceAllUsesWith(value, loaded);
+  SmallVector<Operation *> inOrder;
+  for (Operation &op : *body)
+    if (slice.contains(&op))
+      inOrder.push_back(&op);
+  for (Operation *op : llvm::reverse(inOrder))
+    if (op->use_empty())
+      rw.eraseOp(op);
+  auto used = [&](Value buffer) {
+    for (Region *r : {&block.getBody(), &block.getInit()})
+      for (Operation *user : buffer.getUsers())
+        if (r->isAncestor(user->getParentRegion()))
+          return true;
+    return false;
+  };
+  SmallVector<Value> keptReads;
+  SmallVector<Attribute> keptMaps;
+  for (auto [read, map] : llvm::zip(block.getReads(), block.getReadMaps()))
+    if (used(read)) {
+      keptReads.push_back(read);
+      keptMaps.push_back(map);
+    }
+  keptReads.push_back(buffer);
+  keptMaps.push_back(AffineMapAttr::get(slot));
+  SmallVector<Value> writes(block.getWrites());
+  setRegions(rw, block, keptReads, keptMaps, writes,
+             SmallVector<Attribute>(block.getWriteMaps().getValue()));
+  return hoisted;
+}
+
+//===----------------------------------------------------------------------===//
 // reverse_compute_inline
 //===----------------------------------------------------------------------===//
 

@@ -146,6 +146,25 @@ struct TLSchedulePass : llmc::tl::impl::TLScheduleBase<TLSchedulePass> {
       return failed(l) ? failure()
                        : LogicalResult(stage(rw, *block, ints[0], *l));
     }
+    // hoist(block, e, loop): the operand of the block's widening e (its
+    // e-th arith.extui/extsi/extf in body order), hoisted at its loop.
+    if (c.name == "hoist") {
+      if (failed(needs(2)))
+        return failure();
+      SmallVector<Operation *> widenings;
+      block->getBodyBlock()->walk([&](Operation *op) {
+        if (isa<arith::ExtUIOp, arith::ExtSIOp, arith::ExtFOp>(op))
+          widenings.push_back(op);
+      });
+      if (ints[0] < 0 || ints[0] >= (int64_t)widenings.size())
+        return argError("tl.block '" + c.args[0] + "' has no widening " +
+                        Twine(ints[0]));
+      auto l = loopAt(ints[1]);
+      return failed(l)
+                 ? failure()
+                 : LogicalResult(hoistValue(
+                       rw, *block, widenings[ints[0]]->getOperand(0), *l));
+    }
     // expand(block, w, loop): the block's write buffer w, along its loop.
     if (c.name == "expand") {
       if (failed(needs(2)))
