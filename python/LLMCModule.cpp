@@ -443,6 +443,20 @@ struct PySchedule {
     if (failed(llmc::tl::expand(rw, b.getWrites()[write], loop(l, "expand"))))
       diags.raise("expand");
   }
+  OpHandle hoist(const OpHandle &block, unsigned widening, const OpHandle &l) {
+    DiagnosticCollector diags(module->ctx.get());
+    llmc::tl::BlockOp b = blockOf(block, "hoist");
+    auto widenings = llmc::tl::getWidenings(b);
+    if (widening >= widenings.size())
+      throw LLMCError("hoist: the block has no widening " +
+                      std::to_string(widening));
+    IRRewriter rw(module->ctx.get());
+    auto r = llmc::tl::hoistValue(rw, b, widenings[widening]->getOperand(0),
+                                  loop(l, "hoist"));
+    if (failed(r))
+      diags.raise("hoist");
+    return {module, *r};
+  }
   void computeInline(const OpHandle &block) {
     DiagnosticCollector diags(module->ctx.get());
     llmc::tl::BlockOp b = blockOf(block, "compute_inline");
@@ -676,9 +690,8 @@ PYBIND11_MODULE(_llmc, m) {
       });
 
   py::class_<PySchedule>(m, "NativeSchedule")
-      .def(py::init([](std::shared_ptr<PyModule> m) {
-        return PySchedule{std::move(m)};
-      }))
+      .def(py::init(
+          [](std::shared_ptr<PyModule> m) { return PySchedule{std::move(m)}; }))
       .def("get_block", &PySchedule::getBlock, py::arg("name"),
            py::arg("func") = "")
       .def("get_loops", &PySchedule::getLoops)
@@ -698,6 +711,7 @@ PYBIND11_MODULE(_llmc, m) {
       .def("compute_inline", &PySchedule::computeInline)
       .def("distribute", &PySchedule::distribute)
       .def("expand", &PySchedule::expand)
+      .def("hoist", &PySchedule::hoist)
       .def("cache_read",
            [](PySchedule &s, const OpHandle &b, unsigned i) {
              return s.cache(b, i, "cache_read", llmc::tl::cacheRead);

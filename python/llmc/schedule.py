@@ -269,6 +269,20 @@ class Schedule:
         self._native.expand(block.handle, int(write), self._loop(loop, "expand"))
         self._record("expand", [block, int(write), loop], [])
 
+    def hoist(self, block, widening, loop):
+        """Computes the operand of `block`'s `widening`-th widening (its
+        arith.extui/extsi/extf in body order) once per iteration of `loop`,
+        for the iterations of the loops inside `loop` that it uses, into a
+        stack buffer that `block` loads instead (a weight's unpacking done
+        once per row group, not once per token); returns the block that
+        computes it."""
+        if not isinstance(block, _RV) or block.kind != "block":
+            raise TypeError("hoist: expected a block, got %r" % (block,))
+        rv = self._rv("block", self._native.hoist(
+            block.handle, int(widening), self._loop(loop, "hoist")))
+        self._record("hoist", [block, int(widening), loop], [rv])
+        return rv
+
     def compute_inline(self, block):
         """Computes spatial `block`'s elements where its consumers load them
         (TVM's compute_inline); `block`, its loop nest and the buffer it

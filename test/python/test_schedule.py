@@ -1021,3 +1021,57 @@ def test_expand_then_distribute(llmc):
     assert '"sum"' in str(sums) and '"out"' in str(outs)
     assert "sch.expand(" in sch.trace.as_python()
     fails(llmc, lambda: sch.expand(sch.get_block("out"), 0, t0), "stack buffer")
+
+
+NIBBLES = """
+func.func @nibbles(%a: memref<?x32xi8>, %w: memref<4x16xi8>, %y: memref<?x4xi32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %c15 = arith.constant 15 : i8
+  %zero = arith.constant 0 : i32
+  tl.for %g = %c0 to %c4 step %c1 kind(parallel) {
+    tl.for %t = %c0 to %n step %c1 {
+      tl.for %h = %c0 to %c2 step %c1 {
+        tl.for %j = %c0 to %c16 step %c1 kind(vectorized) {
+          tl.block "dot" (%vt = spatial %t, %vg = spatial %g, %vh = reduce %h, %vj = reduce %j) reads(%a[%vt, %vh * 16 + %vj] : memref<?x32xi8>, %w[%vg, %vj] : memref<4x16xi8>, %y[%vt, %vg] : memref<?x4xi32>) writes(%y[%vt, %vg] : memref<?x4xi32>) init {
+            affine.store %zero, %y[symbol(%vt), symbol(%vg)] : memref<?x4xi32>
+          } {
+            %x = affine.load %a[symbol(%vt), symbol(%vh) * 16 + symbol(%vj)] : memref<?x32xi8>
+            %b = affine.load %w[symbol(%vg), symbol(%vj)] : memref<4x16xi8>
+            %s4 = arith.muli %vh, %c4 : index
+            %s = arith.index_castui %s4 : index to i8
+            %sh = arith.shrui %b, %s : i8
+            %q = arith.andi %sh, %c15 : i8
+            %xw = arith.extsi %x : i8 to i32
+            %qw = arith.extui %q : i8 to i32
+            %p = arith.muli %xw, %qw : i32
+            %acc = affine.load %y[symbol(%vt), symbol(%vg)] : memref<?x4xi32>
+            %r = arith.addi %acc, %p : i32
+            affine.store %r, %y[symbol(%vt), symbol(%vg)] : memref<?x4xi32>
+          }
+        }
+      }
+    }
+  }
+  return
+}
+"""
+
+
+def test_hoist_unpacking_out_of_the_tokens(llmc):
+    """A weight's nibbles unpacked once per row group (loop 0), not per token."""
+    m = llmc.parse(NIBBLES)
+    sch = llmc.Schedule(m)
+    dot = sch.get_block("dot")
+    g, t, h, j = sch.get_loops(dot)
+    # The activation (widening 0) moves with the tokens: it stays.
+    fails(llmc, lambda: sch.hoist(dot, 0, g), "run from 0 by 1 to a constant")
+    fails(llmc, lambda: sch.hoist(dot, 2, g), "no widening 2")
+    hoisted = sch.hoist(dot, 1, g)
+    m.verify()
+    assert '"dot_hoist"' in str(hoisted)
+    assert "memref<32xi8>" in str(m)
+    assert "sch.hoist(" in sch.trace.as_python()

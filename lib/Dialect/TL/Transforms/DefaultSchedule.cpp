@@ -632,15 +632,15 @@ private:
       DenseSet<Operation *> tried;
       for (;;) {
         Operation *ext = nullptr;
-        block.getBodyBlock()->walk([&](Operation *op) {
-          if (ext || tried.contains(op) ||
-              !isa<arith::ExtUIOp, arith::ExtSIOp, arith::ExtFOp>(op))
-            return;
+        for (Operation *op : getWidenings(block)) {
           Operation *d = op->getOperand(0).getDefiningOp();
-          if (d && d->getBlock() == block.getBodyBlock() &&
-              !isa<affine::AffineLoadOp>(d))
+          if (!tried.contains(op) && d &&
+              d->getBlock() == block.getBodyBlock() &&
+              !isa<affine::AffineLoadOp>(d)) {
             ext = op;
-        });
+            break;
+          }
+        }
         if (!ext)
           break;
         tried.insert(ext);

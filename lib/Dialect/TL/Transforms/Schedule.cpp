@@ -1658,6 +1658,15 @@ FailureOr<BlockOp> llmc::tl::stage(RewriterBase &rw, BlockOp block,
 // hoist_value
 //===----------------------------------------------------------------------===//
 
+SmallVector<Operation *> llmc::tl::getWidenings(BlockOp block) {
+  SmallVector<Operation *> found;
+  block.getBodyBlock()->walk([&](Operation *op) {
+    if (isa<arith::ExtUIOp, arith::ExtSIOp, arith::ExtFOp>(op))
+      found.push_back(op);
+  });
+  return found;
+}
+
 FailureOr<BlockOp> llmc::tl::hoistValue(RewriterBase &rw, BlockOp block,
                                         Value value, ForOp loop, bool quiet,
                                         int64_t *bytes) {

@@ -151,11 +151,7 @@ struct TLSchedulePass : llmc::tl::impl::TLScheduleBase<TLSchedulePass> {
     if (c.name == "hoist") {
       if (failed(needs(2)))
         return failure();
-      SmallVector<Operation *> widenings;
-      block->getBodyBlock()->walk([&](Operation *op) {
-        if (isa<arith::ExtUIOp, arith::ExtSIOp, arith::ExtFOp>(op))
-          widenings.push_back(op);
-      });
+      SmallVector<Operation *> widenings = getWidenings(*block);
       if (ints[0] < 0 || ints[0] >= (int64_t)widenings.size())
         return argError("tl.block '" + c.args[0] + "' has no widening " +
                         Twine(ints[0]));
