@@ -232,6 +232,10 @@ mlir::FailureOr<BlockOp> computeAt(mlir::RewriterBase &rewriter,
 mlir::FailureOr<BlockOp> stage(mlir::RewriterBase &rewriter, BlockOp block,
                                unsigned readIndex, ForOp loop);
 
+/// The widenings (arith.extui, extsi, extf) of `block`'s body in order: the
+/// values a rule or a script hoists are their operands.
+llvm::SmallVector<mlir::Operation *> getWidenings(BlockOp block);
+
 /// Computes `value` (a scalar of `block`'s body) once per iteration of
 /// `loop` for every iteration of the loops under `loop` it depends on, into
 /// a stack buffer that `block` then reads in its place (a hoisted,
@@ -247,10 +251,6 @@ mlir::FailureOr<BlockOp> stage(mlir::RewriterBase &rewriter, BlockOp block,
 /// by 1 to a constant) or to a value defined outside it. Every bit is
 /// unchanged. `quiet` fails without a diagnostic; `bytes`, when given, gets
 /// the buffer's size and nothing changes (a rule weighing the buffer).
-/// The widenings (arith.extui, extsi, extf) of `block`'s body in order: the
-/// values a rule or a script hoists are their operands.
-llvm::SmallVector<mlir::Operation *> getWidenings(BlockOp block);
-
 mlir::FailureOr<BlockOp> hoistValue(mlir::RewriterBase &rewriter, BlockOp block,
                                     mlir::Value value, ForOp loop,
                                     bool quiet = false,

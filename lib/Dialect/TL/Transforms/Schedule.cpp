@@ -1750,13 +1750,25 @@ FailureOr<BlockOp> llmc::tl::hoistValue(RewriterBase &rw, BlockOp block,
     if (varOfLoop.count(l.getOperation()))
       staged.push_back(l);
   SmallVector<int64_t> extents;
-  int64_t size = llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
+  int64_t elements = 1;
   for (ForOp l : staged) {
     extents.push_back(*getConstantIntValue(l.getUpperBound()));
-    size *= extents.back();
+    elements *= extents.back();
   }
+  // The hoisted block's reads: the value's loads, over the variables.
+  SmallVector<Value> reads;
+  SmallVector<Attribute> readMaps;
+  for (Operation *op : slice)
+    if (auto load = dyn_cast<affine::AffineLoadOp>(op)) {
+      FailureOr<AffineMap> at =
+          accessOverIters(load.getAffineMap(), load.getMapOperands(), body);
+      if (failed(at))
+        return error("a load of the value is not affine in the variables");
+      reads.push_back(load.getMemRef());
+      readMaps.push_back(AffineMapAttr::get(*at));
+    }
   if (bytes) {
-    *bytes = size;
+    *bytes = elements * llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
     return block;
   }
 
@@ -1768,9 +1780,6 @@ FailureOr<BlockOp> llmc::tl::hoistValue(RewriterBase &rw, BlockOp block,
   rw.setInsertionPointToStart(loop.getBody());
   // (One dimension, the loops' indices row-major: the lanes of a band of
   // vectorized loops then run along it, a vector access.)
-  int64_t elements = 1;
-  for (int64_t e : extents)
-    elements *= e;
   auto buffer = memref::AllocaOp::create(
       rw, loc, MemRefType::get({elements}, type), rw.getI64IntegerAttr(64));
   Value zero = arith::ConstantIndexOp::create(rw, loc, 0);
@@ -1797,17 +1806,6 @@ FailureOr<BlockOp> llmc::tl::hoistValue(RewriterBase &rw, BlockOp block,
   for (auto [e, extent] : llvm::zip(slots, extents))
     flat = flat * extent + e;
   AffineMap slot = AffineMap::get(n, 0, flat, ctx);
-  SmallVector<Value> reads;
-  SmallVector<Attribute> readMaps;
-  for (Operation *op : slice)
-    if (auto load = dyn_cast<affine::AffineLoadOp>(op)) {
-      FailureOr<AffineMap> at =
-          accessOverIters(load.getAffineMap(), load.getMapOperands(), body);
-      if (failed(at))
-        return error("a load of the value is not affine in the variables");
-      reads.push_back(load.getMemRef());
-      readMaps.push_back(AffineMapAttr::get(*at));
-    }
   SmallVector<Attribute> spatial(n, IterKindAttr::get(ctx, IterKind::spatial));
   auto hoisted = BlockOp::create(
       rw, loc, rw.getStringAttr((block.getName() + "_hoist").str()), values,
