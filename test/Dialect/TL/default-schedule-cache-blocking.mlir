@@ -1,5 +1,6 @@
 // RUN: llm-opt %s -tl-default-schedule="target=cpu:znver4,cores=2,l2=64K" | FileCheck %s --check-prefix=CHUNKS
-// RUN: llm-opt %s -tl-default-schedule="target=cpu:znver4,cores=4,l2=64K" | FileCheck %s --check-prefix=TOKENS
+// RUN: llm-opt %s -tl-default-schedule="target=cpu:znver4,cores=3,l2=64K" | FileCheck %s --check-prefix=TOKENS
+// RUN: llm-opt %s -tl-default-schedule="target=cpu:znver4,cores=4,l2=64K" | FileCheck %s --check-prefix=EVEN
 // RUN: llm-opt %s -tl-default-schedule="target=cpu:znver4,cores=2,l2=1M" | FileCheck %s --check-prefix=FITS
 // RUN: llm-opt %s -tl-default-schedule="target=cpu:znver4,cores=2,l2=256K,l1d=48K" | FileCheck %s --check-prefix=BLOCKED
 // RUN: llm-opt %s -tl-default-schedule="target=cpu:znver4,cores=2,l2=256K,l1d=48K tuning=matmul.prefill.k2048.n64.f32=r0c2" | FileCheck %s --check-prefix=TUNED
@@ -9,7 +10,10 @@
 // 32 KiB) outside the tiles of tokens, each chunk read from memory once and
 // then by every tile of tokens from the cache. The chunks are the threads'
 // when there are at least as many as cores, else the tokens stay theirs; a
-// weight that fits keeps tokens outermost.
+// weight that fits keeps tokens outermost. The chunks' count is a multiple
+// of the cores where a chunk of at least half the largest allows it: 4
+// cores take 4 chunks of 16 rows; 3 cores, which no such count fits, leave
+// the 2 chunks serial.
 // CHUNKS-LABEL: func.func @prefill
 // CHUNKS: tl.for %{{.+}} = %{{.+}} to %c2 step %{{.+}} kind(parallel)
 // CHUNKS-NEXT: tl.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} {
@@ -19,6 +23,10 @@
 // TOKENS: tl.for %{{.+}} = %{{.+}} to %c2 step %{{.+}} {
 // TOKENS-NEXT: tl.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} kind(parallel)
 // TOKENS-NEXT: tl.for %{{.+}} = %{{.+}} to %c8 step
+// EVEN-LABEL: func.func @prefill
+// EVEN: tl.for %{{.+}} = %{{.+}} to %c4{{(_[0-9]+)?}} step %{{.+}} kind(parallel)
+// EVEN-NEXT: tl.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} {
+// EVEN-NEXT: tl.for %{{.+}} = %{{.+}} to %c4{{(_[0-9]+)?}} step
 // FITS-LABEL: func.func @prefill
 // FITS: tl.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} kind(parallel)
 // FITS-NOT: tl.for
@@ -101,5 +109,40 @@ module {
       }
     }
     return %alloc : memref<?x64xf32>
+  }
+
+  // 96 rows (24 tiles of 4): the largest chunk within half the L2 is 8
+  // tiles, 3 chunks, which 2 threads would share 2 to 1 (one idle a third
+  // of the time); 4 chunks of 6 tiles share evenly.
+  // CHUNKS-LABEL: func.func @prefill_odd
+  // CHUNKS: tl.for %{{.+}} = %{{.+}} to %c4{{(_[0-9]+)?}} step %{{.+}} kind(parallel)
+  // CHUNKS-NEXT: tl.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} {
+  // CHUNKS-NEXT: tl.for %{{.+}} = %{{.+}} to %c6{{(_[0-9]+)?}} step
+  // CHUNKS: tl.block "matmul_rf"
+  func.func @prefill_odd(%arg0: memref<?x256xf32>, %arg1: memref<96x256xf32>) -> memref<?x96xf32> attributes {llmc.phase = "prefill"} {
+    %cst = arith.constant 0.000000e+00 : f32
+    %c1 = arith.constant 1 : index
+    %c96 = arith.constant 96 : index
+    %c256 = arith.constant 256 : index
+    %c0 = arith.constant 0 : index
+    %dim = memref.dim %arg0, %c0 : memref<?x256xf32>
+    %alloc = memref.alloc(%dim) {alignment = 64 : i64} : memref<?x96xf32>
+    tl.for %arg2 = %c0 to %dim step %c1 {
+      tl.for %arg3 = %c0 to %c96 step %c1 {
+        tl.for %arg4 = %c0 to %c256 step %c1 {
+          tl.block "matmul" (%arg5 = spatial %arg2, %arg6 = spatial %arg3, %arg7 = reduce %arg4) reads(%arg0[%arg5, %arg7] : memref<?x256xf32>, %arg1[%arg6, %arg7] : memref<96x256xf32>, %alloc[%arg5, %arg6] : memref<?x96xf32>) writes(%alloc[%arg5, %arg6] : memref<?x96xf32>) init {
+            affine.store %cst, %alloc[symbol(%arg5), symbol(%arg6)] : memref<?x96xf32>
+          } {
+            %0 = affine.load %arg0[symbol(%arg5), symbol(%arg7)] : memref<?x256xf32>
+            %1 = affine.load %arg1[symbol(%arg6), symbol(%arg7)] : memref<96x256xf32>
+            %2 = affine.load %alloc[symbol(%arg5), symbol(%arg6)] : memref<?x96xf32>
+            %3 = arith.mulf %0, %1 : f32
+            %4 = arith.addf %2, %3 : f32
+            affine.store %4, %alloc[symbol(%arg5), symbol(%arg6)] : memref<?x96xf32>
+          }
+        }
+      }
+    }
+    return %alloc : memref<?x96xf32>
   }
 }
