@@ -30,3 +30,52 @@ func.func @prefill_pv(%q: tensor<?x64xf32>, %k: tensor<?x32xf32>, %c: !cache, %p
   %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>, !cache
   return %0 : tensor<?x64xf32>
 }
+
+!cachep = !graph.kv_cache<layers = 2, max_seq = 256, kv_heads = 2, head_dim = 32, element_type = f32, values_by_position = true>
+
+// Flash attention's p.V with the values by position (the exact mode on a
+// CPU) adds each tile's products to the rescaled output: the head dimension
+// in lanes (2 vectors, unrolled), the tile's positions serial around it. The
+// outputs accumulate in registers, with FMAs (rfactor over no lanes: a
+// [2 x 16] stack buffer from 0), and are added to the output once after the
+// positions, where each position loaded, added and stored them.
+// CHECK-LABEL: func.func @prefill_pv_by_position
+// CHECK: %[[ACC:[a-z0-9_]+]] = memref.alloca() {{.*}} : memref<2x16xf32>
+// CHECK: tl.for {{.*}} to %c2{{.*}} kind(unrolled)
+// CHECK: tl.for {{.*}} to %c16{{.*}} kind(vectorized)
+// CHECK-NEXT: tl.block "attention_values_rf_init"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %{{.+}} step %{{[a-z0-9_]+}} {
+// CHECK: tl.for {{.*}} to %c2{{.*}} kind(unrolled)
+// CHECK: tl.for {{.*}} to %c16{{.*}} kind(vectorized)
+// CHECK: tl.block "attention_values_rf"
+// CHECK: math.fma
+// CHECK: affine.store %{{.+}}, %[[ACC]]
+// CHECK: tl.for {{.*}} to %c2{{.*}} kind(unrolled)
+// CHECK: tl.for {{.*}} to %c16{{.*}} kind(vectorized)
+// CHECK: tl.block "attention_values" (
+// CHECK-SAME: reads(%{{.+}}, %[[ACC]]
+// CHECK: arith.addf
+// CHECK: tl.block "softmax_inv"
+func.func @prefill_pv_by_position(%q: tensor<?x64xf32>, %k: tensor<?x64xf32>, %c: !cachep, %p: index) -> tensor<?x64xf32> attributes {llmc.phase = "prefill"} {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 2 : i64, num_kv_heads = 2 : i64, head_dim = 32 : i64, scale = 0.25 : f32, kv_tile = 16 : i64} : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>, !cachep
+  return %0 : tensor<?x64xf32>
+}
+
+// With a GQA group (2 query heads per KV head) the group's loop moves inside
+// the positions: one load of the values serves both heads, whose
+// accumulators ([2 x 2 x 16]) are independent chains of FMAs.
+// CHECK-LABEL: func.func @prefill_pv_by_position_gqa
+// CHECK: %[[ACC:[a-z0-9_]+]] = memref.alloca() {{.*}} : memref<2x2x16xf32>
+// CHECK: tl.block "attention_values_rf_init"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %{{.+}} step %{{[a-z0-9_]+}} {
+// CHECK-NEXT: tl.for {{.*}} to %c2{{.*}} kind(unrolled)
+// CHECK: tl.for {{.*}} to %c2{{.*}} kind(unrolled)
+// CHECK: tl.for {{.*}} to %c16{{.*}} kind(vectorized)
+// CHECK: tl.block "attention_values_rf"
+// CHECK: math.fma
+// CHECK: tl.block "attention_values" (
+// CHECK-SAME: reads(%{{.+}}, %[[ACC]]
+func.func @prefill_pv_by_position_gqa(%q: tensor<?x128xf32>, %k: tensor<?x64xf32>, %c: !cachep, %p: index) -> tensor<?x128xf32> attributes {llmc.phase = "prefill"} {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 32 : i64, scale = 0.25 : f32, kv_tile = 16 : i64} : tensor<?x128xf32>, tensor<?x64xf32>, tensor<?x64xf32>, !cachep
+  return %0 : tensor<?x128xf32>
+}

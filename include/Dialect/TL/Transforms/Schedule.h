@@ -114,6 +114,12 @@ struct RFactorResult {
 /// variables are affine in the loops; every loop inside the reduction binds
 /// either only reduction or only spatial variables (the spatial ones with
 /// constant extents).
+///
+/// With no lane loops (`lanes` empty), one partial per spatial iteration
+/// inside the reduction: an accumulator that registers can hold where the
+/// output is a buffer in memory (TVM's cache_write to a local scope), added
+/// to the output after the reduction (no loop over lanes there). Only for a
+/// block without init, which adds to what its output holds.
 mlir::FailureOr<RFactorResult> rfactor(mlir::RewriterBase &rewriter,
                                        BlockOp block,
                                        llvm::ArrayRef<ForOp> lanes);

@@ -1239,8 +1239,16 @@ private:
     {
       SmallVector<ForOp> loops = getLoops(block);
       auto [sp, red] = bindsKinds(block, loops.back());
-      if (sp && !red)
-        return scheduleSpatial(block);
+      if (sp && !red) {
+        scheduleSpatial(block);
+        // A sum into what the output holds (flash attention's p.V, values
+        // by position) keeps its outputs in registers.
+        ForOp lanes = getLoops(block).back();
+        FailureOr<ReductionUpdate> update = matchReductionUpdate(block);
+        if (lanes.getKind() == LoopKind::vectorized && succeeded(update))
+          accumulateInRegisters(block, lanes, *update);
+        return;
+      }
     }
     FailureOr<ReductionUpdate> update = matchReductionUpdate(block);
     if (failed(update))
@@ -1469,6 +1477,71 @@ private:
     // min gives the same result in any order).
     if ((e && *e > lanes32) || (!e && !add))
       lanesFor(block, r, lanes32, 0, /*fma=*/false);
+  }
+
+  /// A sum of products into an output in memory, the reduction serial
+  /// around its outputs' lanes (`laneLoop`, innermost, with constant loops
+  /// between it and the reduction: the exact mode's p.V, values by
+  /// position): the outputs accumulate in registers, with FMAs, and are
+  /// added to the output once after the reduction (rfactor over no lanes),
+  /// where each step loaded, added and stored them (the output's buffer
+  /// may alias what the step reads, as far as the compiler knows). Only
+  /// for a block that adds to what its output holds (no init) and whose
+  /// accumulators take at most half of the vector registers.
+  void accumulateInRegisters(BlockOp block, ForOp laneLoop,
+                             const ReductionUpdate &update) {
+    auto mul = update.operand ? update.operand.getDefiningOp<arith::MulFOp>()
+                              : arith::MulFOp();
+    if (update.kind != arith::AtomicRMWKind::addf || !mul ||
+        block.getInitBlock())
+      return;
+    SmallVector<ForOp> loops = getLoops(block);
+    ForOp r;
+    int64_t outputs = 1;
+    unsigned tiles = 0;
+    for (ForOp l : llvm::reverse(loops)) {
+      auto [sp, red] = bindsKinds(block, l);
+      if (red) {
+        r = l;
+        break;
+      }
+      std::optional<int64_t> e = extentOf(l);
+      if (!e)
+        return;
+      outputs *= *e;
+      if (l != laneLoop)
+        ++tiles;
+    }
+    int64_t budget = lanes32 * target.vectorRegisters / 2;
+    if (!r || outputs > budget)
+      return;
+    // A GQA group's heads directly around the positions move inside them:
+    // each load of the values then serves the group, whose accumulators
+    // are independent chains of FMAs (one head's are a chain per vector).
+    if (auto g = dyn_cast<ForOp>(r->getParentOp())) {
+      std::optional<int64_t> e = extentOf(g);
+      auto [sp, red] = bindsKinds(block, g);
+      if (e && *e >= 2 && outputs * *e <= budget && sp && !red &&
+          perfectlyAround(g, r) && llvm::is_contained(ownLoops(block), g)) {
+        auto moved = quietly([&] { return reorder(rw, {r, g}); });
+        if (succeeded(moved)) {
+          outputs *= *e;
+          ++tiles;
+          r = moved->front();
+        }
+      }
+    }
+    FailureOr<RFactorResult> rf =
+        quietly([&] { return rfactor(rw, block, {}); });
+    if (failed(rf))
+      return;
+    (void)quietly([&] { return contract(rw, rf->rf); });
+    finishRFactor(*rf, tiles, /*tree=*/false);
+    // The write-back's lanes and tiles, as the partials'.
+    vectorizeBand(rf->writeBack, 1);
+    SmallVector<ForOp> wb = getLoops(rf->writeBack);
+    for (unsigned k = 1; k <= tiles && k < wb.size(); ++k)
+      (void)quietly([&] { return unroll(wb[wb.size() - 1 - k]); });
   }
 
   /// Vectorizes the `count` innermost loops of a block, innermost first.

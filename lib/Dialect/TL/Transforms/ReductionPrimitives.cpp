@@ -131,8 +131,12 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
   auto error = [&](const Twine &msg) {
     return block.emitError("rfactor: ") << msg;
   };
-  if (lanes.empty())
-    return error("needs at least one lane loop");
+  // No lane loops: one partial per spatial iteration inside the reduction,
+  // an accumulator that a register can hold, added to the output after the
+  // reduction (for a block that accumulates into what its output holds).
+  if (lanes.empty() && block.getInitBlock())
+    return error("with no lane loops, tl.block '" + block.getName() +
+                 "' must have no init (it adds to what its output holds)");
   SmallVector<ForOp> loops = getLoops(block);
   SmallVector<int64_t> laneExtents;
   for (auto [i, l] : llvm::enumerate(lanes)) {
@@ -250,8 +254,11 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
     laneStride[j] = flatLanes;
     flatLanes *= laneExtents[j];
   }
+  // (No lane loops: no lane dimension, unless it is the only one.)
+  bool laneDim = numL || !numS;
   SmallVector<int64_t> shape(spatialExtents);
-  shape.push_back(flatLanes);
+  if (laneDim)
+    shape.push_back(flatLanes);
   auto accType = cast<MemRefType>(acc.getType());
   Type elem = accType.getElementType();
   rw.setInsertionPoint(loops[root]);
@@ -323,7 +330,8 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
     AffineExpr flat = getAffineConstantExpr(0, ctx);
     for (unsigned j = 0; j < numL; ++j)
       flat = flat + getAffineDimExpr(n + numS + j, ctx) * laneStride[j];
-    rfExprs.push_back(flat);
+    if (laneDim)
+      rfExprs.push_back(flat);
     AffineMap rfMap = AffineMap::get(total, 0, rfExprs, ctx);
     auto substMap = [&](AffineMap m) {
       return simplifyAffineMap(m.replaceDimsAndSymbols(subst, {}, total, 0));
@@ -406,12 +414,15 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
           affine::expandAffineExpr(rw, loc, bind[i], dimValues, {}));
       kinds.push_back(IterKind::spatial);
     }
-    SmallVector<Value> lIvs = buildLoops(rw, loc, {flatLanes});
+    // (No lane loops: the one partial, no loop over it.)
+    SmallVector<Value> lIvs =
+        numL ? buildLoops(rw, loc, {flatLanes}) : SmallVector<Value>();
     unsigned nsp = values.size();
     llvm::append_range(values, sIvs);
     kinds.append(numS, IterKind::spatial);
     llvm::append_range(values, lIvs);
-    kinds.push_back(IterKind::reduce);
+    if (numL)
+      kinds.push_back(IterKind::reduce);
     unsigned total = values.size();
     SmallVector<AffineExpr> subst;
     for (unsigned i = 0; i < n; ++i)
@@ -421,8 +432,11 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
     AffineMap outMap = simplifyAffineMap(
         accMap.replaceDimsAndSymbols(subst, {}, total, 0));
     SmallVector<AffineExpr> rfExprs;
-    for (unsigned k = 0; k < numS + 1; ++k)
+    for (unsigned k = 0; k < numS; ++k)
       rfExprs.push_back(getAffineDimExpr(nsp + k, ctx));
+    if (laneDim)
+      rfExprs.push_back(numL ? getAffineDimExpr(nsp + numS, ctx)
+                             : getAffineConstantExpr(0, ctx));
     AffineMap rfMap = AffineMap::get(total, 0, rfExprs, ctx);
     writeBack = BlockOp::create(
         rw, loc, block.getNameAttr(), values, kindsAttr(ctx, kinds),

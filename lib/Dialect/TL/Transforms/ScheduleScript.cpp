@@ -112,7 +112,8 @@ struct TLSchedulePass : llmc::tl::impl::TLScheduleBase<TLSchedulePass> {
       return split(rw, *l, factors);
     }
     if (c.name == "reorder" || c.name == "fuse" || c.name == "rfactor") {
-      if (failed(needs(1)))
+      // (rfactor over no loops: one accumulator per output element.)
+      if (failed(needs(c.name == "rfactor" ? 0 : 1)))
         return failure();
       SmallVector<ForOp> ls;
       for (int64_t i : ints) {
