@@ -465,7 +465,8 @@ writeMetadata(llvm::StringRef path, ModuleOp module, graph::KVCacheType cache,
                           cache.getMaxSeq() * cache.getHeadDim()})
           j.value(d);
       });
-      j.attribute("layout", cache.getValuesByPosition()
+      j.attribute("layout", cache.getKeysByDim() ? LLMC_KV_CACHE_LAYOUT_FLASH
+                            : cache.getValuesByPosition()
                                 ? LLMC_KV_CACHE_LAYOUT_BY_POSITION
                                 : LLMC_KV_CACHE_LAYOUT);
     });

@@ -126,7 +126,8 @@ llvm::Expected<OwningOpRef<ModuleOp>> DecoderEmitter::build() {
   Type f32 = b.getF32Type();
   auto cacheType = graph::KVCacheType::get(ctx, c.layers, c.maxSeq, c.kvHeads,
                                            c.headDim, f32,
-                                           /*values_by_position=*/false);
+                                           /*values_by_position=*/false,
+                                           /*keys_by_dim=*/false);
   auto tokensType = RankedTensorType::get({ShapedType::kDynamic},
                                           b.getI32Type());
   auto fnType = b.getFunctionType(

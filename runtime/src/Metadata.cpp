@@ -447,14 +447,16 @@ ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
     c.fail("kv_cache.dtype",
            "is \"" + dtype + "\", expected \"f32\" or \"f16\"");
   md.kvCacheElementBytes = dtype == "f16" ? 2 : 4;
-  // The values' layout concerns only the compiled code; it must be one of
-  // llmc/abi.h's.
+  // The keys' and values' layout concerns only the compiled code; it must be
+  // one of llmc/abi.h's.
   std::string layout = c.getString(kv, "kv_cache", "layout");
   if (layout != LLMC_KV_CACHE_LAYOUT &&
-      layout != LLMC_KV_CACHE_LAYOUT_BY_POSITION)
-    c.fail("kv_cache.layout", "is \"" + layout + "\", expected \"" +
-                                  LLMC_KV_CACHE_LAYOUT + "\" or \"" +
-                                  LLMC_KV_CACHE_LAYOUT_BY_POSITION + "\"");
+      layout != LLMC_KV_CACHE_LAYOUT_BY_POSITION &&
+      layout != LLMC_KV_CACHE_LAYOUT_FLASH)
+    c.fail("kv_cache.layout",
+           "is \"" + layout + "\", expected \"" + LLMC_KV_CACHE_LAYOUT +
+               "\", \"" + LLMC_KV_CACHE_LAYOUT_BY_POSITION + "\" or \"" +
+               LLMC_KV_CACHE_LAYOUT_FLASH + "\"");
   const JsonValue &shape = c.get(kv, "kv_cache", "shape");
   if (!shape.isArray() || shape.asArray().size() != LLMC_KV_CACHE_RANK)
     c.fail("kv_cache.shape", "must be an array of " +

@@ -25,6 +25,9 @@ using namespace llmc::graph_to_tl;
 
 namespace {
 
+/// Keys by dim: q.k's positions per tile rounded up to a multiple of this.
+constexpr int64_t kQKGroup = 64;
+
 struct AttentionLowering : GraphLowering<AttentionOp> {
   using GraphLowering::GraphLowering;
   LogicalResult
@@ -80,6 +83,7 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     auto cacheType = cast<KVCacheType>(op.getCache().getType());
     int64_t maxSeq = cacheType.getMaxSeq();
     bool valuesByPosition = cacheType.getValuesByPosition();
+    bool keysByDim = cacheType.getKeysByDim();
     int64_t kvPad = op.getKvPad(), runs = op.getSoftmaxBlock();
     // Padded (llama.cpp's numerics): p.V sums positions 0 .. ctxP, the
     // context rounded up to kv_pad (at most max_seq), and the scores rows
@@ -160,10 +164,12 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
         partOut = partBuffer(f32, nh * hd);
     }
 
-    // llmc/abi.h's layout: per layer and KV head, keys as [position][dim],
-    // values transposed as [dim][position] or, values_by_position, as the
-    // keys.
+    // llmc/abi.h's layout: per layer and KV head, keys as [position][dim]
+    // or, keys_by_dim, transposed as [dim][position]; values transposed as
+    // [dim][position] or, values_by_position, as [position][dim].
     auto kAt = [&](AffineExpr kvh, AffineExpr pos, AffineExpr dim) {
+      if (keysByDim)
+        return SmallVector<AffineExpr>{nb.c(0), kvh, dim * maxSeq + pos};
       return SmallVector<AffineExpr>{nb.c(0), kvh, pos * hd + dim};
     };
     auto vAt = [&](AffineExpr kvh, AffineExpr pos, AffineExpr dim) {
@@ -473,8 +479,20 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
               AffineExpr tileRow = rowTiles ? s + p : p;
               AffineMap sc5 = nb.map(5, {tileRow, hq, px}),
                         sc7 = nb.map(7, {tileRow, hq, tx});
-              // a. scores[h, x] = q[s, h] . K[base + x, kv]
-              overGroup({nScores, nb.index(hd)},
+              // a. scores[h, x] = q[s, h] . K[base + x, kv]; keys by dim,
+              //    for the positions up to a multiple of kQKGroup (at most
+              //    the tile and the cache's end): whole vectors of
+              //    positions for any CPU's lanes and their register tiles,
+              //    no remainder position by position. The extra positions'
+              //    keys are finite (stored by an earlier step or zero) and
+              //    their scores, past nScores, are never read.
+              Value nQK = nScores;
+              if (keysByDim)
+                nQK = arith::MinUIOp::create(
+                    b,
+                    arith::MinUIOp::create(b, roundUp(nScores, kQKGroup), tile),
+                    arith::SubIOp::create(b, nb.index(maxSeq), base));
+              overGroup({nQK, nb.index(hd)},
                         [&](SmallVector<Value> iters) {
                           product("attention_scores", iters,
                                   kinds({sp, sp, sp, red}), q,

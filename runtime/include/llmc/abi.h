@@ -104,7 +104,9 @@ typedef void (*llmc_set_num_threads_fn)(int32_t threads);
  *  kv_cache.layout says: transposed, [head_dim][position], so that p.V
  *  reads rows of positions (llama.cpp without flash attention keeps V
  *  transposed for the same reason), or as the keys, [position][head_dim]
- *  (a CPU's flash attention: a step's values one contiguous row). The
+ *  (a step's values one contiguous row), or with the keys transposed,
+ *  [head_dim][position], beside values by position (a CPU's flash
+ *  attention: q.k's positions and p.V's head dim in lanes). The
  *  runtime allocates it (aligned to 64 bytes, zeroed) and owns it across
  *  calls; only the compiled code reads its elements. */
 #define LLMC_KV_CACHE_DTYPES "f32", "f16"
@@ -113,6 +115,8 @@ typedef void (*llmc_set_num_threads_fn)(int32_t threads);
   "layer, k|v, kv_head, k: position x head_dim | v: head_dim x position"
 #define LLMC_KV_CACHE_LAYOUT_BY_POSITION                                       \
   "layer, k|v, kv_head, position x head_dim"
+#define LLMC_KV_CACHE_LAYOUT_FLASH                                             \
+  "layer, k|v, kv_head, k: head_dim x position | v: position x head_dim"
 
 #ifdef __cplusplus
 }

@@ -293,6 +293,33 @@ func.func @attention_values_by_position(%q: tensor<?x16xf32>, %k: tensor<?x8xf32
 
 // -----
 
+// Keys by dim (graph-kv-layout, beside values by position): stored
+// transposed, at dim * max_seq + position, a step's keys one element per row;
+// q.k reads them so (the positions contiguous), over the tile's positions
+// rounded up to a multiple of 64, at most the tile and the cache's end
+// (max_seq - the tile's first position).
+!cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32, values_by_position = true, keys_by_dim = true>
+// CHECK-LABEL: func.func @attention_keys_by_dim
+// CHECK: tl.block "kv_store" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[KP:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[KKH:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[KD:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// CHECK-SAME: writes(%subview[0, %[[KKH]], %[[KD]] * 16 + %[[KP]]]
+// CHECK: tl.for %[[T0:.+]] = %{{.+}} step %c8
+// CHECK: %[[N:.+]] = arith.minui %{{.+}}, %c8
+// CHECK: %[[UP:.+]] = arith.addi %[[N]], %c63
+// CHECK: %[[Q:.+]] = arith.divui %[[UP]], %c64
+// CHECK: %[[R:.+]] = arith.muli %[[Q]], %c64
+// CHECK: %[[RT:.+]] = arith.minui %[[R]], %c8{{[_0-9]*}}
+// CHECK: %[[LEFT:.+]] = arith.subi %c16{{[_0-9]*}}, %[[T0]]
+// CHECK: %[[NQK:.+]] = arith.minui %[[RT]], %[[LEFT]]
+// CHECK: tl.for %{{[a-z0-9_]+}} = %c0{{[_0-9]*}} to %[[NQK]]
+// CHECK: tl.block "attention_scores" ({{.*}}%[[T1:[a-z0-9_]+]] = spatial %[[T0]], %[[X1:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[Y1:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}})
+// CHECK-SAME: %subview[0, %{{[a-z0-9_]+}}, %[[Y1]] * 16 + %[[T1]] + %[[X1]]]
+func.func @attention_keys_by_dim(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) -> tensor<?x16xf32> {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_tile = 8 : i64} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
 !cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
 // row_tiles: a scores tile per row ([tokens, heads, 8], row s), so that no
 // buffer is shared between the rows (a GPU runs them at once).

@@ -226,6 +226,14 @@ func.func @cache_sizes(%c: !graph.kv_cache<layers = 0, max_seq = 16, kv_heads = 
 
 // -----
 
+// Keys transposed only beside values by position (llmc/abi.h's layouts).
+// expected-error @+1 {{kv_cache keys_by_dim needs values_by_position}}
+func.func @keys_by_dim_alone(%c: !graph.kv_cache<layers = 1, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32, keys_by_dim = true>) {
+  return
+}
+
+// -----
+
 func.func @reshape_elements(%x: tensor<?x16xf32>) {
   // expected-error @+1 {{trailing dimensions hold 16 elements in the operand but 12 in the result}}
   %0 = graph.reshape %x : tensor<?x16xf32> -> tensor<?x3x4xf32>

@@ -5,13 +5,15 @@
 // BAD: error: graph-kv-layout: {{.*}}pentium
 
 // A CPU's flash attention (kv_tile): the entry's cache stores the values by
-// position (the function type with it; the attention sees it through the
-// value). A GPU keeps them transposed.
+// position and the keys transposed (the function type with it; the attention
+// sees it through the value). A GPU keeps the values transposed and the keys
+// by position.
 // CHECK-LABEL: func.func @flash
-// CHECK-SAME: %[[C:[a-z0-9]+]]: !graph.kv_cache<layers = 1, max_seq = 64, kv_heads = 2, head_dim = 4, element_type = f32, values_by_position = true>
-// CHECK: graph.attention %{{.+}}, %{{.+}}, %{{.+}}, %[[C]], %{{.+}} {{.+}}values_by_position = true>
+// CHECK-SAME: %[[C:[a-z0-9]+]]: !graph.kv_cache<layers = 1, max_seq = 64, kv_heads = 2, head_dim = 4, element_type = f32, values_by_position = true, keys_by_dim = true>
+// CHECK: graph.attention %{{.+}}, %{{.+}}, %{{.+}}, %[[C]], %{{.+}} {{.+}}values_by_position = true, keys_by_dim = true>
 // GPU-LABEL: func.func @flash
 // GPU-NOT: values_by_position
+// GPU-NOT: keys_by_dim
 // GPU: return
 !c = !graph.kv_cache<layers = 1, max_seq = 64, kv_heads = 2, head_dim = 4, element_type = f32>
 func.func @flash(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !c, %p: index) -> tensor<?x16xf32> {
@@ -25,6 +27,7 @@ func.func @flash(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !c, %p: index) -
 // ggml's order: its values stay transposed, on a CPU too.
 // CHECK-LABEL: func.func @two_pass
 // CHECK-NOT: values_by_position
+// CHECK-NOT: keys_by_dim
 // CHECK: return
 !c = !graph.kv_cache<layers = 1, max_seq = 64, kv_heads = 2, head_dim = 4, element_type = f16>
 func.func @two_pass(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !c, %p: index) -> tensor<?x16xf32> {

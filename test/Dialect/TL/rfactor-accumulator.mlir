@@ -49,8 +49,43 @@ func.func @pv(%p: memref<8xf32>, %v: memref<8x32xf32>, %o: memref<32xf32>) {
 
 // -----
 
-// With no lane loops the block may not have an init (the output would need
-// it before the accumulator is added).
+// A sum whose init stores 0: the accumulator is stored as the output after
+// the reduction (0 plus the accumulator), no init left.
+// CHECK-LABEL: func.func @dot_from_zero
+// CHECK: %[[RF:[a-z0-9_]+]] = memref.alloca() {alignment = 64 : i64} : memref<4xf32>
+// CHECK: tl.block "r_rf"
+// CHECK-NOT: init
+// CHECK: tl.block "r" (%[[WI:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[W0:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// CHECK-SAME: reads(%[[RF]][%[[W0]]] : memref<4xf32>) writes(%arg1[%[[WI]]] : memref<4xf32>) {
+// CHECK-NEXT: %[[P:.+]] = affine.load %[[RF]]
+// CHECK-NEXT: affine.store %[[P]], %arg1
+func.func @dot_from_zero(%x: memref<8x4xf32>, %y: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  tl.for %k = %c0 to %c8 step %c1 {
+    tl.for %i = %c0 to %c4 step %c1 {
+      tl.block "r" (%vk = reduce %k, %vi = spatial %i)
+          reads(%x[%vk, %vi] : memref<8x4xf32>, %y[%vi] : memref<4xf32>)
+          writes(%y[%vi] : memref<4xf32>) init {
+        %z = arith.constant 0.0 : f32
+        affine.store %z, %y[%vi] : memref<4xf32>
+      } {
+        %a = affine.load %x[%vk, %vi] : memref<8x4xf32>
+        %s = affine.load %y[%vi] : memref<4xf32>
+        %p = arith.addf %s, %a : f32
+        affine.store %p, %y[%vi] : memref<4xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// With no lane loops, an init other than 0 into a sum is refused (the
+// output would need it before the accumulator is added).
 func.func @with_init(%x: memref<4x8xf32>, %y: memref<4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -58,11 +93,11 @@ func.func @with_init(%x: memref<4x8xf32>, %y: memref<4xf32>) {
   %c8 = arith.constant 8 : index
   tl.for %i = %c0 to %c4 step %c1 {
     tl.for %k = %c0 to %c8 step %c1 {
-      // expected-error @+1 {{rfactor: with no lane loops, tl.block 'r' must have no init (it adds to what its output holds)}}
+      // expected-error @+1 {{rfactor: with no lane loops, the init of tl.block 'r' must store 0 into its sum (or be absent)}}
       tl.block "r" (%vi = spatial %i, %vk = reduce %k)
           reads(%x[%vi, %vk] : memref<4x8xf32>, %y[%vi] : memref<4xf32>)
           writes(%y[%vi] : memref<4xf32>) init {
-        %z = arith.constant 0.0 : f32
+        %z = arith.constant 1.0 : f32
         affine.store %z, %y[%vi] : memref<4xf32>
       } {
         %a = affine.load %x[%vi, %vk] : memref<4x8xf32>

@@ -42,7 +42,10 @@ def Graph_KVCacheType : TypeDef<Graph_Dialect, "KVCache"> {
     positions, the sums llama.cpp's order runs in), or with
     `values_by_position = true` as the keys are, [position][head_dim]
     (`graph-kv-layout`: a step's values one contiguous row, p·V's positions
-    an outer loop around lanes of the head dim).
+    an outer loop around lanes of the head dim). With `keys_by_dim = true`
+    (only with `values_by_position`) the keys are transposed,
+    [head_dim][position]: q·k's positions in lanes, each element of the
+    head dim a row of the context, no horizontal sum per position.
 
     ```mlir
     !graph.kv_cache<layers = 2, max_seq = 128, kv_heads = 2, head_dim = 16, element_type = f32>
@@ -51,7 +54,8 @@ def Graph_KVCacheType : TypeDef<Graph_Dialect, "KVCache"> {
   let parameters = (ins "int64_t":$layers, "int64_t":$max_seq,
                         "int64_t":$kv_heads, "int64_t":$head_dim,
                         "::mlir::Type":$element_type,
-                        DefaultValuedParameter<"bool", "false">:$values_by_position);
+                        DefaultValuedParameter<"bool", "false">:$values_by_position,
+                        DefaultValuedParameter<"bool", "false">:$keys_by_dim);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

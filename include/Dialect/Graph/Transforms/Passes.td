@@ -185,7 +185,7 @@ def GraphKVCacheType : Pass<"graph-kv-cache-type", "mlir::ModuleOp"> {
 }
 
 def GraphKVLayout : Pass<"graph-kv-layout", "mlir::ModuleOp"> {
-  let summary = "Store the values in the KV cache by position where a CPU's flash attention reads them";
+  let summary = "Lay out the KV cache for a CPU's flash attention: values by position, keys transposed";
   let description = [{
     On a CPU target, when every `graph.attention` runs flash attention
     (`kv_tile`, the exact mode), the `!graph.kv_cache` arguments get
@@ -198,6 +198,16 @@ def GraphKVLayout : Pass<"graph-kv-layout", "mlir::ModuleOp"> {
     `max_seq` apart). The two-pass softmax (llama.cpp's mode) keeps the
     values transposed: its p·V sums each row's positions in ggml's order.
     A GPU target keeps them too (its p·V takes the positions in lanes).
+
+    The keys get `keys_by_dim`, the transposed layout the values leave:
+    [head_dim][position]. q·k then takes the positions in lanes, each
+    element of the head dim a broadcast of the query times a row of the
+    context's keys, every product an FMA into its position's own lane; by
+    position, each position's dot product ended in a horizontal sum (a tree
+    of shuffles and adds per position, on the ports the FMAs use). A decode
+    step stores its keys as `head_dim` elements a row apart, as the
+    transposed values were (llama.cpp's mode keeps its keys by position:
+    ggml's vec_dot order).
 
     Input: after `graph-act-quant` (and `graph-kv-cache-type`).
   }];

@@ -118,8 +118,10 @@ struct RFactorResult {
 /// With no lane loops (`lanes` empty), one partial per spatial iteration
 /// inside the reduction: an accumulator that registers can hold where the
 /// output is a buffer in memory (TVM's cache_write to a local scope), added
-/// to the output after the reduction (no loop over lanes there). Only for a
-/// block without init, which adds to what its output holds.
+/// to the output after the reduction (no loop over lanes there): for a
+/// block without init, which adds to what its output holds, or one whose
+/// init stores 0 into a sum, which then stores the accumulator as the
+/// output.
 mlir::FailureOr<RFactorResult> rfactor(mlir::RewriterBase &rewriter,
                                        BlockOp block,
                                        llvm::ArrayRef<ForOp> lanes);

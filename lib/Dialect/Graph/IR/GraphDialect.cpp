@@ -35,7 +35,8 @@ void GraphDialect::initialize() {
 LogicalResult
 KVCacheType::verify(llvm::function_ref<InFlightDiagnostic()> emitError,
                     int64_t layers, int64_t maxSeq, int64_t kvHeads,
-                    int64_t headDim, Type elementType, bool) {
+                    int64_t headDim, Type elementType, bool valuesByPosition,
+                    bool keysByDim) {
   if (layers <= 0 || maxSeq <= 0 || kvHeads <= 0 || headDim <= 0)
     return emitError() << "kv_cache sizes must be positive, got layers = "
                        << layers << ", max_seq = " << maxSeq
@@ -44,5 +45,8 @@ KVCacheType::verify(llvm::function_ref<InFlightDiagnostic()> emitError,
   if (!elementType.isF32() && !elementType.isF16())
     return emitError() << "kv_cache element type must be f32 or f16, got "
                        << elementType;
+  // (llmc/abi.h's layouts: keys transposed only beside values by position.)
+  if (keysByDim && !valuesByPosition)
+    return emitError() << "kv_cache keys_by_dim needs values_by_position";
   return success();
 }

@@ -38,7 +38,8 @@ struct GraphKVLayoutPass : graph::impl::GraphKVLayoutBase<GraphKVLayoutPass> {
       return KVCacheType::get(cache.getContext(), cache.getLayers(),
                               cache.getMaxSeq(), cache.getKvHeads(),
                               cache.getHeadDim(), cache.getElementType(),
-                              /*values_by_position=*/true);
+                              /*values_by_position=*/true,
+                              /*keys_by_dim=*/true);
     });
   }
 };

@@ -1382,12 +1382,9 @@ private:
       // loop (contiguous) in lanes instead, the reduction serial around it.
       if (!spatialLoops.empty()) {
         ForOp sp = spatialLoops.back();
-        if (sp->getParentOp() == r->getParentOp() || r->getParentOp() == sp) {
-          Stride ss = strideIn(block, sp);
-          if (ss.writesContiguous && ss.readsContiguous &&
-              succeeded(quietly([&] { return reorder(rw, {r, sp}); })))
-            vectorizeLoop(getLoops(block).back(), lanes32);
-        }
+        if (r->getParentOp() == sp && tilePositionLanes(block, r, sp, update))
+          return;
+        lanesAroundReduction(block, r, sp);
       }
       return;
     }
@@ -1479,6 +1476,92 @@ private:
       lanesFor(block, r, lanes32, 0, /*fma=*/false);
   }
 
+  /// The spatial loop `sp` (contiguous) directly around or beside the
+  /// reduction `r` in lanes, the reduction serial around it.
+  void lanesAroundReduction(BlockOp block, ForOp r, ForOp sp) {
+    if (sp->getParentOp() != r->getParentOp() && r->getParentOp() != sp)
+      return;
+    Stride ss = strideIn(block, sp);
+    if (ss.writesContiguous && ss.readsContiguous && succeeded(quietly([&] {
+          return reorder(rw, {r, sp});
+        })))
+      vectorizeLoop(getLoops(block).back(), lanes32);
+  }
+
+  /// q.k with the keys by dim (flash attention in the exact mode): the
+  /// positions `x` (spatial, of a run-time extent, the keys contiguous
+  /// along them) directly around the head dim `r` (the reduction, of a
+  /// constant extent). Tiles of 4 vectors of positions move outside the
+  /// reduction and accumulate in registers: per element of the head dim one
+  /// broadcast of the query and a load of the keys per vector, FMAs into
+  /// the tile's own lanes, no horizontal sum (by position, each position's
+  /// dot product ended in one). A GQA group's loop directly around the
+  /// positions moves inside the head dim, its heads sharing each load of
+  /// the keys: (g, x, r) -> (x0, r, g, x1, x2) with x2 in lanes. The
+  /// positions after the last whole tile (none when the lowering rounded
+  /// them up) keep lanes around the reduction.
+  bool tilePositionLanes(BlockOp block, ForOp r, ForOp x,
+                         const ReductionUpdate &update) {
+    int64_t tile = 4 * lanes32;
+    std::optional<int64_t> xe = extentOf(x), re = extentOf(r);
+    auto mul = update.operand ? update.operand.getDefiningOp<arith::MulFOp>()
+                              : arith::MulFOp();
+    Stride sx = strideIn(block, x);
+    if (!re || (xe && *xe < tile) || !mul || !perfectlyAround(x, r) ||
+        update.kind != arith::AtomicRMWKind::addf || !sx.writesContiguous ||
+        !sx.readsContiguous)
+      return false;
+    // The group: 2 to 4 heads whose accumulators, 4 vectors each, leave
+    // half of the vector registers.
+    ForOp g = dyn_cast<ForOp>(x->getParentOp());
+    {
+      std::optional<int64_t> ge = g ? extentOf(g) : std::nullopt;
+      auto [sp, red] = g ? bindsKinds(block, g) : std::make_pair(false, true);
+      if (!ge || *ge < 2 || 4 * *ge > target.vectorRegisters / 2 || !sp ||
+          red || !perfectlyAround(g, x) ||
+          !llvm::is_contained(ownLoops(block), g))
+        g = {};
+    }
+    // The group outside the positions first (the split's bounds are then
+    // computed outside the group).
+    if (g) {
+      auto moved = quietly([&] { return reorder(rw, {x, g}); });
+      if (failed(moved))
+        g = {};
+      else
+        x = moved->front();
+    }
+    FailureOr<PeeledSplit> split =
+        quietly([&] { return splitPeel(rw, x, {tile}); });
+    if (failed(split))
+      return false;
+    // From here on the nest has changed: a step that fails leaves the rest
+    // as it is, still whole, and reports true.
+    BlockOp tail;
+    if (split->tail)
+      split->tail->walk([&](BlockOp b) { tail = b; });
+    ForOp x0 = split->loops[0], x1 = split->loops[1];
+    SmallVector<ForOp> loops = getLoops(block);
+    ForOp rr = loops.back();
+    SmallVector<ForOp> order = {x0, rr, x1};
+    if (g)
+      order = {x0, rr, loops[loops.size() - 2], x1};
+    if (succeeded(quietly([&] { return reorder(rw, order); }))) {
+      ForOp lanes = vectorizeLoop(getLoops(block).back(), lanes32);
+      if (lanes)
+        accumulateInRegisters(block, lanes, update, /*zeroInit=*/true);
+    } else {
+      loops = getLoops(block);
+      lanesAroundReduction(block, loops.back(), loops[loops.size() - 2]);
+    }
+    if (tail) {
+      SmallVector<ForOp> tl = getLoops(tail);
+      if (tl.size() >= 2)
+        lanesAroundReduction(tail, tl.back(), tl[tl.size() - 2]);
+    }
+    return true;
+  }
+
   /// A sum of products into an output in memory, the reduction serial
   /// around its outputs' lanes (`laneLoop`, innermost, with constant loops
   /// between it and the reduction: the exact mode's p.V, values by
@@ -1486,14 +1569,17 @@ private:
   /// added to the output once after the reduction (rfactor over no lanes),
   /// where each step loaded, added and stored them (the output's buffer
   /// may alias what the step reads, as far as the compiler knows). Only
-  /// for a block that adds to what its output holds (no init) and whose
-  /// accumulators take at most half of the vector registers.
+  /// for a block that adds to what its output holds (no init) or, with
+  /// `zeroInit` (q.k's tiles), a sum from 0, and whose accumulators take at
+  /// most half of the vector registers. (Not for the other sums with an
+  /// init: the llama.cpp mode's interleaved rows keep ggml's order.)
   void accumulateInRegisters(BlockOp block, ForOp laneLoop,
-                             const ReductionUpdate &update) {
+                             const ReductionUpdate &update,
+                             bool zeroInit = false) {
     auto mul = update.operand ? update.operand.getDefiningOp<arith::MulFOp>()
                               : arith::MulFOp();
     if (update.kind != arith::AtomicRMWKind::addf || !mul ||
-        block.getInitBlock())
+        (block.getInitBlock() && !zeroInit))
       return;
     SmallVector<ForOp> loops = getLoops(block);
     ForOp r;

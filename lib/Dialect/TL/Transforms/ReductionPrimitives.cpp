@@ -18,6 +18,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace llmc::tl;
@@ -124,6 +125,30 @@ static ArrayAttr mapsAttr(MLIRContext *ctx, ArrayRef<AffineMap> maps) {
 // rfactor
 //===----------------------------------------------------------------------===//
 
+/// Whether the init of a sum `block` only stores 0 into its one output (its
+/// write region, as the block declares it): the sum is then the sum of its
+/// terms.
+static bool initStoresZero(BlockOp block) {
+  Block *init = block.getInitBlock();
+  FailureOr<ReductionUpdate> update = matchReductionUpdate(block);
+  if (!init || failed(update) || update->kind != arith::AtomicRMWKind::addf)
+    return false;
+  affine::AffineStoreOp store;
+  for (Operation &op : init->without_terminator()) {
+    if (auto s = dyn_cast<affine::AffineStoreOp>(op)) {
+      if (store)
+        return false;
+      store = s;
+    } else if (!isPure(&op)) {
+      return false;
+    }
+  }
+  FloatAttr zero;
+  return store && store.getMemRef() == block.getWrites()[0] &&
+         matchPattern(store.getValueToStore(), m_Constant(&zero)) &&
+         zero.getValue().isZero();
+}
+
 FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
                                            ArrayRef<ForOp> lanes) {
   MLIRContext *ctx = block.getContext();
@@ -133,10 +158,16 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
   };
   // No lane loops: one partial per spatial iteration inside the reduction,
   // an accumulator that a register can hold, added to the output after the
-  // reduction (for a block that accumulates into what its output holds).
-  if (lanes.empty() && block.getInitBlock())
-    return error("with no lane loops, tl.block '" + block.getName() +
-                 "' must have no init (it adds to what its output holds)");
+  // reduction (a block that accumulates into what its output holds), or
+  // stored as the output (a block whose init stores 0 into a sum).
+  bool storePartial = false;
+  if (lanes.empty() && block.getInitBlock()) {
+    storePartial = initStoresZero(block);
+    if (!storePartial)
+      return error("with no lane loops, the init of tl.block '" +
+                   block.getName() +
+                   "' must store 0 into its sum (or be absent)");
+  }
   SmallVector<ForOp> loops = getLoops(block);
   SmallVector<int64_t> laneExtents;
   for (auto [i, l] : llvm::enumerate(lanes)) {
@@ -438,11 +469,16 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
       rfExprs.push_back(numL ? getAffineDimExpr(nsp + numS, ctx)
                              : getAffineConstantExpr(0, ctx));
     AffineMap rfMap = AffineMap::get(total, 0, rfExprs, ctx);
+    SmallVector<Value> wbReads = {acc, rf};
+    SmallVector<AffineMap> wbMaps = {outMap, rfMap};
+    if (storePartial) {
+      wbReads.erase(wbReads.begin());
+      wbMaps.erase(wbMaps.begin());
+    }
     writeBack = BlockOp::create(
-        rw, loc, block.getNameAttr(), values, kindsAttr(ctx, kinds),
-        ValueRange{acc, rf}, mapsAttr(ctx, {outMap, rfMap}), ValueRange{acc},
-        mapsAttr(ctx, {outMap}));
-    if (Block *oldInit = block.getInitBlock()) {
+        rw, loc, block.getNameAttr(), values, kindsAttr(ctx, kinds), wbReads,
+        mapsAttr(ctx, wbMaps), ValueRange{acc}, mapsAttr(ctx, {outMap}));
+    if (Block *oldInit = storePartial ? nullptr : block.getInitBlock()) {
       Block *b = addBody(rw, writeBack.getInit(), total, loc);
       IRMapping mapping;
       rw.setInsertionPointToStart(b);
@@ -463,11 +499,15 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
     }
     Block *b = addBody(rw, writeBack.getBody(), total, loc);
     rw.setInsertionPointToStart(b);
-    Value cur = affine::AffineLoadOp::create(rw, loc, acc, outMap,
-                                             b->getArguments());
+    // (The init's 0 plus the partial is the partial.)
+    Value cur = storePartial ? Value()
+                             : affine::AffineLoadOp::create(
+                                   rw, loc, acc, outMap, b->getArguments());
     Value part =
         affine::AffineLoadOp::create(rw, loc, rf, rfMap, b->getArguments());
-    Value next = arith::getReductionOp(update->kind, rw, loc, cur, part);
+    Value next = storePartial
+                     ? part
+                     : arith::getReductionOp(update->kind, rw, loc, cur, part);
     affine::AffineStoreOp::create(rw, loc, next, acc, outMap,
                                   b->getArguments());
     YieldOp::create(rw, loc);
