@@ -98,6 +98,10 @@ void llmc::buildGraphPhase(OpPassManager &pm, const PipelineOptions &options) {
   graph::GraphRowTilesOptions rowTiles;
   rowTiles.target = options.target.str();
   pm.addPass(graph::createGraphRowTiles(rowTiles));
+  // A CPU's flash attention: tiles of query rows that share each load.
+  graph::GraphQueryTilesOptions queryTiles;
+  queryTiles.target = options.target.str();
+  pm.addPass(graph::createGraphQueryTiles(queryTiles));
   if (options.actQuant != "exact") {
     // Weight pre-packing for the integer products' lanes.
     graph::GraphInterleaveWeightsOptions interleave;

@@ -1,6 +1,7 @@
 """GGUF import (F32/F16 tensors, llama and qwen3 metadata, the embedded
 SentencePiece tokenizer), `llmc inspect`, and malformed GGUF files."""
 import os
+import re
 import struct
 
 import numpy as np
@@ -73,7 +74,7 @@ def test_gguf_matches_torch(llmc, tmp_path, arch, tied, dtype):
 
 @pytest.mark.parametrize("kv_heads,target,prompt_len", [
     (2, "cpu,cores=2", 300), (1, "cpu,cores=2", 300), (2, "cpu,cores=4", 300),
-    (1, "cpu,cores=2", 5), (1, "cpu,cores=2", 70)])
+    (1, "cpu,cores=2", 5), (1, "cpu,cores=2", 70), (2, "cpu:x86-64-v3,cores=2", 37)])
 def test_flash_attention_tiles_match_torch(llmc, tmp_path, kv_heads, target, prompt_len):
     """The exact mode's attention runs online over tiles of 256 positions: a
     300-token prompt (its rows past 256 read two tiles) and decode steps past
@@ -83,7 +84,10 @@ def test_flash_attention_tiles_match_torch(llmc, tmp_path, kv_heads, target, pro
     splits its positions into kv_splits = cores parts merged at the end
     (multiples of 64 positions): at the 300-token prompt's first step 192
     and 109 positions on 2 cores, 128, 128, 45 and none on 4; at 5 tokens a
-    second part with none (its weight 0), at 70 one of a few."""
+    second part with none (its weight 0), at 70 one of a few. The prompt's
+    rows run in query tiles (q_tile: 4 rows with AVX-512's 32 vector
+    registers, 2 with AVX2's 16), the rows after the last whole tile one at
+    a time (5 = 4 + 1, 70 = 68 + 2, 37 = 36 + 1)."""
     hf = tmp_path / "hf"
     make_hf_model.make_model(str(hf), arch="qwen3", tied=True, dtype="f32", seed=7,
                              max_pos=1024, kv_heads=kv_heads)
@@ -94,6 +98,9 @@ def test_flash_attention_tiles_match_torch(llmc, tmp_path, kv_heads, target, pro
                   "--keep-ir", "-o", art], check=True)
     cores = int(target.split("cores=")[1])
     graph = (art / "graph.mlir").read_text()
+    # (The host's target: 4 rows with AVX-512, 2 without.)
+    assert ("q_tile = 2 : i64" in graph if "x86-64-v3" in target
+            else re.search(r"q_tile = [24] : i64", graph))
     if kv_heads < cores:
         assert f"kv_splits = {cores} : i64" in graph
     else:

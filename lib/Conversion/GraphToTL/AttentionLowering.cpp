@@ -102,6 +102,7 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
       ctxP = arith::MinUIOp::create(b, roundUp(ctx, kvPad), nb.index(maxSeq));
     Value width = roundUp(ctxP, runs);
     int64_t kvTile = op.getKvTile(), numParts = op.getKvSplits();
+    int64_t qTile = op.getQTile();
     bool online = kvTile > 0, split = numParts > 1;
     // Per part, its heads' state (max, sum, ...) a cache line's multiple
     // apart (16 f32, 8 f64 a line) where parts may run on threads of their
@@ -133,9 +134,11 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
         rowTiles
             ? nb.alloc(MemRefType::get({ShapedType::kDynamic, nh, kvTile}, f32),
                        {rows})
-        : online ? nb.alloc(MemRefType::get({numParts, nh, kvTile}, f32), {})
-                 : nb.alloc(MemRefType::get({nh, ShapedType::kDynamic}, f32),
-                            {width});
+        : online
+            ? nb.alloc(MemRefType::get({numParts + qTile - 1, nh, kvTile}, f32),
+                       {})
+            : nb.alloc(MemRefType::get({nh, ShapedType::kDynamic}, f32),
+                       {width});
     auto rowType = MemRefType::get({ShapedType::kDynamic, nh}, f32);
     Value rowMax, rowSum;
     Value rowInv = nb.alloc(rowType, {seq});
@@ -346,6 +349,398 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
         nb.store(arith::TruncFOp::create(b, f32, inv), rowInv, invMap, iv);
       };
     };
+    // Online (flash attention): the nest of `count` rows from token
+    // `first` (a query tile of q_tile tokens, else one token) and KV head
+    // `ikv`. A query tile's rows share each tile of positions: the tiles up
+    // to the causal end of its last row, q.k and p.V over all of a tile's
+    // positions for every row (the keys and values each load serves the
+    // tile's rows), the max, exponentials and sum of each row over its own
+    // causal positions and its probabilities zero after them (+0 products,
+    // so each row's sums are those it would add alone).
+    auto emitOnline = [&](Value first, int64_t count, Value ikv) {
+      Value is = first;
+      // The causal end of the last row: one row's own, or the tile's.
+      Value causalEnd = arith::AddIOp::create(
+          b, arith::AddIOp::create(b, pos0, first), nb.index(count));
+      Value valuesEnd = causalEnd;
+      if (kvPad > 1)
+        valuesEnd = arith::MinUIOp::create(b, roundUp(causalEnd, kvPad), ctxP);
+      else if (padded)
+        valuesEnd = ctxP;
+      // The rows, each around the group's heads and then `ubsOf(s)` (the
+      // nest's extents for row s); `fn` gets the block's iteration values
+      // (s, kv, g, the nest's variables). `lead`, values bound before the
+      // nest's variables (a tile's first position).
+      auto overGroupRows = [&](function_ref<SmallVector<Value>(Value)> ubsOf,
+                               function_ref<void(SmallVector<Value>)> fn,
+                               ArrayRef<Value> lead = {}) {
+        auto row = [&](Value s) {
+          SmallVector<Value> ubs = ubsOf(s);
+          nb.loop(groupSize, [&](Value ig) {
+            nb.nest(ubs, [&](ValueRange ivs) {
+              SmallVector<Value> iters = {s, ikv, ig};
+              iters.append(lead.begin(), lead.end());
+              iters.append(ivs.begin(), ivs.end());
+              fn(iters);
+            });
+          });
+        };
+        if (count == 1)
+          return row(first);
+        nb.loop(nb.index(count),
+                [&](Value ir) { row(arith::AddIOp::create(b, first, ir)); });
+      };
+      auto overGroup = [&](ArrayRef<Value> ubs,
+                           function_ref<void(SmallVector<Value>)> fn,
+                           ArrayRef<Value> lead = {}) {
+        overGroupRows([&](Value) { return SmallVector<Value>(ubs); }, fn, lead);
+      };
+      // Blocks over (s, kv, g, p, ...): p the part of the row's
+      // positions (0 but in a split decode step), whose running max,
+      // sum and output are the part's own: at [s + p][h].
+      AffineExpr p = nb.d(3);
+      auto stateAt = [&](unsigned n) { return nb.map(n, {s + p, hq}); };
+      // The output being summed: out, or with parts the part's own.
+      auto accAt = [&](unsigned n, AffineExpr d) {
+        return split ? nb.map(n, {s + p, hq * hd + d})
+                     : nb.map(n, {s, hq * hd + d});
+      };
+      Value acc = split ? partOut : out;
+      // The part's positions: [lo, end) for q.k, [lo, endV) for p.V
+      // (at most up to valuesEnd), parts of roundUp(ceil(causalEnd /
+      // parts), lcm(kv_pad, 16)) positions: p.V's lanes (a divisor of
+      // kv_pad) whole in every part, no remainder summed position by
+      // position (a short context takes fewer parts). (Divided by the
+      // constant: a division by a value is not speculatable, and would
+      // pin the loops the schedules move.)
+      Value c;
+      if (split) {
+        // (Compared here, in the nest: a kernel takes the token count,
+        // not a condition.)
+        Value oneToken = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, seq,
+                                               nb.index(1));
+        Value share = arith::SelectOp::create(
+            b, oneToken,
+            arith::DivUIOp::create(
+                b, arith::AddIOp::create(b, causalEnd, nb.index(numParts - 1)),
+                nb.index(numParts)),
+            causalEnd);
+        c = roundUp(share, std::lcm<int64_t>(kvPad, 16));
+      }
+      auto part = [&](Value ip) {
+        Value lo, end = causalEnd, endV = valuesEnd;
+        if (split) {
+          lo = arith::MulIOp::create(b, ip, c);
+          Value hi = arith::AddIOp::create(b, lo, c);
+          end = arith::MinUIOp::create(b, hi, causalEnd);
+          endV = arith::MinUIOp::create(b, hi, valuesEnd);
+        }
+        // The part's max the lowest finite f32 (not -inf: a tile whose
+        // scaled scores are all -inf then keeps it, its exponentials 0,
+        // where exp(-inf - -inf) would be NaN), sum 0, output 0.
+        AffineMap st4 = stateAt(4), st5 = stateAt(5);
+        overGroup({},
+                  [&](SmallVector<Value> iters) {
+                    nb.block("attention_init", iters, kinds({sp}), {},
+                             {{partMax, st4}, {partSum, st4}},
+                             [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                               nb.store(lowest(b), partMax, st4, iv);
+                               nb.store(f64Zero(b), partSum, st4, iv);
+                             });
+                  },
+                  {ip});
+        // acc[s, h*hd + d] *= factor[s, h]
+        auto scaleAcc = [&](StringRef name, Value factor) {
+          AffineMap a5 = accAt(5, nb.d(4));
+          overGroup({nb.index(hd)},
+                    [&](SmallVector<Value> iters) {
+                      nb.block(name, iters, kinds({sp, sp}),
+                               {{acc, a5}, {factor, st5}}, {{acc, a5}},
+                               [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                                 nb.store(arith::MulFOp::create(
+                                              b, nb.load(acc, a5, iv),
+                                              nb.load(factor, st5, iv)),
+                                          acc, a5, iv);
+                               });
+                    },
+                    {ip});
+        };
+        {
+          AffineMap a5 = accAt(5, nb.d(4));
+          overGroup({nb.index(hd)},
+                    [&](SmallVector<Value> iters) {
+                      nb.block("attention_init_out", iters, kinds({sp, sp}), {},
+                               {{acc, a5}},
+                               [&](ImplicitLocOpBuilder &, ValueRange iv) {
+                                 nb.store(nb.f32(0.0), acc, a5, iv);
+                               });
+                    },
+                    {ip});
+        }
+        // The tiles [t0, t0 + T) of the part, t0 = lo, lo + T, ... <
+        // end (none when lo >= end): q.k up to end, p.V up to endV
+        // (kv_tile is a multiple of kv_pad, so the tiles that hold the
+        // causal context hold valuesEnd too).
+        auto tiles = [&](Value base) {
+          Value tile = nb.index(kvTile);
+          Value nScores = arith::MinUIOp::create(
+              b, arith::SubIOp::create(b, end, base), tile);
+          Value nValues = arith::MinUIOp::create(
+              b, arith::SubIOp::create(b, endV, base), tile);
+          // Row s's positions in the tile: the tile's, or in a query tile
+          // those before its causal end (none when it ends before the
+          // tile).
+          auto rowScores = [&](Value s) -> SmallVector<Value> {
+            if (count == 1)
+              return {nScores};
+            Value left = arith::SubIOp::create(
+                b,
+                arith::AddIOp::create(b, arith::AddIOp::create(b, pos0, s),
+                                      nb.index(1)),
+                base);
+            Value clamped = arith::MaxSIOp::create(b, left, nb.index(0));
+            return {arith::MinUIOp::create(b, clamped, nScores)};
+          };
+          // Blocks over (s, kv, g, p, x) or (s, kv, g, p, base, x, y).
+          AffineExpr px = nb.d(4), t = nb.d(4), tx = nb.d(5), ty = nb.d(6);
+          // (A query tile's rows: a scores tile each, s mod q_tile.)
+          AffineExpr tileRow = rowTiles ? s + p : qTile > 1 ? p + s % qTile : p;
+          AffineMap sc5 = nb.map(5, {tileRow, hq, px}),
+                    sc7 = nb.map(7, {tileRow, hq, tx});
+          // a. scores[h, x] = q[s, h] . K[base + x, kv]; keys by dim,
+          //    for the positions up to a multiple of kQKGroup (at most
+          //    the tile and the cache's end): whole vectors of
+          //    positions for any CPU's lanes and their register tiles,
+          //    no remainder position by position. The extra positions'
+          //    keys are finite (stored by an earlier step or zero) and
+          //    their scores, past nScores, are never read.
+          Value nQK = nScores;
+          if (keysByDim)
+            nQK = arith::MinUIOp::create(
+                b, arith::MinUIOp::create(b, roundUp(nScores, kQKGroup), tile),
+                arith::SubIOp::create(b, nb.index(maxSeq), base));
+          overGroup({nQK, nb.index(hd)},
+                    [&](SmallVector<Value> iters) {
+                      product("attention_scores", iters,
+                              kinds({sp, sp, sp, red}), q,
+                              nb.map(7, {s, hq * hd + ty}),
+                              nb.map(7, kAt(kv, t + tx, ty)), scores, sc7);
+                    },
+                    {ip, base});
+          // b. tileMax[s, h] = max_x scale * scores[h, x]
+          overGroupRows(rowScores,
+                        [&](SmallVector<Value> iters) {
+                          scaledMax(iters, kinds({sp, red}), sc5, tileMax, st5);
+                        },
+                        {ip});
+          // c. the new max; rescale = exp(old max - new max) (0 at the
+          //    first tile, whose old max is the lowest f32)
+          overGroup({},
+                    [&](SmallVector<Value> iters) {
+                      nb.block("softmax_rescale_max", iters, kinds({sp}),
+                               {{partMax, st4}, {tileMax, st4}},
+                               {{partMax, st4}, {rescale, st4}},
+                               [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                                 Value old = nb.load(partMax, st4, iv);
+                                 Value m = arith::MaxNumFOp::create(
+                                     b, old, nb.load(tileMax, st4, iv));
+                                 nb.store(
+                                     math::ExpOp::create(
+                                         b, arith::SubFOp::create(b, old, m)),
+                                     rescale, st4, iv);
+                                 nb.store(m, partMax, st4, iv);
+                               });
+                    },
+                    {ip});
+          // d. scores = exp(scale * scores - max); zeros past the row's
+          //    causal end (padded rows)
+          overGroupRows(rowScores,
+                        [&](SmallVector<Value> iters) {
+                          scaledExp(iters, kinds({sp, sp}), sc5, partMax, st5);
+                        },
+                        {ip});
+          if (padded || count > 1) {
+            // (Zeros from the row's last causal position to the tile's
+            // values: the padding, or a query tile's later rows' positions.)
+            Value rowEnd;
+            overGroupRows(
+                [&](Value s) {
+                  rowEnd = rowScores(s)[0];
+                  return SmallVector<Value>{
+                      arith::SubIOp::create(b, nValues, rowEnd)};
+                },
+                [&](SmallVector<Value> iters) {
+                  iters[4] = arith::AddIOp::create(b, rowEnd, iters[4]);
+                  nb.block("softmax_pad", iters, kinds({sp, sp}), {},
+                           {{scores, sc5}},
+                           [&](ImplicitLocOpBuilder &, ValueRange iv) {
+                             nb.store(nb.f32(0.0), scores, sc5, iv);
+                           });
+                },
+                {ip});
+          }
+          // e. tileSum[s, h] = sum_x scores[h, x] (f32);
+          //    sum = sum * rescale + tileSum (f64)
+          overGroupRows(rowScores,
+                        [&](SmallVector<Value> iters) {
+                          sumF32("softmax_sum", iters, kinds({sp, red}), scores,
+                                 sc5, tileSum, st5);
+                        },
+                        {ip});
+          overGroup(
+              {},
+              [&](SmallVector<Value> iters) {
+                nb.block(
+                    "softmax_rescale_sum", iters, kinds({sp}),
+                    {{partSum, st4}, {rescale, st4}, {tileSum, st4}},
+                    {{partSum, st4}},
+                    [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                      auto wide = [&](Value buffer) -> Value {
+                        return arith::ExtFOp::create(b, f64,
+                                                     nb.load(buffer, st4, iv));
+                      };
+                      Value scaled = arith::MulFOp::create(
+                          b, nb.load(partSum, st4, iv), wide(rescale));
+                      nb.store(arith::AddFOp::create(b, scaled, wide(tileSum)),
+                               partSum, st4, iv);
+                    });
+              },
+              {ip});
+          // f. acc *= rescale; acc[s, h*hd + d] += sum_x scores[h, x]
+          //    V[d, base + x] (the block's variables (s, kv, g, p, base,
+          //    x, d), its loops (g, d, x); values by position, the loops
+          //    follow the cache: (g, x, d))
+          scaleAcc("attention_rescale", rescale);
+          Value dims = nb.index(hd);
+          overGroup(valuesByPosition ? SmallVector<Value>{nValues, dims}
+                                     : SmallVector<Value>{dims, nValues},
+                    [&](SmallVector<Value> iters) {
+                      if (!valuesByPosition)
+                        std::swap(iters[5], iters[6]);
+                      product("attention_values", iters,
+                              kinds({sp, sp, red, sp}), scores, sc7,
+                              nb.map(7, vAt(kv, t + tx, ty)), acc, accAt(7, ty),
+                              /*accumulate=*/true, /*round=*/true);
+                    },
+                    {ip, base});
+        };
+        nb.loop(end, kvTile, tiles, lo);
+      };
+      if (split)
+        nb.loop(parts, part);
+      else
+        part(nb.index(0));
+      // g. Merged: the largest max M, each part's weight exp(max - M)
+      //    (0 for an empty part), the sum and output of the weighted
+      //    parts'.
+      AffineMap row3 = nb.map(3, {s, hq});
+      if (split) {
+        AffineMap st4 = stateAt(4);
+        overGroup({parts}, [&](SmallVector<Value> iters) {
+          nb.block(
+              "attention_merge_max", iters, kinds({red}), {{partMax, st4}},
+              {{rowMax, row4}},
+              [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                nb.store(arith::MaxNumFOp::create(b, nb.load(rowMax, row4, iv),
+                                                  nb.load(partMax, st4, iv)),
+                         rowMax, row4, iv);
+              },
+              [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                nb.store(negInf(b), rowMax, row4, iv);
+              });
+        });
+        overGroup({parts}, [&](SmallVector<Value> iters) {
+          nb.block("attention_merge_weight", iters, kinds({sp}),
+                   {{partMax, st4}, {rowMax, row4}}, {{rescale, st4}},
+                   [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                     nb.store(math::ExpOp::create(
+                                  b, arith::SubFOp::create(
+                                         b, nb.load(partMax, st4, iv),
+                                         nb.load(rowMax, row4, iv))),
+                              rescale, st4, iv);
+                   });
+        });
+        overGroup({parts}, [&](SmallVector<Value> iters) {
+          nb.block(
+              "attention_merge_sum", iters, kinds({red}),
+              {{partSum, st4}, {rescale, st4}}, {{rowSum, row4}},
+              [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                Value w =
+                    arith::ExtFOp::create(b, f64, nb.load(rescale, st4, iv));
+                Value t =
+                    arith::MulFOp::create(b, nb.load(partSum, st4, iv), w);
+                nb.store(arith::AddFOp::create(b, nb.load(rowSum, row4, iv), t),
+                         rowSum, row4, iv);
+              },
+              [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                nb.store(f64Zero(b), rowSum, row4, iv);
+              });
+        });
+        // out[s, h*hd + d] = sum_p partOut[p][...] * weight[p], the
+        // block's variables (s, kv, g, p, d), its loops (g, d, p).
+        AffineMap part5 = accAt(5, nb.d(4)), w5 = stateAt(5);
+        AffineMap out5 = nb.map(5, {s, hq * hd + nb.d(4)});
+        overGroup({nb.index(hd), parts}, [&](SmallVector<Value> iters) {
+          std::swap(iters[3], iters[4]);
+          nb.block(
+              "attention_merge_out", iters, kinds({red, sp}),
+              {{partOut, part5}, {rescale, w5}}, {{out, out5}},
+              [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                Value t = arith::MulFOp::create(b, nb.load(partOut, part5, iv),
+                                                nb.load(rescale, w5, iv));
+                nb.store(arith::AddFOp::create(b, nb.load(out, out5, iv), t),
+                         out, out5, iv);
+              },
+              [&](ImplicitLocOpBuilder &, ValueRange iv) {
+                nb.store(nb.f32(0.0), out, out5, iv);
+              });
+        });
+      }
+      // h. out *= f32(1 / sum)
+      overGroup({}, [&](SmallVector<Value> iters) {
+        if (split)
+          return nb.block("softmax_inv", iters, rowSpatial, {{rowSum, row3}},
+                          {{rowInv, row3}}, invBody(rowSum, row3, row3));
+        // The one part's sum (p = 0).
+        iters.push_back(nb.index(0));
+        AffineMap sum4 = stateAt(4), inv4 = nb.map(4, {s, hq});
+        nb.block("softmax_inv", iters, kinds({sp}), {{partSum, sum4}},
+                 {{rowInv, inv4}}, invBody(partSum, sum4, inv4));
+      });
+      AffineMap out4 = nb.map(4, {s, hq * hd + x}), inv4 = nb.map(4, {s, hq});
+      overGroup({nb.index(hd)}, [&](SmallVector<Value> iters) {
+        nb.block("attention_normalize", iters, kinds({sp}),
+                 {{out, out4}, {rowInv, inv4}}, {{out, out4}},
+                 [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                   nb.store(arith::MulFOp::create(b, nb.load(out, out4, iv),
+                                                  nb.load(rowInv, inv4, iv)),
+                            out, out4, iv);
+                 });
+      });
+    };
+    if (online) {
+      if (qTile > 1) {
+        // Whole query tiles, then the tokens after the last one (and a
+        // decode step) a row at a time.
+        Value nTiles = arith::DivUIOp::create(b, seq, nb.index(qTile));
+        nb.loop(nTiles, [&](Value it) {
+          Value s0 = arith::MulIOp::create(b, it, nb.index(qTile));
+          nb.loop(nb.index(nkv),
+                  [&](Value ikv) { emitOnline(s0, qTile, ikv); });
+        });
+        Value tiled = arith::MulIOp::create(b, nTiles, nb.index(qTile));
+        nb.loop(arith::SubIOp::create(b, seq, tiled), [&](Value ir) {
+          Value is = arith::AddIOp::create(b, tiled, ir);
+          nb.loop(nb.index(nkv), [&](Value ikv) { emitOnline(is, 1, ikv); });
+        });
+      } else {
+        nb.loop(seq, [&](Value is) {
+          nb.loop(nb.index(nkv), [&](Value ikv) { emitOnline(is, 1, ikv); });
+        });
+      }
+      rewriter.replaceOp(op, out);
+      return success();
+    }
     nb.loop(seq, [&](Value is) {
       Value causalEnd = arith::AddIOp::create(
           b, arith::AddIOp::create(b, pos0, is), nb.index(1));
@@ -380,320 +775,6 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
             });
           });
         };
-        if (online) {
-          // Blocks over (s, kv, g, p, ...): p the part of the row's
-          // positions (0 but in a split decode step), whose running max,
-          // sum and output are the part's own: at [s + p][h].
-          AffineExpr p = nb.d(3);
-          auto stateAt = [&](unsigned n) { return nb.map(n, {s + p, hq}); };
-          // The output being summed: out, or with parts the part's own.
-          auto accAt = [&](unsigned n, AffineExpr d) {
-            return split ? nb.map(n, {s + p, hq * hd + d})
-                         : nb.map(n, {s, hq * hd + d});
-          };
-          Value acc = split ? partOut : out;
-          // The part's positions: [lo, end) for q.k, [lo, endV) for p.V
-          // (at most up to valuesEnd), parts of roundUp(ceil(causalEnd /
-          // parts), lcm(kv_pad, 16)) positions: p.V's lanes (a divisor of
-          // kv_pad) whole in every part, no remainder summed position by
-          // position (a short context takes fewer parts). (Divided by the
-          // constant: a division by a value is not speculatable, and would
-          // pin the loops the schedules move.)
-          Value c;
-          if (split) {
-            // (Compared here, in the nest: a kernel takes the token count,
-            // not a condition.)
-            Value oneToken = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                                   seq, nb.index(1));
-            Value share = arith::SelectOp::create(
-                b, oneToken,
-                arith::DivUIOp::create(
-                    b,
-                    arith::AddIOp::create(b, causalEnd, nb.index(numParts - 1)),
-                    nb.index(numParts)),
-                causalEnd);
-            c = roundUp(share, std::lcm<int64_t>(kvPad, 16));
-          }
-          auto part = [&](Value ip) {
-            Value lo, end = causalEnd, endV = valuesEnd;
-            if (split) {
-              lo = arith::MulIOp::create(b, ip, c);
-              Value hi = arith::AddIOp::create(b, lo, c);
-              end = arith::MinUIOp::create(b, hi, causalEnd);
-              endV = arith::MinUIOp::create(b, hi, valuesEnd);
-            }
-            // The part's max the lowest finite f32 (not -inf: a tile whose
-            // scaled scores are all -inf then keeps it, its exponentials 0,
-            // where exp(-inf - -inf) would be NaN), sum 0, output 0.
-            AffineMap st4 = stateAt(4), st5 = stateAt(5);
-            overGroup({},
-                      [&](SmallVector<Value> iters) {
-                        nb.block("attention_init", iters, kinds({sp}), {},
-                                 {{partMax, st4}, {partSum, st4}},
-                                 [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                                   nb.store(lowest(b), partMax, st4, iv);
-                                   nb.store(f64Zero(b), partSum, st4, iv);
-                                 });
-                      },
-                      {ip});
-            // acc[s, h*hd + d] *= factor[s, h]
-            auto scaleAcc = [&](StringRef name, Value factor) {
-              AffineMap a5 = accAt(5, nb.d(4));
-              overGroup({nb.index(hd)},
-                        [&](SmallVector<Value> iters) {
-                          nb.block(name, iters, kinds({sp, sp}),
-                                   {{acc, a5}, {factor, st5}}, {{acc, a5}},
-                                   [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                                     nb.store(arith::MulFOp::create(
-                                                  b, nb.load(acc, a5, iv),
-                                                  nb.load(factor, st5, iv)),
-                                              acc, a5, iv);
-                                   });
-                        },
-                        {ip});
-            };
-            {
-              AffineMap a5 = accAt(5, nb.d(4));
-              overGroup({nb.index(hd)},
-                        [&](SmallVector<Value> iters) {
-                          nb.block("attention_init_out", iters, kinds({sp, sp}),
-                                   {}, {{acc, a5}},
-                                   [&](ImplicitLocOpBuilder &, ValueRange iv) {
-                                     nb.store(nb.f32(0.0), acc, a5, iv);
-                                   });
-                        },
-                        {ip});
-            }
-            // The tiles [t0, t0 + T) of the part, t0 = lo, lo + T, ... <
-            // end (none when lo >= end): q.k up to end, p.V up to endV
-            // (kv_tile is a multiple of kv_pad, so the tiles that hold the
-            // causal context hold valuesEnd too).
-            auto tiles = [&](Value base) {
-              Value tile = nb.index(kvTile);
-              Value nScores = arith::MinUIOp::create(
-                  b, arith::SubIOp::create(b, end, base), tile);
-              Value nValues = arith::MinUIOp::create(
-                  b, arith::SubIOp::create(b, endV, base), tile);
-              // Blocks over (s, kv, g, p, x) or (s, kv, g, p, base, x, y).
-              AffineExpr px = nb.d(4), t = nb.d(4), tx = nb.d(5), ty = nb.d(6);
-              AffineExpr tileRow = rowTiles ? s + p : p;
-              AffineMap sc5 = nb.map(5, {tileRow, hq, px}),
-                        sc7 = nb.map(7, {tileRow, hq, tx});
-              // a. scores[h, x] = q[s, h] . K[base + x, kv]; keys by dim,
-              //    for the positions up to a multiple of kQKGroup (at most
-              //    the tile and the cache's end): whole vectors of
-              //    positions for any CPU's lanes and their register tiles,
-              //    no remainder position by position. The extra positions'
-              //    keys are finite (stored by an earlier step or zero) and
-              //    their scores, past nScores, are never read.
-              Value nQK = nScores;
-              if (keysByDim)
-                nQK = arith::MinUIOp::create(
-                    b,
-                    arith::MinUIOp::create(b, roundUp(nScores, kQKGroup), tile),
-                    arith::SubIOp::create(b, nb.index(maxSeq), base));
-              overGroup({nQK, nb.index(hd)},
-                        [&](SmallVector<Value> iters) {
-                          product("attention_scores", iters,
-                                  kinds({sp, sp, sp, red}), q,
-                                  nb.map(7, {s, hq * hd + ty}),
-                                  nb.map(7, kAt(kv, t + tx, ty)), scores, sc7);
-                        },
-                        {ip, base});
-              // b. tileMax[s, h] = max_x scale * scores[h, x]
-              overGroup({nScores},
-                        [&](SmallVector<Value> iters) {
-                          scaledMax(iters, kinds({sp, red}), sc5, tileMax, st5);
-                        },
-                        {ip});
-              // c. the new max; rescale = exp(old max - new max) (0 at the
-              //    first tile, whose old max is the lowest f32)
-              overGroup({},
-                        [&](SmallVector<Value> iters) {
-                          nb.block("softmax_rescale_max", iters, kinds({sp}),
-                                   {{partMax, st4}, {tileMax, st4}},
-                                   {{partMax, st4}, {rescale, st4}},
-                                   [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                                     Value old = nb.load(partMax, st4, iv);
-                                     Value m = arith::MaxNumFOp::create(
-                                         b, old, nb.load(tileMax, st4, iv));
-                                     nb.store(math::ExpOp::create(
-                                                  b, arith::SubFOp::create(
-                                                         b, old, m)),
-                                              rescale, st4, iv);
-                                     nb.store(m, partMax, st4, iv);
-                                   });
-                        },
-                        {ip});
-              // d. scores = exp(scale * scores - max); zeros past the row's
-              //    causal end (padded rows)
-              overGroup({nScores},
-                        [&](SmallVector<Value> iters) {
-                          scaledExp(iters, kinds({sp, sp}), sc5, partMax, st5);
-                        },
-                        {ip});
-              if (padded) {
-                Value rest = arith::SubIOp::create(b, nValues, nScores);
-                overGroup(
-                    {rest},
-                    [&](SmallVector<Value> iters) {
-                      iters[4] = arith::AddIOp::create(b, nScores, iters[4]);
-                      nb.block("softmax_pad", iters, kinds({sp, sp}), {},
-                               {{scores, sc5}},
-                               [&](ImplicitLocOpBuilder &, ValueRange iv) {
-                                 nb.store(nb.f32(0.0), scores, sc5, iv);
-                               });
-                    },
-                    {ip});
-              }
-              // e. tileSum[s, h] = sum_x scores[h, x] (f32);
-              //    sum = sum * rescale + tileSum (f64)
-              overGroup({nScores},
-                        [&](SmallVector<Value> iters) {
-                          sumF32("softmax_sum", iters, kinds({sp, red}), scores,
-                                 sc5, tileSum, st5);
-                        },
-                        {ip});
-              overGroup(
-                  {},
-                  [&](SmallVector<Value> iters) {
-                    nb.block("softmax_rescale_sum", iters, kinds({sp}),
-                             {{partSum, st4}, {rescale, st4}, {tileSum, st4}},
-                             {{partSum, st4}},
-                             [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                               auto wide = [&](Value buffer) -> Value {
-                                 return arith::ExtFOp::create(
-                                     b, f64, nb.load(buffer, st4, iv));
-                               };
-                               Value scaled = arith::MulFOp::create(
-                                   b, nb.load(partSum, st4, iv), wide(rescale));
-                               nb.store(arith::AddFOp::create(b, scaled,
-                                                              wide(tileSum)),
-                                        partSum, st4, iv);
-                             });
-                  },
-                  {ip});
-              // f. acc *= rescale; acc[s, h*hd + d] += sum_x scores[h, x]
-              //    V[d, base + x] (the block's variables (s, kv, g, p, base,
-              //    x, d), its loops (g, d, x); values by position, the loops
-              //    follow the cache: (g, x, d))
-              scaleAcc("attention_rescale", rescale);
-              Value dims = nb.index(hd);
-              overGroup(valuesByPosition ? SmallVector<Value>{nValues, dims}
-                                         : SmallVector<Value>{dims, nValues},
-                        [&](SmallVector<Value> iters) {
-                          if (!valuesByPosition)
-                            std::swap(iters[5], iters[6]);
-                          product("attention_values", iters,
-                                  kinds({sp, sp, red, sp}), scores, sc7,
-                                  nb.map(7, vAt(kv, t + tx, ty)), acc,
-                                  accAt(7, ty),
-                                  /*accumulate=*/true, /*round=*/true);
-                        },
-                        {ip, base});
-            };
-            nb.loop(end, kvTile, tiles, lo);
-          };
-          if (split)
-            nb.loop(parts, part);
-          else
-            part(nb.index(0));
-          // g. Merged: the largest max M, each part's weight exp(max - M)
-          //    (0 for an empty part), the sum and output of the weighted
-          //    parts'.
-          AffineMap row3 = nb.map(3, {s, hq});
-          if (split) {
-            AffineMap st4 = stateAt(4);
-            overGroup({parts}, [&](SmallVector<Value> iters) {
-              nb.block(
-                  "attention_merge_max", iters, kinds({red}), {{partMax, st4}},
-                  {{rowMax, row4}},
-                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                    nb.store(
-                        arith::MaxNumFOp::create(b, nb.load(rowMax, row4, iv),
-                                                 nb.load(partMax, st4, iv)),
-                        rowMax, row4, iv);
-                  },
-                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                    nb.store(negInf(b), rowMax, row4, iv);
-                  });
-            });
-            overGroup({parts}, [&](SmallVector<Value> iters) {
-              nb.block("attention_merge_weight", iters, kinds({sp}),
-                       {{partMax, st4}, {rowMax, row4}}, {{rescale, st4}},
-                       [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                         nb.store(math::ExpOp::create(
-                                      b, arith::SubFOp::create(
-                                             b, nb.load(partMax, st4, iv),
-                                             nb.load(rowMax, row4, iv))),
-                                  rescale, st4, iv);
-                       });
-            });
-            overGroup({parts}, [&](SmallVector<Value> iters) {
-              nb.block(
-                  "attention_merge_sum", iters, kinds({red}),
-                  {{partSum, st4}, {rescale, st4}}, {{rowSum, row4}},
-                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                    Value w = arith::ExtFOp::create(b, f64,
-                                                    nb.load(rescale, st4, iv));
-                    Value t =
-                        arith::MulFOp::create(b, nb.load(partSum, st4, iv), w);
-                    nb.store(
-                        arith::AddFOp::create(b, nb.load(rowSum, row4, iv), t),
-                        rowSum, row4, iv);
-                  },
-                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                    nb.store(f64Zero(b), rowSum, row4, iv);
-                  });
-            });
-            // out[s, h*hd + d] = sum_p partOut[p][...] * weight[p], the
-            // block's variables (s, kv, g, p, d), its loops (g, d, p).
-            AffineMap part5 = accAt(5, nb.d(4)), w5 = stateAt(5);
-            AffineMap out5 = nb.map(5, {s, hq * hd + nb.d(4)});
-            overGroup({nb.index(hd), parts}, [&](SmallVector<Value> iters) {
-              std::swap(iters[3], iters[4]);
-              nb.block(
-                  "attention_merge_out", iters, kinds({red, sp}),
-                  {{partOut, part5}, {rescale, w5}}, {{out, out5}},
-                  [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                    Value t =
-                        arith::MulFOp::create(b, nb.load(partOut, part5, iv),
-                                              nb.load(rescale, w5, iv));
-                    nb.store(
-                        arith::AddFOp::create(b, nb.load(out, out5, iv), t),
-                        out, out5, iv);
-                  },
-                  [&](ImplicitLocOpBuilder &, ValueRange iv) {
-                    nb.store(nb.f32(0.0), out, out5, iv);
-                  });
-            });
-          }
-          // h. out *= f32(1 / sum)
-          overGroup({}, [&](SmallVector<Value> iters) {
-            if (split)
-              return nb.block("softmax_inv", iters, rowSpatial,
-                              {{rowSum, row3}}, {{rowInv, row3}},
-                              invBody(rowSum, row3, row3));
-            // The one part's sum (p = 0).
-            iters.push_back(nb.index(0));
-            AffineMap sum4 = stateAt(4), inv4 = nb.map(4, {s, hq});
-            nb.block("softmax_inv", iters, kinds({sp}), {{partSum, sum4}},
-                     {{rowInv, inv4}}, invBody(partSum, sum4, inv4));
-          });
-          AffineMap out4 = nb.map(4, {s, hq * hd + x}),
-                    inv4 = nb.map(4, {s, hq});
-          overGroup({nb.index(hd)}, [&](SmallVector<Value> iters) {
-            nb.block("attention_normalize", iters, kinds({sp}),
-                     {{out, out4}, {rowInv, inv4}}, {{out, out4}},
-                     [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                       nb.store(
-                           arith::MulFOp::create(b, nb.load(out, out4, iv),
-                                                 nb.load(rowInv, inv4, iv)),
-                           out, out4, iv);
-                     });
-          });
-          return;
-        }
         // 2. scores[h, t] = q[s, h] . K[t, kv]
         {
           AffineMap qMap = nb.map(5, {s, hq * hd + y});

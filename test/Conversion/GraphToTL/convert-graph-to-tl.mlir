@@ -320,6 +320,47 @@ func.func @attention_keys_by_dim(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: 
 
 // -----
 
+// q_tile (graph-query-tiles): the prompt's whole tiles of 2 rows, each tile's
+// nest of a KV head over its rows: the tiles of positions up to the causal
+// end of its last row, a scores tile per row (row s's at s mod 2), q.k over
+// all of a tile's positions for both rows, each row's max, exponentials and
+// sum over its own causal positions (its count clamped at 0 and the tile's),
+// zeros after them; then the tokens after the last whole tile a row at a time.
+!cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32, values_by_position = true, keys_by_dim = true>
+// CHECK-LABEL: func.func @attention_q_tile
+// CHECK: %[[SC:.+]] = memref.alloc() {{.*}} : memref<2x4x8xf32>
+// CHECK: %[[NT:.+]] = arith.divui %dim, %c2
+// CHECK: tl.for %[[IT:[a-z0-9_]+]] = %{{.+}} to %[[NT]]
+// CHECK: %[[S0:.+]] = arith.muli %[[IT]], %c2
+// CHECK: tl.for %[[KV:[a-z0-9_]+]] =
+// CHECK: %[[PS:.+]] = arith.addi %arg3, %[[S0]]
+// CHECK: %[[TEND:.+]] = arith.addi %[[PS]], %c2
+// CHECK: tl.block "attention_init"
+// CHECK: tl.for %[[T0:[a-z0-9_]+]] = %{{.+}} to %[[TEND]] step %c8
+// CHECK: tl.for %[[R:[a-z0-9_]+]] = %{{.+}} to %c2
+// CHECK: %[[S:.+]] = arith.addi %[[S0]], %[[R]]
+// CHECK: tl.block "attention_scores" (%[[VS:[a-z0-9_]+]] = spatial %[[S]],
+// CHECK-SAME: writes(%[[SC]][%{{[a-z0-9_]+}} + %[[VS]] mod 2,
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c2
+// CHECK: %[[LEFT:.+]] = arith.subi %{{.+}}, %[[T0]]
+// CHECK: %[[POS:.+]] = arith.maxsi %[[LEFT]], %c0
+// CHECK: %[[ROW:.+]] = arith.minui %[[POS]],
+// CHECK: tl.for %{{.+}} = %{{.+}} to %[[ROW]]
+// CHECK-NEXT: tl.block "softmax_max"
+// CHECK: tl.block "softmax_pad"
+// CHECK: tl.block "attention_values"
+// CHECK: tl.block "attention_normalize"
+// CHECK: %[[TILED:.+]] = arith.muli %[[NT]], %c2
+// CHECK: %[[REST:.+]] = arith.subi %dim, %[[TILED]]
+// CHECK: tl.for %{{.+}} = %{{.+}} to %[[REST]]
+// CHECK: tl.block "attention_scores_1"
+func.func @attention_q_tile(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) -> tensor<?x16xf32> {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_pad = 4 : i64, kv_tile = 8 : i64, q_tile = 2 : i64} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
 !cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
 // row_tiles: a scores tile per row ([tokens, heads, 8], row s), so that no
 // buffer is shared between the rows (a GPU runs them at once).

@@ -79,3 +79,26 @@ func.func @prefill_pv_by_position_gqa(%q: tensor<?x128xf32>, %k: tensor<?x64xf32
   %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 32 : i64, scale = 0.25 : f32, kv_tile = 16 : i64} : tensor<?x128xf32>, tensor<?x64xf32>, tensor<?x64xf32>, !cachep
   return %0 : tensor<?x128xf32>
 }
+
+!cq = !graph.kv_cache<layers = 2, max_seq = 256, kv_heads = 2, head_dim = 64, element_type = f32, values_by_position = true, keys_by_dim = true>
+
+// A query tile of 4 rows (q_tile) and a GQA group of 2 heads: the 8 rows move
+// inside the positions, each load of the values serving all of them; their 4
+// vectors of the head dim each would take 32 registers, so 2 stay inside
+// ([4 x 2 x 2 x 16]) and the head dim's halves go outside the positions.
+// CHECK-LABEL: func.func @prefill_pv_q_tile_gqa
+// CHECK: tl.block "attention_rescale"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %c2{{.*}} step %{{[a-z0-9_]+}} {
+// CHECK-NEXT: %[[ACC:[a-z0-9_]+]] = memref.alloca() {{.*}} : memref<4x2x2x16xf32>
+// CHECK: tl.block "attention_values_rf_init"
+// CHECK: tl.for %{{.+}} = %{{.+}} to %{{.+}} step %{{[a-z0-9_]+}} {
+// CHECK-NEXT: tl.for {{.*}} to %c4{{.*}} kind(unrolled)
+// CHECK-NEXT: tl.for {{.*}} to %c2{{.*}} kind(unrolled)
+// CHECK: tl.for {{.*}} to %c2{{.*}} kind(unrolled)
+// CHECK: tl.for {{.*}} to %c16{{.*}} kind(vectorized)
+// CHECK: tl.block "attention_values_rf"
+// CHECK: math.fma
+func.func @prefill_pv_q_tile_gqa(%q: tensor<?x256xf32>, %k: tensor<?x128xf32>, %c: !cq, %p: index) -> tensor<?x256xf32> attributes {llmc.phase = "prefill"} {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 64 : i64, scale = 0.25 : f32, kv_pad = 64 : i64, kv_tile = 128 : i64, q_tile = 4 : i64} : tensor<?x256xf32>, tensor<?x128xf32>, tensor<?x128xf32>, !cq
+  return %0 : tensor<?x256xf32>
+}

@@ -1491,18 +1491,29 @@ private:
   /// q.k with the keys by dim (flash attention in the exact mode): the
   /// positions `x` (spatial, of a run-time extent, the keys contiguous
   /// along them) directly around the head dim `r` (the reduction, of a
-  /// constant extent). Tiles of 4 vectors of positions move outside the
+  /// constant extent). Tiles of vectors of positions move outside the
   /// reduction and accumulate in registers: per element of the head dim one
   /// broadcast of the query and a load of the keys per vector, FMAs into
   /// the tile's own lanes, no horizontal sum (by position, each position's
-  /// dot product ended in one). A GQA group's loop directly around the
-  /// positions moves inside the head dim, its heads sharing each load of
-  /// the keys: (g, x, r) -> (x0, r, g, x1, x2) with x2 in lanes. The
-  /// positions after the last whole tile (none when the lowering rounded
-  /// them up) keep lanes around the reduction.
+  /// dot product ended in one). The rows around the positions (rowLoops: a
+  /// query tile's, a GQA group's heads) move inside the head dim, each load
+  /// of the keys serving all of them: (rows, x, r) -> (x0, r, rows, x1,
+  /// x2) with x2 in lanes, 4 vectors per row or as many as half of the
+  /// vector registers hold for all rows. The positions after the last
+  /// whole tile (none when the lowering rounded them up) keep lanes around
+  /// the reduction.
   bool tilePositionLanes(BlockOp block, ForOp r, ForOp x,
                          const ReductionUpdate &update) {
-    int64_t tile = 4 * lanes32;
+    // The rows around the positions (a query tile's, a GQA group's heads)
+    // and the vectors of positions each keeps: 4, or as many as half of
+    // the vector registers hold for all rows.
+    int64_t budgetVecs = target.vectorRegisters / 2;
+    SmallVector<ForOp> rows = rowLoops(block, x, budgetVecs);
+    int64_t rowCount = 1;
+    for (ForOp l : rows)
+      rowCount *= *extentOf(l);
+    int64_t tile =
+        std::min<int64_t>(4, floorPow2(budgetVecs / rowCount)) * lanes32;
     std::optional<int64_t> xe = extentOf(x), re = extentOf(r);
     auto mul = update.operand ? update.operand.getDefiningOp<arith::MulFOp>()
                               : arith::MulFOp();
@@ -1511,23 +1522,14 @@ private:
         update.kind != arith::AtomicRMWKind::addf || !sx.writesContiguous ||
         !sx.readsContiguous)
       return false;
-    // The group: 2 to 4 heads whose accumulators, 4 vectors each, leave
-    // half of the vector registers.
-    ForOp g = dyn_cast<ForOp>(x->getParentOp());
-    {
-      std::optional<int64_t> ge = g ? extentOf(g) : std::nullopt;
-      auto [sp, red] = g ? bindsKinds(block, g) : std::make_pair(false, true);
-      if (!ge || *ge < 2 || 4 * *ge > target.vectorRegisters / 2 || !sp ||
-          red || !perfectlyAround(g, x) ||
-          !llvm::is_contained(ownLoops(block), g))
-        g = {};
-    }
-    // The group outside the positions first (the split's bounds are then
-    // computed outside the group).
-    if (g) {
-      auto moved = quietly([&] { return reorder(rw, {x, g}); });
+    // The rows inside the positions first (the split's bounds are then
+    // computed outside the rows).
+    if (!rows.empty()) {
+      SmallVector<ForOp> order = {x};
+      order.append(rows.begin(), rows.end());
+      auto moved = quietly([&] { return reorder(rw, order); });
       if (failed(moved))
-        g = {};
+        rows.clear();
       else
         x = moved->front();
     }
@@ -1541,11 +1543,12 @@ private:
     if (split->tail)
       split->tail->walk([&](BlockOp b) { tail = b; });
     ForOp x0 = split->loops[0], x1 = split->loops[1];
+    // (x0, x1, rows, r) -> (x0, r, rows, x1)
     SmallVector<ForOp> loops = getLoops(block);
     ForOp rr = loops.back();
-    SmallVector<ForOp> order = {x0, rr, x1};
-    if (g)
-      order = {x0, rr, loops[loops.size() - 2], x1};
+    SmallVector<ForOp> order = {x0, rr};
+    order.append(loops.end() - 1 - rows.size(), loops.end() - 1);
+    order.push_back(x1);
     if (succeeded(quietly([&] { return reorder(rw, order); }))) {
       ForOp lanes = vectorizeLoop(getLoops(block).back(), lanes32);
       if (lanes)
@@ -1568,7 +1571,11 @@ private:
   /// position): the outputs accumulate in registers, with FMAs, and are
   /// added to the output once after the reduction (rfactor over no lanes),
   /// where each step loaded, added and stored them (the output's buffer
-  /// may alias what the step reads, as far as the compiler knows). Only
+  /// may alias what the step reads, as far as the compiler knows). The
+  /// rows around the reduction (rowLoops) move inside it, each load of the
+  /// values serving all of them; where the rows' vectors exceed half of
+  /// the vector registers, the head dim's vectors that fit stay inside and
+  /// the rest goes outside the positions. Only
   /// for a block that adds to what its output holds (no init) or, with
   /// `zeroInit` (q.k's tiles), a sum from 0, and whose accumulators take at
   /// most half of the vector registers. (Not for the other sums with an
@@ -1601,22 +1608,57 @@ private:
     int64_t budget = lanes32 * target.vectorRegisters / 2;
     if (!r || outputs > budget)
       return;
-    // A GQA group's heads directly around the positions move inside them:
-    // each load of the values then serves the group, whose accumulators
-    // are independent chains of FMAs (one head's are a chain per vector).
-    if (auto g = dyn_cast<ForOp>(r->getParentOp())) {
-      std::optional<int64_t> e = extentOf(g);
-      auto [sp, red] = bindsKinds(block, g);
-      if (e && *e >= 2 && outputs * *e <= budget && sp && !red &&
-          perfectlyAround(g, r) && llvm::is_contained(ownLoops(block), g)) {
-        auto moved = quietly([&] { return reorder(rw, {r, g}); });
-        if (succeeded(moved)) {
-          outputs *= *e;
-          ++tiles;
-          r = moved->front();
-        }
+    // The rows around the positions (a query tile's, a GQA group's heads)
+    // move inside them: each load of the values then serves every row,
+    // whose accumulators are independent chains of FMAs (one row's are a
+    // chain per vector). Where the rows' vectors would exceed the budget,
+    // the vectors of each row that fit stay inside, the rest of the head
+    // dim goes outside the positions (its tile loop split).
+    int64_t budgetVecs = budget / lanes32;
+    int64_t vecs = outputs / extentOf(laneLoop).value_or(lanes32);
+    SmallVector<ForOp> rows = rowLoops(block, r, budgetVecs);
+    int64_t rowCount = 1;
+    for (ForOp l : rows)
+      rowCount *= *extentOf(l);
+    if (!rows.empty()) {
+      int64_t fit = floorPow2(budgetVecs / rowCount);
+      ForOp tile = dyn_cast<ForOp>(laneLoop->getParentOp());
+      ForOp outer;
+      if (vecs > fit) {
+        // (One tile loop of whole multiples of `fit` vectors, directly in
+        // the positions' loop.)
+        if (tiles != 1 || !tile || tile->getParentOp() != r || vecs % fit)
+          return finishAccumulate(block, r, tiles, budget, outputs);
+        auto parts = quietly([&] { return split(rw, tile, {-1, fit}); });
+        if (failed(parts))
+          return finishAccumulate(block, r, tiles, budget, outputs);
+        auto moved = quietly([&] { return reorder(rw, {(*parts)[0], r}); });
+        if (failed(moved))
+          return finishAccumulate(block, r, tiles, budget, outputs);
+        outer = moved->front();
+        r = (*moved)[1];
+        outputs = outputs / vecs * fit;
+      }
+      SmallVector<ForOp> order;
+      if (outer)
+        order.push_back(outer);
+      order.push_back(r);
+      order.append(rows.begin(), rows.end());
+      auto moved = quietly([&] { return reorder(rw, order); });
+      if (succeeded(moved)) {
+        outputs *= rowCount;
+        tiles += rows.size();
+        r = (*moved)[outer ? 1 : 0];
       }
     }
+    finishAccumulate(block, r, tiles, budget, outputs);
+  }
+
+  /// accumulateInRegisters' rfactor over no lanes, FMAs, lanes and tiles.
+  void finishAccumulate(BlockOp block, ForOp r, unsigned tiles, int64_t budget,
+                        int64_t outputs) {
+    if (outputs > budget)
+      return;
     FailureOr<RFactorResult> rf =
         quietly([&] { return rfactor(rw, block, {}); });
     if (failed(rf))
@@ -1721,9 +1763,15 @@ private:
         !perfectlyAround(g, spatialLoops.back()) ||
         !llvm::is_contained(ownLoops(block), g))
       return {};
-    AffineIndexBuilder ab(g, /*opaqueInside=*/true);
-    ab.dim(g.getInductionVar());
-    // Whether every access of `buffers` moves with g.
+    return sharesRead(block, g) ? g : ForOp();
+  }
+
+  /// Whether every write of `block` moves with loop `l` while some read
+  /// does not (what a register tile over `l` loads once for all of it).
+  static bool sharesRead(BlockOp block, ForOp l) {
+    AffineIndexBuilder ab(l, /*opaqueInside=*/true);
+    ab.dim(l.getInductionVar());
+    // Whether every access of `buffers` moves with l.
     auto allMove = [&](OperandRange buffers, ArrayAttr maps) {
       return llvm::all_of(llvm::zip(buffers, maps), [&](auto access) {
         auto exprs =
@@ -1734,9 +1782,31 @@ private:
         });
       });
     };
-    bool shared = !allMove(block.getReads(), block.getReadMaps());
-    return shared && allMove(block.getWrites(), block.getWriteMaps()) ? g
-                                                                      : ForOp();
+    return !allMove(block.getReads(), block.getReadMaps()) &&
+           allMove(block.getWrites(), block.getWriteMaps());
+  }
+
+  /// The rows of a register tile around `inner`: the loops perfectly
+  /// around it (outermost first) of constant extents, binding only spatial
+  /// variables of `block`, each sharing a read (sharesRead): a query
+  /// tile's rows and a GQA group's heads, as many as `maxRows` rows hold.
+  SmallVector<ForOp> rowLoops(BlockOp block, ForOp inner, int64_t maxRows) {
+    SmallVector<ForOp> rows;
+    int64_t count = 1;
+    SmallVector<ForOp> own = ownLoops(block);
+    for (auto l = dyn_cast<ForOp>(inner->getParentOp()); l;
+         l = dyn_cast<ForOp>(l->getParentOp())) {
+      std::optional<int64_t> e = extentOf(l);
+      auto [sp, red] = bindsKinds(block, l);
+      if (!e || *e < 2 || count * *e > maxRows || !sp || red ||
+          !perfectlyAround(l, inner) || !llvm::is_contained(own, l) ||
+          !sharesRead(block, l))
+        break;
+      rows.insert(rows.begin(), l);
+      count *= *e;
+      inner = l;
+    }
+    return rows;
   }
 
   /// The outputs of `group` x `n` (n innermost, around the reduction `k`)
