@@ -126,12 +126,22 @@ std::unique_ptr<Model> Model::open(const std::string &dir) {
     elements *= static_cast<size_t>(e);
   size_t bytes = elements * static_cast<size_t>(md.kvCacheElementBytes);
   // 64-byte alignment so that the compiled code may use aligned vector
-  // accesses; aligned_alloc wants a multiple of the alignment.
-  size_t rounded = (bytes + 63) / 64 * 64;
-  m->kvCache = std::aligned_alloc(64, rounded);
+  // accesses; aligned_alloc wants a multiple of the alignment. A cache of
+  // at least a huge page is aligned to one and asks the kernel for huge
+  // pages (transparent, where it grants them): a decode step touches
+  // every KV head's rows, with the keys transposed a row per element of
+  // the head dim, each in a 4 KiB page of its own (a page walk per row).
+  constexpr size_t kHugePage = size_t(2) << 20;
+  size_t align = bytes >= kHugePage ? kHugePage : 64;
+  size_t rounded = (bytes + align - 1) / align * align;
+  m->kvCache = std::aligned_alloc(align, rounded);
   if (!m->kvCache)
     throw Error(md.metadataPath + ": cannot allocate the KV cache (" +
                 std::to_string(bytes) + " bytes)");
+#ifdef MADV_HUGEPAGE
+  if (align == kHugePage)
+    (void)::madvise(m->kvCache, rounded, MADV_HUGEPAGE); // advice only
+#endif
   std::memset(m->kvCache, 0, rounded);
 
   // RTLD_NOW: an unresolved symbol fails here, not in the middle of a call.
