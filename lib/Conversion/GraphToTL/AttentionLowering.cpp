@@ -137,6 +137,9 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
         : online
             ? nb.alloc(MemRefType::get({numParts + qTile - 1, nh, kvTile}, f32),
                        {})
+        : qTile > 1
+            ? nb.alloc(MemRefType::get({qTile, nh, ShapedType::kDynamic}, f32),
+                       {width})
             : nb.alloc(MemRefType::get({nh, ShapedType::kDynamic}, f32),
                        {width});
     auto rowType = MemRefType::get({ShapedType::kDynamic, nh}, f32);
@@ -246,18 +249,28 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
     IterKind sp = IterKind::spatial, red = IterKind::reduce;
     // Maps of the blocks over (s, kv, g, position x): the scores row and the
     // row's statistics.
-    AffineMap sc4 = nb.map(4, {hq, x}), row4 = nb.map(4, {s, hq});
+    // (Two passes with q_tile: a scores row per row of the query tile, row
+    // s's at s mod q_tile.)
+    auto scoresAt = [&](unsigned n, AffineExpr col) {
+      if (!online && qTile > 1)
+        return nb.map(n, {s % qTile, hq, col});
+      return nb.map(n, {hq, col});
+    };
+    AffineMap sc4 = scoresAt(4, x), row4 = nb.map(4, {s, hq});
     // Blocks over (s, kv, g, x, y): the scores row (or the runs' sums) at x.
-    AffineMap sc5 = nb.map(5, {hq, x});
+    AffineMap sc5 = scoresAt(5, x);
     // Like ggml's soft_max, the exponentials are summed in f64 and scaled by
     // the f32 rounding of 1 / sum.
     Type f64 = b.getF64Type();
     Value numRuns =
         runs > 0 ? arith::DivUIOp::create(b, width, nb.index(runs)) : Value();
     Value runSum =
-        runs > 0 ? nb.alloc(MemRefType::get({nh, ShapedType::kDynamic}, f32),
-                            {numRuns})
-                 : Value();
+        runs == 0 ? Value()
+        : qTile > 1
+            ? nb.alloc(MemRefType::get({qTile, nh, ShapedType::kDynamic}, f32),
+                       {numRuns})
+            : nb.alloc(MemRefType::get({nh, ShapedType::kDynamic}, f32),
+                       {numRuns});
     Value groupSize = nb.index(group);
     // acc[accMap] += lhs[lhsMap] * cache[cacheMap] (widened), from 0: q.k
     // and p.V.
@@ -349,19 +362,23 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
         nb.store(arith::TruncFOp::create(b, f32, inv), rowInv, invMap, iv);
       };
     };
-    // Online (flash attention): the nest of `count` rows from token
-    // `first` (a query tile of q_tile tokens, else one token) and KV head
-    // `ikv`. A query tile's rows share each tile of positions: the tiles up
-    // to the causal end of its last row, q.k and p.V over all of a tile's
-    // positions for every row (the keys and values each load serves the
-    // tile's rows), the max, exponentials and sum of each row over its own
-    // causal positions and its probabilities zero after them (+0 products,
-    // so each row's sums are those it would add alone).
-    auto emitOnline = [&](Value first, int64_t count, Value ikv) {
-      Value is = first;
+    // The nest of `count` rows from token `first` (a query tile of q_tile
+    // tokens, else one token) and KV head `ikv`. A query tile's rows share
+    // each read of the keys and values: q.k and p.V over the positions up
+    // to the causal end of its last row for every row (online, in tiles of
+    // kv_tile positions), the max, exponentials and sum of each row over its
+    // own causal positions and its probabilities zero after them (+0
+    // products, so each row's sums are those it would add alone).
+    auto emitRows = [&](Value first, int64_t count, Value ikv) {
       // The causal end of the last row: one row's own, or the tile's.
       Value causalEnd = arith::AddIOp::create(
           b, arith::AddIOp::create(b, pos0, first), nb.index(count));
+      // p.V sums over the causal context or the padded one. Padded, a row
+      // stops at its causal end rounded up to kv_pad: the positions after
+      // it, whole runs of kv_pad starting at a multiple of it, add only
+      // zeros (+0 products to sums that start at +0), so any split of the
+      // sum into lanes that divide kv_pad gives the same bits as summing up
+      // to ctxP, for half the prompt's work.
       Value valuesEnd = causalEnd;
       if (kvPad > 1)
         valuesEnd = arith::MinUIOp::create(b, roundUp(causalEnd, kvPad), ctxP);
@@ -395,6 +412,102 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
                            ArrayRef<Value> lead = {}) {
         overGroupRows([&](Value) { return SmallVector<Value>(ubs); }, fn, lead);
       };
+      // Row s's causal end (each row's own softmax runs up to it).
+      auto rowEnd = [&](Value s) -> SmallVector<Value> {
+        if (count == 1)
+          return {causalEnd};
+        return {arith::AddIOp::create(b, arith::AddIOp::create(b, pos0, s),
+                                      nb.index(1))};
+      };
+      if (!online) {
+        // 2. scores[h, t] = q[s, h] . K[t, kv]
+        {
+          AffineMap qMap = nb.map(5, {s, hq * hd + y});
+          AffineMap kMap = nb.map(5, kAt(kv, x, y));
+          overGroup({causalEnd, nb.index(hd)}, [&](SmallVector<Value> iters) {
+            product("attention_scores", iters, kinds({sp, red}), q, qMap, kMap,
+                    scores, sc5);
+          });
+        }
+        // 3. rowMax[s, h] = max_t scale * scores[h, t]
+        overGroupRows(rowEnd, [&](SmallVector<Value> iters) {
+          scaledMax(iters, kinds({red}), sc4, rowMax, row4);
+        });
+        // 4. scores = exp(scale * scores - rowMax)
+        overGroupRows(rowEnd, [&](SmallVector<Value> iters) {
+          scaledExp(iters, kinds({sp}), sc4, rowMax, row4);
+        });
+        // 5. Past the row's causal end, zeros (padded rows only).
+        if (padded) {
+          Value end;
+          auto rest = [&](Value s) -> SmallVector<Value> {
+            end = rowEnd(s)[0];
+            return {arith::SubIOp::create(b, width, end)};
+          };
+          overGroupRows(rest, [&](SmallVector<Value> iters) {
+            iters[3] = arith::AddIOp::create(b, end, iters[3]);
+            nb.block("softmax_pad", iters, kinds({sp}), {}, {{scores, sc4}},
+                     [&](ImplicitLocOpBuilder &, ValueRange iv) {
+                       nb.store(nb.f32(0.0), scores, sc4, iv);
+                     });
+          });
+        }
+        // 6. rowSum[s, h] = sum_t scores[h, t] in f64; with softmax runs,
+        //    the sum in f64 of f32 sums of `runs` positions each.
+        auto sumInit = [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+          nb.store(f64Zero(b), rowSum, row4, iv);
+        };
+        auto addF64 = [&](Value buffer, AffineMap map) {
+          return [&, buffer, map](ImplicitLocOpBuilder &b, ValueRange iv) {
+            Value e = arith::ExtFOp::create(b, f64, nb.load(buffer, map, iv));
+            nb.store(arith::AddFOp::create(b, nb.load(rowSum, row4, iv), e),
+                     rowSum, row4, iv);
+          };
+        };
+        if (runs > 0) {
+          AffineMap elem5 = scoresAt(5, x * runs + y);
+          overGroup({numRuns, nb.index(runs)}, [&](SmallVector<Value> iters) {
+            sumF32("softmax_sum_run", iters, kinds({sp, red}), scores, elem5,
+                   runSum, sc5);
+          });
+          overGroup({numRuns}, [&](SmallVector<Value> iters) {
+            nb.block("softmax_sum", iters, kinds({red}), {{runSum, sc4}},
+                     {{rowSum, row4}}, addF64(runSum, sc4), sumInit);
+          });
+        } else {
+          overGroupRows(rowEnd, [&](SmallVector<Value> iters) {
+            nb.block("softmax_sum", iters, kinds({red}), {{scores, sc4}},
+                     {{rowSum, row4}}, addF64(scores, sc4), sumInit);
+          });
+        }
+        // 7. inv = f32(1 / rowSum[s, h]); scores *= inv (rounded to the
+        //    cache's type with round_to_cache, for p.V)
+        AffineMap row3 = nb.map(3, {s, hq});
+        overGroup({}, [&](SmallVector<Value> iters) {
+          nb.block("softmax_inv", iters, rowSpatial, {{rowSum, row3}},
+                   {{rowInv, row3}}, invBody(rowSum, row3, row3));
+        });
+        overGroupRows(rowEnd, [&](SmallVector<Value> iters) {
+          nb.block("softmax_scale", iters, kinds({sp}),
+                   {{scores, sc4}, {rowInv, row4}}, {{scores, sc4}},
+                   [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                     nb.store(rounded(b, arith::MulFOp::create(
+                                             b, nb.load(scores, sc4, iv),
+                                             nb.load(rowInv, row4, iv))),
+                              scores, sc4, iv);
+                   });
+        });
+        // 8. out[s, h*hd + d] = sum_t scores[h, t] V[d, t] (V transposed);
+        //    the block's variables (s, kv, g, t, d), its loops (g, d, t).
+        AffineMap vMap = nb.map(5, vAt(kv, x, y));
+        AffineMap outMap = nb.map(5, {s, hq * hd + y});
+        overGroup({nb.index(hd), valuesEnd}, [&](SmallVector<Value> iters) {
+          std::swap(iters[3], iters[4]);
+          product("attention_values", iters, kinds({red, sp}), scores, sc5,
+                  vMap, out, outMap);
+        });
+        return;
+      }
       // Blocks over (s, kv, g, p, ...): p the part of the row's
       // positions (0 but in a split decode step), whose running max,
       // sum and output are the part's own: at [s + p][h].
@@ -718,146 +831,26 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
                  });
       });
     };
-    if (online) {
+    {
       if (qTile > 1) {
         // Whole query tiles, then the tokens after the last one (and a
         // decode step) a row at a time.
         Value nTiles = arith::DivUIOp::create(b, seq, nb.index(qTile));
         nb.loop(nTiles, [&](Value it) {
           Value s0 = arith::MulIOp::create(b, it, nb.index(qTile));
-          nb.loop(nb.index(nkv),
-                  [&](Value ikv) { emitOnline(s0, qTile, ikv); });
+          nb.loop(nb.index(nkv), [&](Value ikv) { emitRows(s0, qTile, ikv); });
         });
         Value tiled = arith::MulIOp::create(b, nTiles, nb.index(qTile));
         nb.loop(arith::SubIOp::create(b, seq, tiled), [&](Value ir) {
           Value is = arith::AddIOp::create(b, tiled, ir);
-          nb.loop(nb.index(nkv), [&](Value ikv) { emitOnline(is, 1, ikv); });
+          nb.loop(nb.index(nkv), [&](Value ikv) { emitRows(is, 1, ikv); });
         });
       } else {
         nb.loop(seq, [&](Value is) {
-          nb.loop(nb.index(nkv), [&](Value ikv) { emitOnline(is, 1, ikv); });
+          nb.loop(nb.index(nkv), [&](Value ikv) { emitRows(is, 1, ikv); });
         });
       }
-      rewriter.replaceOp(op, out);
-      return success();
     }
-    nb.loop(seq, [&](Value is) {
-      Value causalEnd = arith::AddIOp::create(
-          b, arith::AddIOp::create(b, pos0, is), nb.index(1));
-      // p.V sums over the causal context or the padded one. Padded, a row
-      // stops at its causal end rounded up to kv_pad: the positions after
-      // it, whole runs of kv_pad starting at a multiple of it, add only
-      // zeros (+0 products to sums that start at +0), so any split of the
-      // sum into lanes that divide kv_pad gives the same bits as summing up
-      // to ctxP, for half the prompt's work.
-      Value valuesEnd = causalEnd;
-      if (kvPad > 1)
-        valuesEnd = arith::MinUIOp::create(b, roundUp(causalEnd, kvPad), ctxP);
-      else if (padded)
-        valuesEnd = ctxP;
-      Value rest = padded
-                       ? arith::SubIOp::create(b, width, causalEnd).getResult()
-                       : Value();
-      nb.loop(nb.index(nkv), [&](Value ikv) {
-        // A nest over the group's heads and then `ubs`; `fn` gets the
-        // block's iteration values (s, kv, g, the nest's variables).
-        // `lead`, values bound before the nest's variables (a tile's first
-        // position).
-        auto overGroup = [&](ArrayRef<Value> ubs,
-                             function_ref<void(SmallVector<Value>)> fn,
-                             ArrayRef<Value> lead = {}) {
-          nb.loop(groupSize, [&](Value ig) {
-            nb.nest(ubs, [&](ValueRange ivs) {
-              SmallVector<Value> iters = {is, ikv, ig};
-              iters.append(lead.begin(), lead.end());
-              iters.append(ivs.begin(), ivs.end());
-              fn(iters);
-            });
-          });
-        };
-        // 2. scores[h, t] = q[s, h] . K[t, kv]
-        {
-          AffineMap qMap = nb.map(5, {s, hq * hd + y});
-          AffineMap kMap = nb.map(5, kAt(kv, x, y));
-          overGroup({causalEnd, nb.index(hd)}, [&](SmallVector<Value> iters) {
-            product("attention_scores", iters, kinds({sp, red}), q, qMap, kMap,
-                    scores, sc5);
-          });
-        }
-        // 3. rowMax[s, h] = max_t scale * scores[h, t]
-        overGroup({causalEnd}, [&](SmallVector<Value> iters) {
-          scaledMax(iters, kinds({red}), sc4, rowMax, row4);
-        });
-        // 4. scores = exp(scale * scores - rowMax)
-        overGroup({causalEnd}, [&](SmallVector<Value> iters) {
-          scaledExp(iters, kinds({sp}), sc4, rowMax, row4);
-        });
-        // 5. Past the row's causal end, zeros (padded rows only).
-        if (padded) {
-          overGroup({rest}, [&](SmallVector<Value> iters) {
-            iters[3] = arith::AddIOp::create(b, causalEnd, iters[3]);
-            nb.block("softmax_pad", iters, kinds({sp}), {}, {{scores, sc4}},
-                     [&](ImplicitLocOpBuilder &, ValueRange iv) {
-                       nb.store(nb.f32(0.0), scores, sc4, iv);
-                     });
-          });
-        }
-        // 6. rowSum[s, h] = sum_t scores[h, t] in f64; with softmax runs,
-        //    the sum in f64 of f32 sums of `runs` positions each.
-        auto sumInit = [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-          nb.store(f64Zero(b), rowSum, row4, iv);
-        };
-        auto addF64 = [&](Value buffer, AffineMap map) {
-          return [&, buffer, map](ImplicitLocOpBuilder &b, ValueRange iv) {
-            Value e = arith::ExtFOp::create(b, f64, nb.load(buffer, map, iv));
-            nb.store(arith::AddFOp::create(b, nb.load(rowSum, row4, iv), e),
-                     rowSum, row4, iv);
-          };
-        };
-        if (runs > 0) {
-          AffineMap elem5 = nb.map(5, {hq, x * runs + y});
-          overGroup({numRuns, nb.index(runs)}, [&](SmallVector<Value> iters) {
-            sumF32("softmax_sum_run", iters, kinds({sp, red}), scores, elem5,
-                   runSum, sc5);
-          });
-          overGroup({numRuns}, [&](SmallVector<Value> iters) {
-            nb.block("softmax_sum", iters, kinds({red}), {{runSum, sc4}},
-                     {{rowSum, row4}}, addF64(runSum, sc4), sumInit);
-          });
-        } else {
-          overGroup({causalEnd}, [&](SmallVector<Value> iters) {
-            nb.block("softmax_sum", iters, kinds({red}), {{scores, sc4}},
-                     {{rowSum, row4}}, addF64(scores, sc4), sumInit);
-          });
-        }
-        // 7. inv = f32(1 / rowSum[s, h]); scores *= inv (rounded to the
-        //    cache's type with round_to_cache, for p.V)
-        AffineMap row3 = nb.map(3, {s, hq});
-        overGroup({}, [&](SmallVector<Value> iters) {
-          nb.block("softmax_inv", iters, rowSpatial, {{rowSum, row3}},
-                   {{rowInv, row3}}, invBody(rowSum, row3, row3));
-        });
-        overGroup({causalEnd}, [&](SmallVector<Value> iters) {
-          nb.block("softmax_scale", iters, kinds({sp}),
-                   {{scores, sc4}, {rowInv, row4}}, {{scores, sc4}},
-                   [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                     nb.store(rounded(b, arith::MulFOp::create(
-                                             b, nb.load(scores, sc4, iv),
-                                             nb.load(rowInv, row4, iv))),
-                              scores, sc4, iv);
-                   });
-        });
-        // 8. out[s, h*hd + d] = sum_t scores[h, t] V[d, t] (V transposed);
-        //    the block's variables (s, kv, g, t, d), its loops (g, d, t).
-        AffineMap vMap = nb.map(5, vAt(kv, x, y));
-        AffineMap outMap = nb.map(5, {s, hq * hd + y});
-        overGroup({nb.index(hd), valuesEnd}, [&](SmallVector<Value> iters) {
-          std::swap(iters[3], iters[4]);
-          product("attention_values", iters, kinds({red, sp}), scores, sc5,
-                  vMap, out, outMap);
-        });
-      });
-    });
     rewriter.replaceOp(op, out);
     return success();
   }

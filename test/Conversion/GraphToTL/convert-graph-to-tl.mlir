@@ -361,6 +361,42 @@ func.func @attention_q_tile(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cach
 
 // -----
 
+// q_tile with the two-pass softmax (llama.cpp's mode): a scores row per row
+// of the query tile (row s's at s mod 2), q.k up to the causal end of the
+// tile's last row for both rows, each row's max, exponentials, sum and
+// scaling up to its own causal end (pos0 + s + 1), zeros from there to the
+// row's width, p.V up to the tile's end rounded up to kv_pad.
+!cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
+// CHECK-LABEL: func.func @attention_two_pass_q_tile
+// CHECK: %[[SC:.+]] = memref.alloc(%{{.+}}) {{.*}} : memref<2x4x?xf32>
+// CHECK: %[[NT:.+]] = arith.divui %dim, %c2
+// CHECK: tl.for %[[IT:[a-z0-9_]+]] = %{{.+}} to %[[NT]]
+// CHECK: %[[S0:.+]] = arith.muli %[[IT]], %c2
+// CHECK: %[[PS:.+]] = arith.addi %arg3, %[[S0]]
+// CHECK: %[[TEND:.+]] = arith.addi %[[PS]], %c2
+// CHECK: tl.for %[[R:[a-z0-9_]+]] = %{{.+}} to %c2
+// CHECK-NEXT: %[[S:.+]] = arith.addi %[[S0]], %[[R]]
+// CHECK: tl.for %{{[a-z0-9_]+}} = %{{.+}} to %[[TEND]]
+// CHECK: tl.block "attention_scores" (%[[VS:[a-z0-9_]+]] = spatial %[[S]],
+// CHECK-SAME: writes(%[[SC]][%[[VS]] mod 2,
+// CHECK: tl.for %[[R2:[a-z0-9_]+]] = %{{.+}} to %c2
+// CHECK-NEXT: %[[S2:.+]] = arith.addi %[[S0]], %[[R2]]
+// CHECK-NEXT: %[[PS2:.+]] = arith.addi %arg3, %[[S2]]
+// CHECK: %[[END2:.+]] = arith.addi %[[PS2]], %c1
+// CHECK: tl.for %{{[a-z0-9_]+}} = %{{.+}} to %[[END2]]
+// CHECK-NEXT: tl.block "softmax_max"
+// CHECK: tl.block "softmax_exp"
+// CHECK: tl.block "softmax_pad"
+// CHECK: tl.block "softmax_sum"
+// CHECK: tl.block "softmax_scale"
+// CHECK: tl.block "attention_values"
+func.func @attention_two_pass_q_tile(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) -> tensor<?x16xf32> {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_pad = 4 : i64, q_tile = 2 : i64} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
 !cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
 // row_tiles: a scores tile per row ([tokens, heads, 8], row s), so that no
 // buffer is shared between the rows (a GPU runs them at once).

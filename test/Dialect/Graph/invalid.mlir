@@ -382,20 +382,12 @@ func.func @attention_q_tile_zero(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: 
   return
 }
 
-// -----
-
-!cache = !graph.kv_cache<layers = 1, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
-func.func @attention_q_tile_two_pass(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) {
-  // expected-error @+1 {{q_tile (4) needs flash attention (kv_tile > 0) without row_tiles}}
-  %0 = graph.attention %q, %k, %k, %c, %p {layer = 0 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, q_tile = 4 : i64} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
-  return
-}
 
 // -----
 
 !cache = !graph.kv_cache<layers = 1, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32>
 func.func @attention_q_tile_row_tiles(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) {
-  // expected-error @+1 {{q_tile (2) needs flash attention (kv_tile > 0) without row_tiles}}
+  // expected-error @+1 {{q_tile (2) excludes row_tiles}}
   %0 = graph.attention %q, %k, %k, %c, %p {layer = 0 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_tile = 8 : i64, row_tiles = true, q_tile = 2 : i64} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
   return
 }

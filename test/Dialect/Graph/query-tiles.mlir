@@ -3,15 +3,15 @@
 // RUN: llm-opt %s -graph-query-tiles="target=vulkan" | FileCheck %s --check-prefix=GPU
 // RUN: not llm-opt %s -graph-query-tiles="target=cpu:pentium" 2>&1 | FileCheck %s --check-prefix=BAD
 
-// On a CPU, a flash attention (kv_tile) runs a prompt's rows in query tiles:
-// 4 rows with 32 vector registers (AVX-512), 2 with 16 (AVX2). The two-pass
-// softmax (no kv_tile) keeps a row at a time; so does a GPU (its rows run at
-// once, a scores tile each).
+// On a CPU, an attention runs a prompt's rows in query tiles, flash
+// attention (kv_tile) and the two-pass softmax alike: 4 rows with 32 vector
+// registers (AVX-512), 2 with 16 (AVX2). A GPU keeps a row at a time (its
+// rows run at once, a scores tile each).
 // CHECK-LABEL: func.func @attention
+// CHECK: graph.attention {{.*}}kv_tile = 256 : i64{{.*}}q_tile = 4 : i64
 // CHECK: graph.attention {{.*}}q_tile = 4 : i64
-// CHECK: graph.attention
-// CHECK-NOT: q_tile
 // CHECK: return
+// AVX2: graph.attention {{.*}}q_tile = 2 : i64
 // AVX2: graph.attention {{.*}}q_tile = 2 : i64
 // GPU-NOT: q_tile
 // BAD: error: graph-query-tiles: {{.*}}pentium

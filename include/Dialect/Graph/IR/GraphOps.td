@@ -266,14 +266,15 @@ def Graph_AttentionOp : Graph_Op<"attention", [AllTypesMatch<["q", "result"]>]> 
       and part) keeps a scores tile of its own instead of the one per part
       that row after row reuses, so the rows share no buffer and may run
       at once (a GPU's threads; `graph-row-tiles`).
-    - `q_tile` (default 1, flash attention only, without `row_tiles`): a
-      prompt's rows in tiles of that many tokens that read each tile of
-      positions together, up to the causal end of the tile's last row:
-      q·k and p·V over all of the tile's positions for every row (each
-      load of a key or value serves the tile's rows; p·V up to the last
-      row's end rounded up to `kv_pad`), each row's max, exponentials and
-      sum over its own causal positions and its probabilities zero after
-      them (+0 products: each row's sums are those it adds alone). The tokens after the last whole tile, and a
+    - `q_tile` (default 1, without `row_tiles`): a prompt's rows in tiles
+      of that many tokens that read the keys and values together, up to
+      the causal end of the tile's last row (with `kv_tile`, tile of
+      positions by tile): q·k and p·V over those positions for every row
+      (each load of a key or value serves the tile's rows; p·V up to the
+      last row's end rounded up to `kv_pad`), each row's max, exponentials
+      and sum over its own causal positions and its probabilities zero
+      after them (+0 products: each row's sums are those it adds alone, in
+      either form's order). The tokens after the last whole tile, and a
       decode step, a row at a time (`graph-query-tiles`).
     - `round_to_cache` (default false): with a cache of another element
       type than f32 (f16), q and the probabilities are rounded to it before

@@ -95,16 +95,17 @@ def GraphRowTiles : Pass<"graph-row-tiles", "mlir::ModuleOp"> {
 }
 
 def GraphQueryTiles : Pass<"graph-query-tiles", "mlir::ModuleOp"> {
-  let summary = "Run a CPU's flash attention over tiles of query rows";
+  let summary = "Run a CPU's attention over tiles of query rows";
   let description = [{
-    On a CPU target, every flash attention (`graph.attention` with
-    `kv_tile`, no `row_tiles`) gets `q_tile`: a prompt's rows in
-    tiles of that many tokens that read each tile of keys and values
-    together. One token's q·k and p·V load a key or value per product
-    (their data from L2 when a head's context outgrows L1, at the rate L2
-    delivers); a tile of rows shares each load among its rows, whose
-    accumulators the schedule keeps in registers: 4 rows on a target with
-    32 vector registers, 2 with 16 (a register tile of 4 vectors per row).
+    On a CPU target, every `graph.attention` (flash attention or the
+    two-pass softmax, without `row_tiles`) gets `q_tile`: a prompt's rows in
+    tiles of that many tokens that read the keys and values together. One
+    token's q·k and p·V load a key or value per product (their data from
+    L2 when a head's context outgrows L1, at the rate L2 delivers); a tile
+    of rows shares each load among its rows, whose accumulators the
+    schedule keeps in registers: 4 rows on a target with 32 vector
+    registers, 2 with 16 (a register tile of 4 vectors per row). Each
+    row's sums keep their order (the two-pass form's are ggml's).
     A decode step, and the tokens after a prompt's last whole tile, run a
     row at a time. A GPU target keeps one row per tile (its rows run at
     once).

@@ -373,10 +373,8 @@ LogicalResult AttentionOp::verify() {
   int64_t qTile = getQTileAttr().getInt();
   if (qTile < 1)
     return emitOpError("q_tile must be at least 1, got ") << qTile;
-  if (qTile > 1 && (kvTile == 0 || getRowTiles()))
-    return emitOpError("q_tile (")
-           << qTile
-           << ") needs flash attention (kv_tile > 0) without row_tiles";
+  if (qTile > 1 && getRowTiles())
+    return emitOpError("q_tile (") << qTile << ") excludes row_tiles";
   if (kvTile > 0 && runs > 0)
     return emitOpError("kv_tile (online softmax) and softmax_block (two "
                        "passes) exclude each other");

@@ -33,7 +33,7 @@ struct GraphQueryTilesPass
     if (rows < 2)
       return;
     getOperation().walk([&](AttentionOp op) {
-      if (op.getKvTileAttr().getInt() > 0 && !op.getRowTiles())
+      if (!op.getRowTiles())
         op.setQTileAttr(
             IntegerAttr::get(IntegerType::get(op.getContext(), 64), rows));
     });
