@@ -134,9 +134,10 @@ def test_recompile_replaces_an_artifact(llmc, tmp_path, tiny_model):
 
 
 def test_kv_cache_layout_in_metadata(llmc, tmp_path, tiny_model):
-    """The exact mode's flash attention stores the values by position on a CPU
-    (graph-kv-layout); llama.cpp's two-pass softmax keeps them transposed.
-    metadata.json says which (llmc/abi.h)."""
+    """The exact mode's flash attention stores the values by position and the
+    keys transposed on a CPU (graph-kv-layout); llama.cpp's two-pass softmax
+    keeps the keys by position and the values transposed. metadata.json says
+    which (llmc/abi.h)."""
     import json
     layouts = {}
     for mode in ("exact", "llama.cpp"):
@@ -144,7 +145,7 @@ def test_kv_cache_layout_in_metadata(llmc, tmp_path, tiny_model):
         e2e_util.run([llmc, "compile", tiny_model, "--act-quant", mode, "-o", out], check=True)
         layouts[mode] = json.loads((out / "metadata.json").read_text())["kv_cache"]["layout"]
     assert layouts == {
-        "exact": "layer, k|v, kv_head, position x head_dim",
+        "exact": "layer, k|v, kv_head, k: head_dim x position | v: position x head_dim",
         "llama.cpp": "layer, k|v, kv_head, k: position x head_dim | v: head_dim x position",
     }
 

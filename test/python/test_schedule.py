@@ -523,14 +523,13 @@ def test_model_preconditions(llmc, model_tl):
     fails(llmc, lambda: sch.compute_at(sch.get_block("embedding", P),
                                        sch.get_loops(sch.get_block("rms_norm_sumsq", P))[0]),
           "iteration variable 1 is not bound to a loop")
-    # Attention: a row's loop (token, KV head) holds the row's init and
+    # Attention: a query tile's loop and a KV head's hold the rows' init and
     # normalization besides the loop over the tiles of positions (flash
-    # attention, the exact mode), which holds the group's softmax and p.V
-    # besides q.k (and the context loop's extent depends on the row:
-    # fuse-reorder-invalid.mlir).
-    s, kv, tile, g, t, d = sch.get_loops(sch.get_block("attention_scores", P))
+    # attention, the exact mode), which holds the rows' softmax and p.V
+    # besides q.k (each over the tile's rows r, then the group's heads g).
+    s, kv, tile, r, g, t, d = sch.get_loops(sch.get_block("attention_scores", P))
     fails(llmc, lambda: sch.fuse([kv, tile]), "not perfectly nested")
-    fails(llmc, lambda: sch.fuse([tile, g]), "not perfectly nested")
+    fails(llmc, lambda: sch.fuse([tile, r]), "not perfectly nested")
     # RoPE writes its output twice (the two halves of a pair).
     fails(llmc, lambda: sch.compute_at(sch.get_block("rope", P), s), "exactly one buffer")
     # The key/value store binds a variable to pos0 + s, not to a loop.
