@@ -13,6 +13,10 @@
 //    output rescaled by exp(old max - new max) before the tile's terms are
 //    added; the output divided by the sum at the end. Only a tile's scores
 //    exist at a time.
+// With q_tile, the nest is over (query tile, KV head) for a prompt's whole
+// tiles of rows, which read the keys and values together (each row's
+// softmax over its own causal positions, zero probabilities after them),
+// and over (token, KV head) for the rows after them and a decode step.
 // The order of the rows and of every sum is the schedules' choice.
 //
 //===----------------------------------------------------------------------===//
@@ -224,8 +228,9 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
       q = qr;
     }
 
-    // One nest over the rows (token s, KV head kv), each iteration the rows
-    // of the query heads h = kv * group + g that read that KV head: their
+    // One nest over the rows (token s, or query tile, and KV head kv), each
+    // iteration the rows of the query heads h = kv * group + g that read
+    // that KV head (of each token of the tile): their
     // scores, softmax and p.V, through a scores row per head ([heads,
     // width]) that stays in the cache, or online through a tile's scores
     // (and with parts, the parts' states merged after them); no [tokens,
