@@ -611,11 +611,7 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
           auto rowScores = [&](Value s) -> SmallVector<Value> {
             if (count == 1)
               return {nScores};
-            Value left = arith::SubIOp::create(
-                b,
-                arith::AddIOp::create(b, arith::AddIOp::create(b, pos0, s),
-                                      nb.index(1)),
-                base);
+            Value left = arith::SubIOp::create(b, rowEnd(s)[0], base);
             Value clamped = arith::MaxSIOp::create(b, left, nb.index(0));
             return {arith::MinUIOp::create(b, clamped, nScores)};
           };
@@ -680,15 +676,15 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
           if (padded || count > 1) {
             // (Zeros from the row's last causal position to the tile's
             // values: the padding, or a query tile's later rows' positions.)
-            Value rowEnd;
+            Value end;
             overGroupRows(
                 [&](Value s) {
-                  rowEnd = rowScores(s)[0];
+                  end = rowScores(s)[0];
                   return SmallVector<Value>{
-                      arith::SubIOp::create(b, nValues, rowEnd)};
+                      arith::SubIOp::create(b, nValues, end)};
                 },
                 [&](SmallVector<Value> iters) {
-                  iters[4] = arith::AddIOp::create(b, rowEnd, iters[4]);
+                  iters[4] = arith::AddIOp::create(b, end, iters[4]);
                   nb.block("softmax_pad", iters, kinds({sp, sp}), {},
                            {{scores, sc5}},
                            [&](ImplicitLocOpBuilder &, ValueRange iv) {

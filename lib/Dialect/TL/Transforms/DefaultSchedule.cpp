@@ -1390,8 +1390,7 @@ private:
     }
     std::optional<int64_t> e = extentOf(r);
     if (add && reduceLoops.size() == 1) {
-      auto mul = update.operand ? update.operand.getDefiningOp<arith::MulFOp>()
-                                : arith::MulFOp();
+      arith::MulFOp mul = productOf(update);
       if (!mul) {
         // A plain sum: one vector's worth summed horizontally (the runs of
         // ggml's soft_max), a longer one in lanes.
@@ -1476,6 +1475,21 @@ private:
       lanesFor(block, r, lanes32, 0, /*fma=*/false);
   }
 
+  /// The product a sum adds (`acc += a * b`), or null.
+  static arith::MulFOp productOf(const ReductionUpdate &update) {
+    if (update.kind != arith::AtomicRMWKind::addf || !update.operand)
+      return {};
+    return update.operand.getDefiningOp<arith::MulFOp>();
+  }
+
+  /// The number of iterations of `loops` together (constant extents).
+  static int64_t tripProduct(ArrayRef<ForOp> loops) {
+    int64_t n = 1;
+    for (ForOp l : loops)
+      n *= *extentOf(l);
+    return n;
+  }
+
   /// The spatial loop `sp` (contiguous) directly around or beside the
   /// reduction `r` in lanes, the reduction serial around it.
   void lanesAroundReduction(BlockOp block, ForOp r, ForOp sp) {
@@ -1509,18 +1523,13 @@ private:
     // the vector registers hold for all rows.
     int64_t budgetVecs = target.vectorRegisters / 2;
     SmallVector<ForOp> rows = rowLoops(block, x, budgetVecs);
-    int64_t rowCount = 1;
-    for (ForOp l : rows)
-      rowCount *= *extentOf(l);
+    int64_t rowCount = tripProduct(rows);
     int64_t tile =
         std::min<int64_t>(4, floorPow2(budgetVecs / rowCount)) * lanes32;
     std::optional<int64_t> xe = extentOf(x), re = extentOf(r);
-    auto mul = update.operand ? update.operand.getDefiningOp<arith::MulFOp>()
-                              : arith::MulFOp();
     Stride sx = strideIn(block, x);
-    if (!re || (xe && *xe < tile) || !mul || !perfectlyAround(x, r) ||
-        update.kind != arith::AtomicRMWKind::addf || !sx.writesContiguous ||
-        !sx.readsContiguous)
+    if (!re || (xe && *xe < tile) || !productOf(update) ||
+        !perfectlyAround(x, r) || !sx.writesContiguous || !sx.readsContiguous)
       return false;
     // The rows inside the positions first (the split's bounds are then
     // computed outside the rows).
@@ -1583,10 +1592,7 @@ private:
   void accumulateInRegisters(BlockOp block, ForOp laneLoop,
                              const ReductionUpdate &update,
                              bool zeroInit = false) {
-    auto mul = update.operand ? update.operand.getDefiningOp<arith::MulFOp>()
-                              : arith::MulFOp();
-    if (update.kind != arith::AtomicRMWKind::addf || !mul ||
-        (block.getInitBlock() && !zeroInit))
+    if (!productOf(update) || (block.getInitBlock() && !zeroInit))
       return;
     SmallVector<ForOp> loops = getLoops(block);
     ForOp r;
@@ -1617,10 +1623,8 @@ private:
     int64_t budgetVecs = budget / lanes32;
     int64_t vecs = outputs / extentOf(laneLoop).value_or(lanes32);
     SmallVector<ForOp> rows = rowLoops(block, r, budgetVecs);
-    int64_t rowCount = 1;
-    for (ForOp l : rows)
-      rowCount *= *extentOf(l);
     if (!rows.empty()) {
+      int64_t rowCount = tripProduct(rows);
       int64_t fit = floorPow2(budgetVecs / rowCount);
       ForOp tile = dyn_cast<ForOp>(laneLoop->getParentOp());
       ForOp outer;
@@ -1628,37 +1632,32 @@ private:
         // (One tile loop of whole multiples of `fit` vectors, directly in
         // the positions' loop.)
         if (tiles != 1 || !tile || tile->getParentOp() != r || vecs % fit)
-          return finishAccumulate(block, r, tiles, budget, outputs);
+          return finishAccumulate(block, tiles);
         auto parts = quietly([&] { return split(rw, tile, {-1, fit}); });
         if (failed(parts))
-          return finishAccumulate(block, r, tiles, budget, outputs);
+          return finishAccumulate(block, tiles);
         auto moved = quietly([&] { return reorder(rw, {(*parts)[0], r}); });
         if (failed(moved))
-          return finishAccumulate(block, r, tiles, budget, outputs);
+          return finishAccumulate(block, tiles);
         outer = moved->front();
         r = (*moved)[1];
-        outputs = outputs / vecs * fit;
       }
       SmallVector<ForOp> order;
       if (outer)
         order.push_back(outer);
       order.push_back(r);
       order.append(rows.begin(), rows.end());
-      auto moved = quietly([&] { return reorder(rw, order); });
-      if (succeeded(moved)) {
-        outputs *= rowCount;
+      if (succeeded(quietly([&] { return reorder(rw, order); })))
         tiles += rows.size();
-        r = (*moved)[outer ? 1 : 0];
-      }
     }
-    finishAccumulate(block, r, tiles, budget, outputs);
+    finishAccumulate(block, tiles);
   }
 
-  /// accumulateInRegisters' rfactor over no lanes, FMAs, lanes and tiles.
-  void finishAccumulate(BlockOp block, ForOp r, unsigned tiles, int64_t budget,
-                        int64_t outputs) {
-    if (outputs > budget)
-      return;
+  /// accumulateInRegisters' rfactor over no lanes, FMAs, lanes and tiles
+  /// (`tiles` loops between the reduction and the lanes). Its accumulators
+  /// fit the budget: the rows and the head dim's vectors inside the
+  /// reduction were chosen so.
+  void finishAccumulate(BlockOp block, unsigned tiles) {
     FailureOr<RFactorResult> rf =
         quietly([&] { return rfactor(rw, block, {}); });
     if (failed(rf))

@@ -125,13 +125,12 @@ static ArrayAttr mapsAttr(MLIRContext *ctx, ArrayRef<AffineMap> maps) {
 // rfactor
 //===----------------------------------------------------------------------===//
 
-/// Whether the init of a sum `block` only stores 0 into its one output (its
-/// write region, as the block declares it): the sum is then the sum of its
-/// terms.
-static bool initStoresZero(BlockOp block) {
+/// Whether the init of `block`, a sum (`update`), only stores 0 into its one
+/// output (its write region, as the block declares it): the sum is then the
+/// sum of its terms.
+static bool initStoresZero(BlockOp block, const ReductionUpdate &update) {
   Block *init = block.getInitBlock();
-  FailureOr<ReductionUpdate> update = matchReductionUpdate(block);
-  if (!init || failed(update) || update->kind != arith::AtomicRMWKind::addf)
+  if (!init || update.kind != arith::AtomicRMWKind::addf)
     return false;
   affine::AffineStoreOp store;
   for (Operation &op : init->without_terminator()) {
@@ -156,18 +155,6 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
   auto error = [&](const Twine &msg) {
     return block.emitError("rfactor: ") << msg;
   };
-  // No lane loops: one partial per spatial iteration inside the reduction,
-  // an accumulator that a register can hold, added to the output after the
-  // reduction (a block that accumulates into what its output holds), or
-  // stored as the output (a block whose init stores 0 into a sum).
-  bool storePartial = false;
-  if (lanes.empty() && block.getInitBlock()) {
-    storePartial = initStoresZero(block);
-    if (!storePartial)
-      return error("with no lane loops, the init of tl.block '" +
-                   block.getName() +
-                   "' must store 0 into its sum (or be absent)");
-  }
   SmallVector<ForOp> loops = getLoops(block);
   SmallVector<int64_t> laneExtents;
   for (auto [i, l] : llvm::enumerate(lanes)) {
@@ -245,6 +232,18 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
   if (failed(update))
     return error("the update of tl.block '" + block.getName() +
                  "' is not `acc = combine(acc, x)` of its one output");
+  // No lane loops: one partial per spatial iteration inside the reduction,
+  // an accumulator that a register can hold, added to the output after the
+  // reduction (a block that accumulates into what its output holds), or
+  // stored as the output (a block whose init stores 0 into a sum).
+  bool storePartial = false;
+  if (lanes.empty() && block.getInitBlock()) {
+    storePartial = initStoresZero(block, *update);
+    if (!storePartial)
+      return error("with no lane loops, the init of tl.block '" +
+                   block.getName() +
+                   "' must store 0 into its sum (or be absent)");
+  }
   Value acc = block.getWrites()[0];
   AffineMap accMap = cast<AffineMapAttr>(block.getWriteMaps()[0]).getValue();
   for (unsigned i = 0; i < n; ++i)
