@@ -18,8 +18,8 @@
 //   cuda:sm_NN                  an NVIDIA GPU (described; no back end yet)
 //
 // CPU keys: cores=N, l1d=SIZE, l2=SIZE, l3=SIZE, prefetch=SIZE (SIZE in
-// bytes, or with K/M). GPU keys: subgroup=N (threads in lockstep),
-// workgroup=N (most threads in a workgroup), shared=SIZE (workgroup
+// bytes, or with K/M), prefetch_level=1|2|3. GPU keys: subgroup=N (threads in
+// lockstep), workgroup=N (most threads in a workgroup), shared=SIZE (workgroup
 // memory), range=SIZE (the most bytes one kernel argument may span); GPU
 // features: fp16, int8, fp64, int64 (arithmetic and storage of those
 // types).
@@ -59,6 +59,14 @@ struct TargetDescription {
   /// of its rate; 0: no software prefetch. Printed when not the default.
   static constexpr int64_t kDefaultPrefetch = 8 * 1024;
   int64_t prefetch = kDefaultPrefetch;
+  /// The cache level those prefetches fill (1: L1, 2: L2, 3: the last
+  /// level). L2 by default: a core keeps few L1 misses in flight (Intel's
+  /// 16 fill buffers), each held for the memory's whole latency by a
+  /// prefetch into L1, where L2 tracks about three times as many, and the
+  /// line moves from L2 to L1 on use within the core's reorder window.
+  /// Printed when not the default.
+  static constexpr int kDefaultPrefetchLevel = 2;
+  int prefetchLevel = kDefaultPrefetchLevel;
   /// The cache line in bytes.
   int64_t cacheLine = 64;
 

@@ -89,6 +89,8 @@ std::string TargetDescription::str() const {
            .str();
   if (prefetch != kDefaultPrefetch)
     s += ",prefetch=" + sizeString(prefetch);
+  if (prefetchLevel != kDefaultPrefetchLevel)
+    s += ",prefetch_level=" + std::to_string(prefetchLevel);
   return s;
 }
 
@@ -296,11 +298,14 @@ TargetDescription::parse(llvm::StringRef spec) {
       *field = *size;
     } else if (key == "cores" && !value.getAsInteger(10, t.cores) &&
                t.cores > 0) {
+    } else if (key == "prefetch_level" &&
+               !value.getAsInteger(10, t.prefetchLevel) &&
+               t.prefetchLevel >= 1 && t.prefetchLevel <= 3) {
     } else {
       return llvm::createStringError(
           "target '" + spec.str() + "': bad item '" + item.str() +
           "' (expected +feature, -feature, cores=N, l1d=SIZE, l2=SIZE, "
-          "l3=SIZE or prefetch=SIZE)");
+          "l3=SIZE, prefetch=SIZE or prefetch_level=1|2|3)");
     }
   }
   if (t.kind == TargetKind::CPU)

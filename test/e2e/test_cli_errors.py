@@ -35,6 +35,7 @@ def test_unknown_target(llmc, tmp_path, tiny_model):
     ("cpu:znver4,l2=lots", "bad item 'l2=lots'"),
     ("cpu:znver4,cores=0", "bad item 'cores=0'"),
     ("cpu:znver4,prefetch=-4K", "bad item 'prefetch=-4K'"),
+    ("cpu:znver4,prefetch_level=4", "bad item 'prefetch_level=4'"),
     ("cuda:90", "expected cuda:sm_NN"),
     ("cuda:sm_90", "target 'cuda:sm_90,subgroup=32,workgroup=1024,shared=48K,range=1024G' has no back end yet"),
     ("vulkan:1.4", "expected vulkan or vulkan:VERSION (1.2 or 1.3)"),

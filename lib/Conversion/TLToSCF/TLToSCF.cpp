@@ -49,7 +49,8 @@ struct ForToSCF : OpRewritePattern<tl::ForOp> {
 
 /// tl.prefetch -> one memref.prefetch per line of its bytes, into the
 /// buffer's storage seen as one dimension, each index clamped to the last
-/// element.
+/// element. Its cache level is LLVM's locality hint counted from the other
+/// end (level 1, L1: locality 3, x86's prefetcht0; level 2: 2, prefetcht1).
 struct PrefetchToMemRef : OpRewritePattern<tl::PrefetchOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tl::PrefetchOp op,
@@ -76,7 +77,8 @@ struct PrefetchToMemRef : OpRewritePattern<tl::PrefetchOp> {
           arith::ConstantIndexOp::create(rewriter, loc, at / elementBytes));
       index = arith::MinUIOp::create(rewriter, loc, index, last);
       memref::PrefetchOp::create(rewriter, loc, flat, ValueRange{index},
-                                 /*isWrite=*/false, /*localityHint=*/3,
+                                 /*isWrite=*/false,
+                                 /*localityHint=*/4 - op.getLevel(),
                                  /*isDataCache=*/true);
     }
     rewriter.eraseOp(op);

@@ -66,16 +66,28 @@ func.func @unrolled(%y: memref<3xf32>) {
 
 // A prefetch: one memref.prefetch per line of its bytes (2304 from 8192
 // bytes ahead: 36 lines), into the buffer collapsed to one dimension (i32:
-// 4 bytes an element), each index clamped to the last element.
+// 4 bytes an element), each index clamped to the last element; into L2
+// (level 2: locality 2, x86's prefetcht1).
 // CHECK-LABEL: func.func @prefetch
 // CHECK: %[[FLAT:.+]] = memref.collapse_shape %{{.+}} {{\[\[}}0, 1]] : memref<48x1728xi32> into memref<82944xi32>
 // CHECK: %[[AT:.+]] = arith.addi %{{.+}}, %c2048 : index
 // CHECK: %[[IDX:.+]] = arith.minui %[[AT]], %c82943 : index
-// CHECK: memref.prefetch %[[FLAT]][%[[IDX]]], read, locality<3>, data : memref<82944xi32>
+// CHECK: memref.prefetch %[[FLAT]][%[[IDX]]], read, locality<2>, data : memref<82944xi32>
 // CHECK: arith.addi %{{.+}}, %c2064 : index
 // CHECK-COUNT-35: memref.prefetch
 // CHECK-NOT: memref.prefetch
 func.func @prefetch(%w: memref<48x1728xi32>, %i: index) {
-  tl.prefetch %w[%i] {bytes = 2304 : i64, distance = 8192 : i64, line = 64 : i64} : memref<48x1728xi32>
+  tl.prefetch %w[%i] {bytes = 2304 : i64, distance = 8192 : i64, level = 2 : i64, line = 64 : i64} : memref<48x1728xi32>
+  return
+}
+
+// -----
+
+// Level 1 (L1): locality 3, x86's prefetcht0.
+// CHECK-LABEL: func.func @prefetch_l1
+// CHECK: memref.prefetch %{{.+}}[%{{.+}}], read, locality<3>, data : memref<64xi8>
+// CHECK-NOT: memref.prefetch
+func.func @prefetch_l1(%w: memref<64xi8>, %i: index) {
+  tl.prefetch %w[%i] {bytes = 64 : i64, distance = 0 : i64, level = 1 : i64, line = 64 : i64} : memref<64xi8>
   return
 }

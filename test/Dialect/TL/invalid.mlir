@@ -132,7 +132,7 @@ func.func @unknown_loop_kind(%n: index) {
 
 func.func @prefetch_strided(%w: memref<8x8xi8, strided<[16, 1]>>, %i: index) {
   // expected-error @+1 {{needs a buffer with the identity layout (contiguous storage)}}
-  tl.prefetch %w[%i] {bytes = 64 : i64, distance = 64 : i64, line = 64 : i64} : memref<8x8xi8, strided<[16, 1]>>
+  tl.prefetch %w[%i] {bytes = 64 : i64, distance = 64 : i64, level = 1 : i64, line = 64 : i64} : memref<8x8xi8, strided<[16, 1]>>
   return
 }
 
@@ -140,7 +140,7 @@ func.func @prefetch_strided(%w: memref<8x8xi8, strided<[16, 1]>>, %i: index) {
 
 func.func @prefetch_no_line(%w: memref<64xi8>, %i: index) {
   // expected-error @+1 {{needs distance >= 0, bytes > 0 and line > 0}}
-  tl.prefetch %w[%i] {bytes = 64 : i64, distance = 64 : i64, line = 0 : i64} : memref<64xi8>
+  tl.prefetch %w[%i] {bytes = 64 : i64, distance = 64 : i64, level = 1 : i64, line = 0 : i64} : memref<64xi8>
   return
 }
 
@@ -148,6 +148,14 @@ func.func @prefetch_no_line(%w: memref<64xi8>, %i: index) {
 
 func.func @prefetch_scalar(%w: memref<i8>, %i: index) {
   // expected-error @+1 {{needs a buffer of rank 1 or more}}
-  tl.prefetch %w[%i] {bytes = 64 : i64, distance = 64 : i64, line = 64 : i64} : memref<i8>
+  tl.prefetch %w[%i] {bytes = 64 : i64, distance = 64 : i64, level = 1 : i64, line = 64 : i64} : memref<i8>
+  return
+}
+
+// -----
+
+func.func @prefetch_level(%w: memref<64xi8>, %i: index) {
+  // expected-error @+1 {{needs a cache level of 1, 2 or 3, got 4}}
+  tl.prefetch %w[%i] {bytes = 64 : i64, distance = 64 : i64, level = 4 : i64, line = 64 : i64} : memref<64xi8>
   return
 }

@@ -65,8 +65,8 @@ func.func @kinds_and_maps(%x: memref<16xf32>, %y: memref<16xf32>) {
 // A prefetch hint: bytes [offset + distance, + bytes) of the buffer, a
 // request per line.
 // CHECK-LABEL: func.func @prefetch
-// CHECK: tl.prefetch %{{.+}}[%{{.+}}] {bytes = 2304 : i64, distance = 8192 : i64, line = 64 : i64} : memref<48x6912xi8>
+// CHECK: tl.prefetch %{{.+}}[%{{.+}}] {bytes = 2304 : i64, distance = 8192 : i64, level = 2 : i64, line = 64 : i64} : memref<48x6912xi8>
 func.func @prefetch(%w: memref<48x6912xi8>, %i: index) {
-  tl.prefetch %w[%i] {bytes = 2304 : i64, distance = 8192 : i64, line = 64 : i64} : memref<48x6912xi8>
+  tl.prefetch %w[%i] {bytes = 2304 : i64, distance = 8192 : i64, level = 2 : i64, line = 64 : i64} : memref<48x6912xi8>
   return
 }

@@ -154,20 +154,22 @@ def TL_PrefetchOp : TL_Op<"prefetch"> {
   let description = [{
     A hint with no effect on values: the cache lines of bytes
     `[o + distance, o + distance + bytes)` of `buffer`'s contiguous storage
-    are fetched into the cache, `o` being the byte offset of element
-    `offset` (row-major, the buffer's elements counted from its first),
-    one request per `line` bytes. Requests past the buffer's end fetch its
-    last line instead. A schedule places it in a loop that streams a buffer
-    too big to stay in the cache (tl-default-schedule's prefetch rule), the
-    distance chosen by the target (`prefetch=`): the memory's latency
-    times its rate, so that the bytes arrive as the loop reaches them.
+    are fetched into cache level `level` (1: L1, 2: L2, 3: the last level),
+    `o` being the byte offset of element `offset` (row-major, the buffer's
+    elements counted from its first), one request per `line` bytes.
+    Requests past the buffer's end fetch its last line instead. A schedule
+    places it in a loop that streams a buffer too big to stay in the cache
+    (tl-default-schedule's prefetch rule), the distance and the level
+    chosen by the target (`prefetch=`, `prefetch_level=`): the memory's
+    latency times its rate, so that the bytes arrive as the loop reaches
+    them, into the level whose miss queue holds that many lines in flight.
 
     ```mlir
-    tl.prefetch %w[%off] {distance = 8192 : i64, bytes = 2304 : i64, line = 64 : i64} : memref<48x6912xi8>
+    tl.prefetch %w[%off] {distance = 8192 : i64, bytes = 2304 : i64, level = 2 : i64, line = 64 : i64} : memref<48x6912xi8>
     ```
   }];
   let arguments = (ins AnyMemRef:$buffer, Index:$offset, I64Attr:$distance,
-                       I64Attr:$bytes, I64Attr:$line);
+                       I64Attr:$bytes, I64Attr:$line, I64Attr:$level);
   let assemblyFormat = "$buffer `[` $offset `]` attr-dict `:` type($buffer)";
   let hasVerifier = 1;
 }

@@ -454,6 +454,8 @@ LogicalResult PrefetchOp::verify() {
            << type;
   if (getDistance() < 0 || getBytes() <= 0 || getLine() <= 0)
     return emitOpError("needs distance >= 0, bytes > 0 and line > 0");
+  if (getLevel() < 1 || getLevel() > 3)
+    return emitOpError("needs a cache level of 1, 2 or 3, got ") << getLevel();
   return success();
 }
 

@@ -700,14 +700,14 @@ private:
   }
 
   /// The prefetch distance of `loop`'s nest for `buf`: what `llmc tune`
-  /// measured for its key, else the target's, but none for an f32 or f16
-  /// weight: its GEMV reads a row at a time (a stream the hardware's
-  /// prefetcher follows, with little work per byte), and fetching ahead of
-  /// it only added requests (znver4: f32 1.4-1.6x without, one row per
-  /// step; f16 Llama-110M tg128 1.25x, where znver5 gained 1.1x from the
-  /// prefetch). The interleaved
-  /// quantized products, with much work per byte, keep it (znver4: the
-  /// Q6_K head 1.7x slower without).
+  /// measured for its key, else the target's. Into L1, none for an f32 or
+  /// f16 weight: its GEMV reads a row at a time (a stream the hardware's
+  /// prefetcher follows, with little work per byte), and prefetches into
+  /// L1 took fill buffers from its loads (znver4: f32 1.4-1.6x without,
+  /// one row per step; f16 Llama-110M tg128 1.25x). Into L2 (the default)
+  /// every weight gets it: on Emerald Rapids f16 decode went 1.21-1.37x
+  /// faster, f32 0.98-1.07x, the quantized rows 1.03-1.17x (which had it
+  /// into L1 before; docs/performance.md, step 17).
   int64_t prefetchDistance(ForOp loop, Value buf) {
     Operation *root = loop;
     while (root->getParentOp() && !isa<func::FuncOp>(root->getParentOp()))
@@ -718,8 +718,8 @@ private:
         return c.prefetchKiB * 1024;
     }
     if (MemRefType weight = weightView(buf);
-        weight && (weight.getElementType().isF32() ||
-                   weight.getElementType().isF16()))
+        target.prefetchLevel == 1 && weight &&
+        (weight.getElementType().isF32() || weight.getElementType().isF16()))
       return 0;
     return target.prefetch;
   }
@@ -829,8 +829,8 @@ private:
     at = at.replaceDims(renumber);
     Value offset = affine::AffineApplyOp::create(
         b, loc, AffineMap::get(operands.size(), 0, at), operands);
-    PrefetchOp::create(b, loc, buf, offset, distance, run,
-                       target.cacheLine);
+    PrefetchOp::create(b, loc, buf, offset, distance, run, target.cacheLine,
+                       target.prefetchLevel);
     return true;
   }
 
