@@ -10,13 +10,20 @@
 // next iteration the next 2304: row group g's block b at (3 g + b) * 2304)
 // fetches the target's prefetch distance ahead (8 KiB by default), one
 // run per iteration; nothing else in the nest is a stream (the
-// activations are 3 KiB, fewer than 4 distances).
-// CHECK: #[[STREAM:.+]] = affine_map<(d0, d1) -> (d0 * 2304 + d1 * 6912)>
+// activations are 3 KiB, fewer than 4 distances). The run's 36 lines are
+// spread over the 2 x 2 x 2 unrolled iterations of the products' first
+// loops, 5 lines (320 bytes) each, among the products rather than all
+// at once before them.
+// CHECK: #[[STREAM:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0 * 2304 + d1 * 6912 + ((d2 * 2 + d3) * 2 + d4) * 320)>
 // CHECK-LABEL: func.func @decode_q4_k
 // CHECK: tl.for %[[G:.+]] = %{{.+}} to %c128 step %{{.+}} kind(parallel)
 // CHECK: tl.for %[[B:.+]] = %{{.+}} to %c3 step
-// CHECK-NEXT: %[[AT:.+]] = affine.apply #[[STREAM]](%[[B]], %[[G]])
-// CHECK-NEXT: tl.prefetch %{{.+}}[%[[AT]]] {bytes = 2304 : i64, distance = 8192 : i64, level = 2 : i64, line = 64 : i64} : memref<128x6912xi8>
+// CHECK: tl.for %[[U0:.+]] = %{{.+}} to %c2 step %{{.+}} kind(unrolled)
+// CHECK-NEXT: tl.for %[[U1:.+]] = %{{.+}} to %c2 step %{{.+}} kind(unrolled)
+// CHECK-NEXT: tl.for %[[U2:.+]] = %{{.+}} to %c2 step %{{.+}} kind(unrolled)
+// CHECK-NEXT: %[[AT:.+]] = affine.apply #[[STREAM]](%[[B]], %[[G]], %[[U0]], %[[U1]], %[[U2]])
+// CHECK-NEXT: tl.prefetch %{{.+}}[%[[AT]]] {bytes = 320 : i64, distance = 8192 : i64, level = 2 : i64, line = 64 : i64} : memref<128x6912xi8>
+// CHECK-NEXT: tl.for %{{.+}} = %{{.+}} to %c8 step
 // CHECK-NOT: tl.prefetch
 // OFF-LABEL: func.func @decode_q4_k
 // OFF-NOT: tl.prefetch
@@ -27,7 +34,7 @@
 // TUNED: kind(parallel) attributes {llmc.tune = "matmul.decode.w128x6912.i8"}
 // TUNED-NOT: tl.prefetch
 // NEAR-LABEL: func.func @decode_q4_k
-// NEAR: tl.prefetch {{.*}} {bytes = 2304 : i64, distance = 4096 : i64, level = 1 : i64, line = 64 : i64}
+// NEAR: tl.prefetch {{.*}} {bytes = 320 : i64, distance = 4096 : i64, level = 1 : i64, line = 64 : i64}
 func.func @decode_q4_k(%x: tensor<1x768xf32>, %w: !graph.weights) -> tensor<1x2048xf32> attributes {llmc.phase = "decode"} {
   %k = graph.param %w["k"] {blob_offset = 0 : i64} : tensor<2048x768x!graph.q4_k, #graph.interleaved<rows = 16, chunk = 4>>
   %0 = graph.matmul %x, %k {act_type = !graph.q8_k} : tensor<1x768xf32>, tensor<2048x768x!graph.q4_k, #graph.interleaved<rows = 16, chunk = 4>> -> tensor<1x2048xf32>
