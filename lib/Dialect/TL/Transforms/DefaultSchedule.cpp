@@ -830,10 +830,8 @@ private:
     // Spread over the iterations of the loops inside, a part each.
     int64_t lines = llvm::divideCeil(run, target.cacheLine);
     SmallVector<ForOp> spread = spreadLoops(loop, buf, lines);
-    int64_t parts = 1;
-    for (ForOp l : spread)
-      parts *= *extentOf(l);
-    int64_t partBytes = llvm::divideCeil(lines, parts) * target.cacheLine;
+    int64_t partBytes =
+        llvm::divideCeil(lines, tripProduct(spread)) * target.cacheLine;
     AffineExpr part = getAffineConstantExpr(0, ctx);
     for (ForOp l : spread) {
       part = part * *extentOf(l) + getAffineDimExpr(operands.size(), ctx);
