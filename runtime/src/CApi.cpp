@@ -137,10 +137,10 @@ int llmc_model_open(const char *dir, llmc_model **out, char **error) {
     info.token_flops = md.tokenFlops;
     info.row_flops = md.rowFlops;
     info.pair_flops = md.pairFlops;
-    // [layers, 2, kv_heads, max_seq * head_dim] of f32.
+    // [layers, 2, kv_heads, max_seq * head_dim] of the cache's dtype.
     info.kv_bytes_per_position = md.kvCacheShape[0] * md.kvCacheShape[1] *
                                  md.kvCacheShape[2] * md.kvCacheShape[3] /
-                                 md.maxSeqLen * 4;
+                                 md.maxSeqLen * md.kvCacheElementBytes;
     *out = m.release();
   });
 }

@@ -42,13 +42,15 @@ std::string libmPath() {
 
 /// An artifact whose library is libm and whose entry point is `symbol`.
 struct LibmArtifact {
-  explicit LibmArtifact(const std::string &symbol) {
+  explicit LibmArtifact(const std::string &symbol,
+                        const std::string &kvDtype = "f32") {
     std::string md = R"({"format": "llmc-artifact", "version": 4,
       "target": "cpu", "library": "model.so",
       "weights": {"file": "weights.bin", "bytes": 0},
       "model": {"vocab_size": 8, "max_seq_len": 4, "bos_id": -1,
                 "eos_ids": [7, 6]},
-      "kv_cache": {"dtype": "f32", "shape": [1, 2, 1, 8],
+      "kv_cache": {"dtype": ")" +
+                     kvDtype + R"(", "shape": [1, 2, 1, 8],
                    "layout": ")" LLMC_KV_CACHE_LAYOUT R"("},
       "arena": {"alignment": 64, "plans": []},
       "entry": {"forward": ")" +
@@ -61,6 +63,11 @@ struct LibmArtifact {
   }
   TempDir dir;
 };
+
+TEST(CApiTest, KVBytesPerPositionFollowTheDtype) {
+  LibmArtifact a("cos", "f16");
+  EXPECT_EQ(llmc::Model::open(a.dir.path()).info().kv_bytes_per_position, 8);
+}
 
 TEST(CApiTest, StringFreeAcceptsNull) { llmc_string_free(nullptr); }
 
@@ -146,6 +153,8 @@ TEST(CApiTest, ForwardArgumentChecks) {
   EXPECT_TRUE(m.isEos(6));
   EXPECT_FALSE(m.isEos(2));
   EXPECT_EQ(info.tokenizer_path, nullptr);
+  // 2 x 1 x 8 elements of f32 for 4 positions.
+  EXPECT_EQ(info.kv_bytes_per_position, 16);
   EXPECT_EQ(m.position(), 0);
 
   std::vector<float> logits(8 * 8);
