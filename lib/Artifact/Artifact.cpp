@@ -468,7 +468,11 @@ writeMetadata(llvm::StringRef path, ModuleOp module, graph::KVCacheType cache,
       j.attribute("layout", cache.getKeysByDim() ? LLMC_KV_CACHE_LAYOUT_FLASH
                             : cache.getValuesByPosition()
                                 ? LLMC_KV_CACHE_LAYOUT_BY_POSITION
+                            : cache.getValuesBlock() > 0
+                                ? LLMC_KV_CACHE_LAYOUT_BLOCKED
                                 : LLMC_KV_CACHE_LAYOUT);
+      if (cache.getValuesBlock() > 0)
+        j.attribute("values_block", cache.getValuesBlock());
     });
     j.attributeObject("entry",
                       [&] { j.attribute("forward", LLMC_FORWARD_SYMBOL); });

@@ -127,7 +127,8 @@ llvm::Expected<OwningOpRef<ModuleOp>> DecoderEmitter::build() {
   auto cacheType = graph::KVCacheType::get(ctx, c.layers, c.maxSeq, c.kvHeads,
                                            c.headDim, f32,
                                            /*values_by_position=*/false,
-                                           /*keys_by_dim=*/false);
+                                           /*keys_by_dim=*/false,
+                                           /*values_block=*/0);
   auto tokensType = RankedTensorType::get({ShapedType::kDynamic},
                                           b.getI32Type());
   auto fnType = b.getFunctionType(

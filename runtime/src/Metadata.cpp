@@ -452,11 +452,13 @@ ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
   std::string layout = c.getString(kv, "kv_cache", "layout");
   if (layout != LLMC_KV_CACHE_LAYOUT &&
       layout != LLMC_KV_CACHE_LAYOUT_BY_POSITION &&
-      layout != LLMC_KV_CACHE_LAYOUT_FLASH)
-    c.fail("kv_cache.layout",
-           "is \"" + layout + "\", expected \"" + LLMC_KV_CACHE_LAYOUT +
-               "\", \"" + LLMC_KV_CACHE_LAYOUT_BY_POSITION + "\" or \"" +
-               LLMC_KV_CACHE_LAYOUT_FLASH + "\"");
+      layout != LLMC_KV_CACHE_LAYOUT_FLASH &&
+      layout != LLMC_KV_CACHE_LAYOUT_BLOCKED)
+    c.fail("kv_cache.layout", "is \"" + layout + "\", expected \"" +
+                                  LLMC_KV_CACHE_LAYOUT + "\", \"" +
+                                  LLMC_KV_CACHE_LAYOUT_BY_POSITION + "\", \"" +
+                                  LLMC_KV_CACHE_LAYOUT_FLASH + "\" or \"" +
+                                  LLMC_KV_CACHE_LAYOUT_BLOCKED + "\"");
   const JsonValue &shape = c.get(kv, "kv_cache", "shape");
   if (!shape.isArray() || shape.asArray().size() != LLMC_KV_CACHE_RANK)
     c.fail("kv_cache.shape", "must be an array of " +

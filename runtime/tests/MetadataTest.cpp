@@ -317,8 +317,9 @@ INSTANTIATE_TEST_SUITE_P(
                   "field 'kv_cache.layout' is \"layer, k|v, kv_head, k: "
                   "position x head_dim | v: position x head_dim\", expected "
                   "\"" LLMC_KV_CACHE_LAYOUT "\", "
-                  "\"" LLMC_KV_CACHE_LAYOUT_BY_POSITION "\" or "
-                  "\"" LLMC_KV_CACHE_LAYOUT_FLASH "\""},
+                  "\"" LLMC_KV_CACHE_LAYOUT_BY_POSITION "\", "
+                  "\"" LLMC_KV_CACHE_LAYOUT_FLASH "\" or "
+                  "\"" LLMC_KV_CACHE_LAYOUT_BLOCKED "\""},
         FieldCase{"\"shape\": [5, 2, 4, 128]", "\"shape\": [5, 2, 16, 4, 8]",
                   "field 'kv_cache.shape' must be an array of 4 integers"},
         FieldCase{"\"shape\": [5, 2, 4, 128]", "\"shape\": [5, 2, 0, 128]",

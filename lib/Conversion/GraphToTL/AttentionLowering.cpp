@@ -176,15 +176,24 @@ struct AttentionLowering : GraphLowering<AttentionOp> {
 
     // llmc/abi.h's layout: per layer and KV head, keys as [position][dim]
     // or, keys_by_dim, transposed as [dim][position]; values transposed as
-    // [dim][position] or, values_by_position, as [position][dim].
+    // [dim][position] (or in blocks of positions) or, values_by_position, as
+    // [position][dim].
     auto kAt = [&](AffineExpr kvh, AffineExpr pos, AffineExpr dim) {
       if (keysByDim)
         return SmallVector<AffineExpr>{nb.c(0), kvh, dim * maxSeq + pos};
       return SmallVector<AffineExpr>{nb.c(0), kvh, pos * hd + dim};
     };
+    // (values_block B: transposed in blocks of B positions,
+    // [position / B][dim][B].)
+    int64_t valuesBlock = cacheType.getValuesBlock();
     auto vAt = [&](AffineExpr kvh, AffineExpr pos, AffineExpr dim) {
       if (valuesByPosition)
         return SmallVector<AffineExpr>{nb.c(1), kvh, pos * hd + dim};
+      if (valuesBlock > 0)
+        return SmallVector<AffineExpr>{
+            nb.c(1), kvh,
+            pos.floorDiv(valuesBlock) * (valuesBlock * hd) + dim * valuesBlock +
+                pos % valuesBlock};
       return SmallVector<AffineExpr>{nb.c(1), kvh, dim * maxSeq + pos};
     };
 

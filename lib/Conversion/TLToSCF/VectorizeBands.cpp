@@ -116,6 +116,23 @@ private:
                                                  ValueRange operands);
   SmallVector<Value> materialize(ArrayRef<AffineExpr> exprs,
                                  ArrayRef<int64_t> bandValues);
+  /// The lanes of an access (its indices `exprs`, the lanes' coordinates
+  /// `coords`) in aligned segments that each read consecutive elements of
+  /// the last index, at least 16 bytes (of `elemBytes` each) a segment: the
+  /// segment's lanes, or 0 when there is none.
+  int64_t contiguousSegment(ArrayRef<AffineExpr> exprs,
+                            ArrayRef<SmallVector<int64_t>> coords,
+                            int64_t width, int64_t elemBytes);
+  /// `e` simplified with each band dim in [0, extent) (simplifyWithRanges:
+  /// the lanes of a blocked layout's block become linear in the band).
+  AffineExpr withBandRanges(AffineExpr e) const {
+    return tl::simplifyWithRanges(
+        e, [&](unsigned d) -> std::optional<std::pair<int64_t, int64_t>> {
+          if (d >= band.size())
+            return std::nullopt;
+          return std::make_pair(int64_t(0), extents[d] - 1);
+        });
+  }
 
   RewriterBase &rw;
   SmallVector<tl::ForOp> band;
@@ -165,12 +182,49 @@ BandVectorizer::accessExprs(tl::BlockOp block, AffineMap map,
   SmallVector<AffineExpr> out;
   unsigned n = ab->dims.size();
   for (AffineExpr r : map.getResults())
-    out.push_back(simplifyAffineExpr(
+    out.push_back(withBandRanges(simplifyAffineExpr(
         r.replaceDimsAndSymbols(
             ArrayRef<AffineExpr>(repl).take_front(map.getNumDims()),
             ArrayRef<AffineExpr>(repl).drop_front(map.getNumDims())),
-        std::max(n, 1u), 0));
+        std::max(n, 1u), 0)));
   return out;
+}
+
+int64_t BandVectorizer::contiguousSegment(ArrayRef<AffineExpr> exprs,
+                                          ArrayRef<SmallVector<int64_t>> coords,
+                                          int64_t width, int64_t elemBytes) {
+  unsigned n = std::max<unsigned>(ab->dims.size(), 1);
+  MLIRContext *ctx = rw.getContext();
+  // Each lane's indices, the band's dims replaced by the lane's coordinates.
+  SmallVector<SmallVector<AffineExpr>> at;
+  for (int64_t l = 0; l < width; ++l) {
+    SmallVector<AffineExpr> repl;
+    for (unsigned d = 0; d < n; ++d)
+      repl.push_back(d < coords.size()
+                         ? getAffineConstantExpr(coords[d][l], ctx)
+                         : getAffineDimExpr(d, ctx));
+    at.push_back(llvm::map_to_vector(exprs, [&](AffineExpr e) {
+      return simplifyAffineExpr(e.replaceDims(repl), n, 0);
+    }));
+  }
+  // The widest power-of-two segment (at least 4 lanes and 16 bytes,
+  // narrower than the band) whose lanes read consecutive elements of one
+  // row, in order.
+  for (int64_t seg = width / 2; seg >= 4 && seg * elemBytes >= 16; seg /= 2) {
+    if (width % seg)
+      continue;
+    bool ok = true;
+    for (int64_t start = 0; ok && start < width; start += seg)
+      for (int64_t k = 1; ok && k < seg; ++k) {
+        ArrayRef<AffineExpr> first = at[start], lane = at[start + k];
+        ok = first.drop_back() == lane.drop_back() &&
+             simplifyAffineExpr(lane.back() - first.back(), n, 0) ==
+                 getAffineConstantExpr(k, ctx);
+      }
+    if (ok)
+      return seg;
+  }
+  return 0;
 }
 
 FailureOr<Widened> BandVectorizer::widen(Value v, Context c) {
@@ -345,10 +399,37 @@ FailureOr<Value> BandVectorizer::load(tl::BlockOp block,
           .getResult();
     }
   }
-  // Anything else: one scalar load per lane.
+  // Segments: aligned runs of lanes, each reading a contiguous range (the
+  // blocks of a blocked layout under a wider band): a vector load each,
+  // concatenated.
   SmallVector<SmallVector<int64_t>> coords;
   for (unsigned d = 0; d < nd; ++d)
     coords.push_back(coordinates(d, lc));
+  if (int64_t seg = contiguousSegment(
+          *exprs, coords, width(lc),
+          std::max<int64_t>(1, elem.getIntOrFloatBitWidth() / 8))) {
+    SmallVector<Value> parts;
+    for (int64_t start = 0; start < width(lc); start += seg) {
+      SmallVector<int64_t> at;
+      for (unsigned d = 0; d < nd; ++d)
+        at.push_back(coords[d][start]);
+      parts.push_back(
+          vector::LoadOp::create(rw, loc, VectorType::get({seg}, elem),
+                                 op.getMemRef(), materialize(*exprs, at)));
+    }
+    while (parts.size() > 1) {
+      SmallVector<Value> joined;
+      for (size_t i = 0; i < parts.size(); i += 2) {
+        int64_t n = cast<VectorType>(parts[i].getType()).getNumElements();
+        joined.push_back(vector::ShuffleOp::create(
+            rw, loc, parts[i], parts[i + 1],
+            llvm::to_vector(llvm::seq<int64_t>(0, 2 * n))));
+      }
+      parts = std::move(joined);
+    }
+    return parts.front();
+  }
+  // Anything else: one scalar load per lane.
   SmallVector<Value> elems;
   for (int64_t l = 0; l < width(lc); ++l) {
     SmallVector<int64_t> at;

@@ -106,7 +106,10 @@ typedef void (*llmc_set_num_threads_fn)(int32_t threads);
  *  transposed for the same reason), or as the keys, [position][head_dim]
  *  (a step's values one contiguous row), or with the keys transposed,
  *  [head_dim][position], beside values by position (a CPU's flash
- *  attention: q.k's positions and p.V's head dim in lanes). The
+ *  attention: q.k's positions and p.V's head dim in lanes), or the values
+ *  transposed in blocks of B = kv_cache.values_block positions,
+ *  [position / B][head_dim][B] (a CPU's two-pass attention: p.V's lanes
+ *  of positions read the context front to back). The
  *  runtime allocates it (aligned to 64 bytes, zeroed) and owns it across
  *  calls; only the compiled code reads its elements. */
 #define LLMC_KV_CACHE_DTYPES "f32", "f16"
@@ -117,6 +120,9 @@ typedef void (*llmc_set_num_threads_fn)(int32_t threads);
   "layer, k|v, kv_head, position x head_dim"
 #define LLMC_KV_CACHE_LAYOUT_FLASH                                             \
   "layer, k|v, kv_head, k: head_dim x position | v: position x head_dim"
+#define LLMC_KV_CACHE_LAYOUT_BLOCKED                                           \
+  "layer, k|v, kv_head, k: position x head_dim | v: position / values_block "  \
+  "x head_dim x values_block"
 
 #ifdef __cplusplus
 }

@@ -954,3 +954,19 @@ func.func @last_rows(%x: tensor<?x8xf32>, %n: index) -> tensor<?x8xf32> {
   %0 = graph.last_rows %x, %n : tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
 }
+
+// -----
+
+// Values in blocks of positions (graph-kv-layout, the two-pass softmax on a
+// CPU): value (t, d) at (t floordiv 8) * 8 * head_dim + d * 8 + t mod 8, in
+// the step's store and in p.V's reads alike.
+!cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32, values_block = 8>
+// CHECK-LABEL: func.func @attention_values_blocked
+// CHECK: tl.block "kv_store_v" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[VP:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[VKH:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[VD:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// CHECK-SAME: writes(%subview[1, %[[VKH]], (%[[VP]] floordiv 8) * 32 + %[[VD]] * 8 + %[[VP]] mod 8]
+// CHECK: tl.block "attention_values" ({{.*}}%[[X:[a-z0-9_]+]] = reduce %{{[a-z0-9_]+}}, %[[D:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// CHECK-SAME: %subview[1, %{{[a-z0-9_]+}}, (%[[X]] floordiv 8) * 32 + %[[D]] * 8 + %[[X]] mod 8]
+func.func @attention_values_blocked(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>, %c: !cache, %p: index) -> tensor<?x16xf32> {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
+  return %0 : tensor<?x16xf32>
+}

@@ -195,3 +195,76 @@ func.func @pairs_odd_first(%x: memref<64xf32>, %w: memref<64xf32>, %parts: memre
   }
   return
 }
+
+// -----
+
+// A blocked layout (values in blocks of 16 positions, [t / 16][d][16]): the
+// lanes of a block's 16 positions, t = 16 * k + lane, read one contiguous
+// vector ((t floordiv 16) * 64 + d * 16 + t mod 16 is k * 64 + d * 16 +
+// lane over the band); 8 lanes from t = 8 * k + lane cross no block only
+// if k's parity is known, so they read lane by lane.
+// CHECK-LABEL: func.func @blocked_lanes
+// CHECK: scf.for %[[K:.+]] =
+// CHECK: %[[OFF:.+]] = arith.muli %[[K]], %c64
+// CHECK: vector.load %{{.+}}[%[[OFF]]] : memref<256xf32>, vector<16xf32>
+// CHECK: scf.for
+// CHECK-NOT: vector.load %{{.+}} : memref<256xf32>
+// CHECK-COUNT-8: memref.load %{{.+}} : memref<256xf32>
+func.func @blocked_lanes(%v: memref<256xf32>, %y: memref<16xf32>, %z: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  tl.for %k = %c0 to %c4 step %c1 {
+    %k16 = arith.muli %k, %c16 : index
+    tl.for %l = %c0 to %c16 step %c1 kind(vectorized) {
+      tl.block "copy" (%vk = spatial %k16, %vl = spatial %l)
+          reads(%v[((%vk + %vl) floordiv 16) * 64 + (%vk + %vl) mod 16] : memref<256xf32>)
+          writes(%y[%vl] : memref<16xf32>) {
+        %a = affine.load %v[((%vk + %vl) floordiv 16) * 64 + (%vk + %vl) mod 16] : memref<256xf32>
+        affine.store %a, %y[%vl] : memref<16xf32>
+      }
+    }
+  }
+  tl.for %k = %c0 to %c4 step %c1 {
+    %k8 = arith.muli %k, %c8 : index
+    tl.for %l = %c0 to %c8 step %c1 kind(vectorized) {
+      tl.block "copy8" (%vk = spatial %k8, %vl = spatial %l)
+          reads(%v[((%vk + %vl) floordiv 16) * 64 + (%vk + %vl) mod 16] : memref<256xf32>)
+          writes(%z[%vl] : memref<8xf32>) {
+        %a = affine.load %v[((%vk + %vl) floordiv 16) * 64 + (%vk + %vl) mod 16] : memref<256xf32>
+        affine.store %a, %z[%vl] : memref<8xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// 32 lanes over blocks of 16 (t = 32 * k + lane): each block's 16 lanes are
+// one vector load, the two joined.
+// CHECK-LABEL: func.func @blocked_segments
+// CHECK: %[[A:.+]] = vector.load %{{.+}} : memref<256xf32>, vector<16xf32>
+// CHECK: %[[B:.+]] = vector.load %{{.+}} : memref<256xf32>, vector<16xf32>
+// CHECK: vector.shuffle %[[A]], %[[B]] [0, 1, {{.*}}, 31] : vector<16xf32>, vector<16xf32>
+// CHECK-NOT: memref.load
+func.func @blocked_segments(%v: memref<256xf32>, %y: memref<32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  tl.for %k = %c0 to %c2 step %c1 {
+    %k32 = arith.muli %k, %c32 : index
+    tl.for %l = %c0 to %c32 step %c1 kind(vectorized) {
+      tl.block "copy" (%vk = spatial %k32, %vl = spatial %l)
+          reads(%v[((%vk + %vl) floordiv 16) * 64 + (%vk + %vl) mod 16] : memref<256xf32>)
+          writes(%y[%vl] : memref<32xf32>) {
+        %a = affine.load %v[((%vk + %vl) floordiv 16) * 64 + (%vk + %vl) mod 16] : memref<256xf32>
+        affine.store %a, %y[%vl] : memref<32xf32>
+      }
+    }
+  }
+  return
+}

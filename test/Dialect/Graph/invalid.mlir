@@ -234,6 +234,21 @@ func.func @keys_by_dim_alone(%c: !graph.kv_cache<layers = 1, max_seq = 16, kv_he
 
 // -----
 
+// Blocks of positions only for transposed values, and only whole blocks.
+// expected-error @+1 {{kv_cache values_block = 16 needs transposed values and a max_seq (16) it divides}}
+func.func @values_block_by_position(%c: !graph.kv_cache<layers = 1, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32, values_by_position = true, values_block = 16>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{kv_cache values_block = 8 needs transposed values and a max_seq (12) it divides}}
+func.func @values_block_odd(%c: !graph.kv_cache<layers = 1, max_seq = 12, kv_heads = 2, head_dim = 4, element_type = f32, values_block = 8>) {
+  return
+}
+
+// -----
+
 func.func @reshape_elements(%x: tensor<?x16xf32>) {
   // expected-error @+1 {{trailing dimensions hold 16 elements in the operand but 12 in the result}}
   %0 = graph.reshape %x : tensor<?x16xf32> -> tensor<?x3x4xf32>

@@ -102,3 +102,38 @@ func.func @prefill_pv_q_tile_gqa(%q: tensor<?x256xf32>, %k: tensor<?x128xf32>, %
   %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 64 : i64, scale = 0.25 : f32, kv_pad = 64 : i64, kv_tile = 128 : i64, q_tile = 4 : i64} : tensor<?x256xf32>, tensor<?x128xf32>, tensor<?x128xf32>, !cq
   return %0 : tensor<?x256xf32>
 }
+
+!cacheb = !graph.kv_cache<layers = 2, max_seq = 256, kv_heads = 2, head_dim = 16, element_type = f32, values_block = 16>
+
+// The values in blocks of 16 positions (graph-kv-layout, the two-pass
+// softmax on a CPU) read contiguously within each block: the positions still
+// go in lanes, in the same register tiles and order as @prefill_pv.
+// CHECK-LABEL: func.func @prefill_pv_blocked
+// CHECK: tl.block "attention_values_rf_init"
+// CHECK-SAME: memref<2x4x16xf32>
+// CHECK: tl.for %{{.+}} = %{{.+}} to %{{.+}} step %{{[a-z0-9_]+}} {
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: tl.for {{.*}} to %c2{{.*}} kind(unrolled)
+// CHECK-NEXT: tl.for {{.*}} to %c4{{.*}} kind(unrolled)
+// CHECK-NEXT: tl.for {{.*}} to %c16{{.*}} kind(vectorized)
+// CHECK: tl.block "attention_values_rf"
+// CHECK-SAME: floordiv 16
+// CHECK: tl.block "attention_values_tree0"
+func.func @prefill_pv_blocked(%q: tensor<?x64xf32>, %k: tensor<?x32xf32>, %c: !cacheb, %p: index) -> tensor<?x64xf32> attributes {llmc.phase = "prefill"} {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>, !cacheb
+  return %0 : tensor<?x64xf32>
+}
+
+// Decode's p.V in vec_dot's 64 lanes (the GQA group's 2 heads a register
+// tile), over blocks of 16 positions: still in lanes (each step's 64
+// positions span 4 blocks; the lowering loads them as 4 vectors).
+// CHECK-LABEL: func.func @decode_pv_blocked
+// CHECK: tl.block "attention_values_rf_init"
+// CHECK-SAME: memref<2x64xf32>
+// CHECK: tl.for {{.*}} to %c2{{.*}} kind(unrolled)
+// CHECK-NEXT: tl.for {{.*}} to %c64{{.*}} kind(vectorized)
+// CHECK: tl.block "attention_values_rf"
+func.func @decode_pv_blocked(%q: tensor<?x64xf32>, %k: tensor<?x32xf32>, %c: !cacheb, %p: index) -> tensor<?x64xf32> attributes {llmc.phase = "decode"} {
+  %0 = graph.attention %q, %k, %k, %c, %p {layer = 1 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>, !cacheb
+  return %0 : tensor<?x64xf32>
+}

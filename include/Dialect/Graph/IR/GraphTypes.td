@@ -47,6 +47,15 @@ def Graph_KVCacheType : TypeDef<Graph_Dialect, "KVCache"> {
     [head_dim][position]: q·k's positions in lanes, each element of the
     head dim a row of the context, no horizontal sum per position.
 
+    With `values_block = B` (B > 0, values transposed, `max_seq` a multiple
+    of B) the transposed values are stored in blocks of B positions,
+    [position / B][head_dim][B]: value (position t, element d) at
+    `(t floordiv B) * B * head_dim + d * B + t mod B`. p·V's lanes of B
+    positions read one contiguous run of the context for all of the head's
+    elements (`graph-kv-layout`: a step's `head_dim` stores fall in
+    consecutive lines, not `max_seq` positions apart); the sums are the
+    same, in the same order.
+
     ```mlir
     !graph.kv_cache<layers = 2, max_seq = 128, kv_heads = 2, head_dim = 16, element_type = f32>
     ```
@@ -55,7 +64,8 @@ def Graph_KVCacheType : TypeDef<Graph_Dialect, "KVCache"> {
                         "int64_t":$kv_heads, "int64_t":$head_dim,
                         "::mlir::Type":$element_type,
                         DefaultValuedParameter<"bool", "false">:$values_by_position,
-                        DefaultValuedParameter<"bool", "false">:$keys_by_dim);
+                        DefaultValuedParameter<"bool", "false">:$keys_by_dim,
+                        DefaultValuedParameter<"int64_t", "0">:$values_block);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

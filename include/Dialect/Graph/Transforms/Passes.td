@@ -209,7 +209,7 @@ def GraphKVCacheType : Pass<"graph-kv-cache-type", "mlir::ModuleOp"> {
 }
 
 def GraphKVLayout : Pass<"graph-kv-layout", "mlir::ModuleOp"> {
-  let summary = "Lay out the KV cache for a CPU's flash attention: values by position, keys transposed";
+  let summary = "Lay out the KV cache for a CPU's attention: values by position and keys transposed, or values in blocks of positions";
   let description = [{
     On a CPU target, when every `graph.attention` runs flash attention
     (`kv_tile`, the exact mode), the `!graph.kv_cache` arguments get
@@ -222,6 +222,16 @@ def GraphKVLayout : Pass<"graph-kv-layout", "mlir::ModuleOp"> {
     `max_seq` apart). The two-pass softmax (llama.cpp's mode) keeps the
     values transposed: its p·V sums each row's positions in ggml's order.
     A GPU target keeps them too (its p·V takes the positions in lanes).
+
+    The two-pass softmax on a CPU gets `values_block` instead, one f32
+    vector's lanes (16 with AVX-512, 8 with AVX2), where `max_seq` is a
+    multiple of it: the transposed values in blocks of that many positions,
+    [position / B][head_dim][B]. p·V sums the same positions in the same
+    lanes and order, but a block of the context is one contiguous run for
+    all of the head's rows (transposed, each row's few lines `max_seq`
+    positions apart: at decode's short contexts, hundreds of short streams
+    the hardware prefetcher does not follow), and a step's `head_dim`
+    stores fall in consecutive lines of one block.
 
     The keys get `keys_by_dim`, the transposed layout the values leave:
     [head_dim][position]. q·k then takes the positions in lanes, each

@@ -13,6 +13,7 @@
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <optional>
@@ -49,6 +50,29 @@ struct AffineIndexBuilder {
 /// linear in `dim` (a mod, floordiv or ceildiv of an expression of it).
 std::optional<int64_t> linearCoefficient(mlir::AffineExpr e, unsigned dim,
                                          unsigned numDims);
+
+/// The range [least, greatest] of a dim's values, or nullopt when unknown.
+using DimRangeFn =
+    llvm::function_ref<std::optional<std::pair<int64_t, int64_t>>(
+        unsigned dim)>;
+
+/// The least and greatest value of `e` when each of its dims lies in its
+/// range, or nullopt when some dim's range is unknown.
+std::optional<std::pair<int64_t, int64_t>> exprRange(mlir::AffineExpr e,
+                                                     DimRangeFn dimRange);
+
+/// `e` with each floordiv and mod by a positive constant whose quotient is
+/// one value over the dims' ranges replaced by that value and the
+/// remainder: `(t floordiv 16) * 2048 + t mod 16` with t = 16 * i + lane
+/// (lane below 16) is `i * 2048 + lane`.
+mlir::AffineExpr simplifyWithRanges(mlir::AffineExpr e, DimRangeFn dimRange);
+
+/// The constant multiplier of dim `dim` in `e` within aligned runs of `run`
+/// consecutive values (dim = run * i + lane, lane below run): a blocked
+/// layout's index moves by it inside a block. linearCoefficient when run is
+/// 1; nullopt when `e` is not linear in the lane.
+std::optional<int64_t> runCoefficient(mlir::AffineExpr e, unsigned dim,
+                                      unsigned numDims, int64_t run);
 
 /// True when `v` is `root` or computed from it by ops inside `scope` (what
 /// a loop's variable reaches: the iteration values of blocks, loop bounds).

@@ -36,7 +36,7 @@ LogicalResult
 KVCacheType::verify(llvm::function_ref<InFlightDiagnostic()> emitError,
                     int64_t layers, int64_t maxSeq, int64_t kvHeads,
                     int64_t headDim, Type elementType, bool valuesByPosition,
-                    bool keysByDim) {
+                    bool keysByDim, int64_t valuesBlock) {
   if (layers <= 0 || maxSeq <= 0 || kvHeads <= 0 || headDim <= 0)
     return emitError() << "kv_cache sizes must be positive, got layers = "
                        << layers << ", max_seq = " << maxSeq
@@ -48,5 +48,10 @@ KVCacheType::verify(llvm::function_ref<InFlightDiagnostic()> emitError,
   // (llmc/abi.h's layouts: keys transposed only beside values by position.)
   if (keysByDim && !valuesByPosition)
     return emitError() << "kv_cache keys_by_dim needs values_by_position";
+  if (valuesBlock < 0 ||
+      (valuesBlock > 0 && (valuesByPosition || maxSeq % valuesBlock != 0)))
+    return emitError() << "kv_cache values_block = " << valuesBlock
+                       << " needs transposed values and a max_seq (" << maxSeq
+                       << ") it divides";
   return success();
 }

@@ -61,8 +61,8 @@ struct GraphKVCacheTypePass
     retypeKVCaches(getOperation(), [&](KVCacheType cache) {
       return KVCacheType::get(ctx, cache.getLayers(), cache.getMaxSeq(),
                               cache.getKvHeads(), cache.getHeadDim(), element,
-                              cache.getValuesByPosition(),
-                              cache.getKeysByDim());
+                              cache.getValuesByPosition(), cache.getKeysByDim(),
+                              cache.getValuesBlock());
     });
   }
 };

@@ -1,7 +1,7 @@
 //===- KVLayout.cpp - the values' layout in the KV cache ------------------===//
 //
 // See the pass description (Passes.td) and !graph.kv_cache's
-// values_by_position.
+// values_by_position and values_block.
 //
 //===----------------------------------------------------------------------===//
 #include "Dialect/Graph/IR/Graph.h"
@@ -32,14 +32,27 @@ struct GraphKVLayoutPass : graph::impl::GraphKVLayoutBase<GraphKVLayoutPass> {
     bool flash = true;
     getOperation().walk(
         [&](AttentionOp op) { flash &= op.getKvTileAttr().getInt() > 0; });
-    if (!flash)
+    if (flash) {
+      retypeKVCaches(getOperation(), [](KVCacheType cache) {
+        return KVCacheType::get(cache.getContext(), cache.getLayers(),
+                                cache.getMaxSeq(), cache.getKvHeads(),
+                                cache.getHeadDim(), cache.getElementType(),
+                                /*values_by_position=*/true,
+                                /*keys_by_dim=*/true, /*values_block=*/0);
+      });
       return;
-    retypeKVCaches(getOperation(), [](KVCacheType cache) {
+    }
+    // Two passes: the values stay transposed, in blocks of one f32 vector's
+    // positions (p.V's lanes).
+    int64_t block = std::max(4u, desc->lanes(32));
+    retypeKVCaches(getOperation(), [&](KVCacheType cache) {
+      if (cache.getValuesByPosition() || cache.getMaxSeq() % block != 0)
+        return cache;
       return KVCacheType::get(cache.getContext(), cache.getLayers(),
                               cache.getMaxSeq(), cache.getKvHeads(),
                               cache.getHeadDim(), cache.getElementType(),
-                              /*values_by_position=*/true,
-                              /*keys_by_dim=*/true);
+                              /*values_by_position=*/false,
+                              /*keys_by_dim=*/false, block);
     });
   }
 };

@@ -80,27 +80,97 @@ static std::optional<int64_t> loopExtent(Value v) {
   return getConstantIntValue(loop.getUpperBound());
 }
 
-/// `e` with `x mod c` = x and `x floordiv c` = 0 where x is a dim standing
-/// for a loop variable below c (a tile's slice: (t0 * 4 + t1) mod 4, which
-/// simplifies to t1 mod 4, is t1).
-static AffineExpr withLoopRanges(AffineExpr e, ArrayRef<Value> dims) {
+std::optional<std::pair<int64_t, int64_t>>
+llmc::tl::exprRange(AffineExpr e, DimRangeFn dimRange) {
+  if (auto c = dyn_cast<AffineConstantExpr>(e))
+    return std::make_pair(c.getValue(), c.getValue());
+  if (auto d = dyn_cast<AffineDimExpr>(e))
+    return dimRange(d.getPosition());
+  auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+  if (!bin)
+    return std::nullopt;
+  auto l = exprRange(bin.getLHS(), dimRange);
+  auto r = exprRange(bin.getRHS(), dimRange);
+  if (!l || !r)
+    return std::nullopt;
+  bool byConstant = r->first == r->second && r->first > 0;
+  switch (bin.getKind()) {
+  case AffineExprKind::Add:
+    return std::make_pair(l->first + r->first, l->second + r->second);
+  case AffineExprKind::Mul: {
+    int64_t p[] = {l->first * r->first, l->first * r->second,
+                   l->second * r->first, l->second * r->second};
+    return std::make_pair(*llvm::min_element(p), *llvm::max_element(p));
+  }
+  case AffineExprKind::FloorDiv:
+    if (!byConstant)
+      return std::nullopt;
+    return std::make_pair(llvm::divideFloorSigned(l->first, r->first),
+                          llvm::divideFloorSigned(l->second, r->first));
+  case AffineExprKind::Mod:
+    if (!byConstant)
+      return std::nullopt;
+    return std::make_pair(int64_t(0), r->first - 1);
+  default:
+    return std::nullopt;
+  }
+}
+
+AffineExpr llmc::tl::simplifyWithRanges(AffineExpr e, DimRangeFn dimRange) {
   auto bin = dyn_cast<AffineBinaryOpExpr>(e);
   if (!bin)
     return e;
-  AffineExpr lhs = withLoopRanges(bin.getLHS(), dims);
-  AffineExpr rhs = withLoopRanges(bin.getRHS(), dims);
+  AffineExpr lhs = simplifyWithRanges(bin.getLHS(), dimRange);
+  AffineExpr rhs = simplifyWithRanges(bin.getRHS(), dimRange);
   auto c = dyn_cast<AffineConstantExpr>(rhs);
-  auto d = dyn_cast<AffineDimExpr>(lhs);
-  if (c && d && d.getPosition() < dims.size() &&
+  if (c && c.getValue() > 0 &&
       (e.getKind() == AffineExprKind::Mod ||
        e.getKind() == AffineExprKind::FloorDiv)) {
-    std::optional<int64_t> extent = loopExtent(dims[d.getPosition()]);
-    if (extent && *extent <= c.getValue())
-      return e.getKind() == AffineExprKind::Mod
-                 ? lhs
-                 : getAffineConstantExpr(0, e.getContext());
+    // One quotient q over the ranges: lhs floordiv c is q, lhs mod c is
+    // lhs - q * c.
+    if (auto range = exprRange(lhs, dimRange)) {
+      int64_t q = llvm::divideFloorSigned(range->first, c.getValue());
+      if (q == llvm::divideFloorSigned(range->second, c.getValue()))
+        return e.getKind() == AffineExprKind::Mod
+                   ? lhs - q * c.getValue()
+                   : getAffineConstantExpr(q, e.getContext());
+    }
   }
   return getAffineBinaryOpExpr(e.getKind(), lhs, rhs);
+}
+
+std::optional<int64_t> llmc::tl::runCoefficient(AffineExpr e, unsigned dim,
+                                                unsigned numDims, int64_t run) {
+  if (run <= 1)
+    return linearCoefficient(e, dim, numDims);
+  // dim = run * dim + lane, the lane a new dim below `run`.
+  MLIRContext *ctx = e.getContext();
+  SmallVector<AffineExpr> repl;
+  for (unsigned k = 0; k < numDims; ++k)
+    repl.push_back(k == dim ? getAffineDimExpr(k, ctx) * run +
+                                  getAffineDimExpr(numDims, ctx)
+                            : getAffineDimExpr(k, ctx));
+  AffineExpr split = simplifyAffineExpr(e.replaceDims(repl), numDims + 1, 0);
+  split = simplifyWithRanges(split, [&](unsigned d) {
+    return d == numDims ? std::optional(std::make_pair(int64_t(0), run - 1))
+                        : std::nullopt;
+  });
+  return linearCoefficient(simplifyAffineExpr(split, numDims + 1, 0), numDims,
+                           numDims + 1);
+}
+
+/// `e` with each floordiv and mod of a loop variable's dim below its
+/// divisor simplified (a tile's slice: (t0 * 4 + t1) mod 4, which simplifies
+/// to t1 mod 4, is t1).
+static AffineExpr withLoopRanges(AffineExpr e, ArrayRef<Value> dims) {
+  return simplifyWithRanges(
+      e, [&](unsigned d) -> std::optional<std::pair<int64_t, int64_t>> {
+        std::optional<int64_t> extent =
+            d < dims.size() ? loopExtent(dims[d]) : std::nullopt;
+        if (!extent || *extent < 1)
+          return std::nullopt;
+        return std::make_pair(int64_t(0), *extent - 1);
+      });
 }
 
 std::optional<SmallVector<AffineExpr>>

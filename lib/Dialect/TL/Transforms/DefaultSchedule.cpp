@@ -64,7 +64,10 @@ struct Stride {
   bool writesContiguous = true, readsContiguous = true;
 };
 
-Stride strideIn(BlockOp block, ForOp loop) {
+/// With `run` > 1, an access is contiguous too when it moves by 1 within
+/// aligned runs of `run` iterations (lanes of a blocked layout: the KV
+/// cache's values in blocks of positions).
+Stride strideIn(BlockOp block, ForOp loop, int64_t run = 1) {
   Stride s;
   AffineIndexBuilder ab(loop, /*opaqueInside=*/true);
   ab.dim(loop.getInductionVar());
@@ -82,6 +85,8 @@ Stride strideIn(BlockOp block, ForOp loop) {
         if (!e.isFunctionOfDim(0))
           continue;
         auto c = linearCoefficient(e, 0, n);
+        if (!c)
+          c = runCoefficient(e, 0, n, run);
         bool last = i + 1 == exprs->size();
         if (!c || !last || *c != 1 || (write && *c == 0))
           ok = false;
@@ -1431,7 +1436,7 @@ private:
       else if (sp)
         spatialLoops.push_back(l);
     }
-    Stride st = strideIn(block, r);
+    Stride st = strideIn(block, r, lanes32);
     if (!st.readsContiguous && reduceLoops.size() == 1) {
       // p.V: the reduction reads across rows; put the innermost spatial
       // loop (contiguous) in lanes instead, the reduction serial around it.
