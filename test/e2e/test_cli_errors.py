@@ -137,18 +137,22 @@ def test_recompile_replaces_an_artifact(llmc, tmp_path, tiny_model):
 def test_kv_cache_layout_in_metadata(llmc, tmp_path, tiny_model):
     """The exact mode's flash attention stores the values by position and the
     keys transposed on a CPU (graph-kv-layout); llama.cpp's two-pass softmax
-    keeps the keys by position and the values transposed. metadata.json says
+    keeps the keys by position and the values transposed, in blocks of one
+    f32 vector's positions (the host's: 4, 8 or 16). metadata.json says
     which (llmc/abi.h)."""
     import json
-    layouts = {}
+    caches = {}
     for mode in ("exact", "llama.cpp"):
         out = tmp_path / mode
         e2e_util.run([llmc, "compile", tiny_model, "--act-quant", mode, "-o", out], check=True)
-        layouts[mode] = json.loads((out / "metadata.json").read_text())["kv_cache"]["layout"]
-    assert layouts == {
+        caches[mode] = json.loads((out / "metadata.json").read_text())["kv_cache"]
+    assert {mode: c["layout"] for mode, c in caches.items()} == {
         "exact": "layer, k|v, kv_head, k: head_dim x position | v: position x head_dim",
-        "llama.cpp": "layer, k|v, kv_head, k: position x head_dim | v: head_dim x position",
+        "llama.cpp": "layer, k|v, kv_head, k: position x head_dim | "
+                     "v: position / values_block x head_dim x values_block",
     }
+    assert "values_block" not in caches["exact"]
+    assert caches["llama.cpp"]["values_block"] in (4, 8, 16)
 
 
 def test_graph_mlir_input_and_invalid_mlir(llmc, tmp_path, tiny_model):
