@@ -65,12 +65,16 @@ struct QuantizedActivations {
   /// (Q8_K's bsums), [.., K/sumWidth] i32, each value times `sumFactor`.
   Value sums;
   int64_t sumWidth = 0;
+  /// With `floatSums`: the same sums as f32 (exact: at most 32 x 128), for
+  /// products that take them in f32 lanes (Q4_K's mins).
+  Value floatSums;
 };
 
 static QuantizedActivations quantizeActivations(NestBuilder &nb, Value x,
                                                 int64_t k, Type act,
                                                 int64_t sumWidth = 0,
-                                                int64_t sumFactor = 1) {
+                                                int64_t sumFactor = 1,
+                                                bool floatSums = false) {
   ImplicitLocOpBuilder &b = nb.b;
   Type f32 = b.getF32Type(), i8 = b.getI8Type(), i32 = b.getI32Type();
   bool q8k = llvm::isa<Q8_KType>(act);
@@ -245,6 +249,19 @@ static QuantizedActivations quantizeActivations(NestBuilder &nb, Value x,
             nb.store(nb.i32(0), qa.sums, sMap, it);
           });
     });
+    if (floatSums) {
+      qa.floatSums = allocLike(nb, x, k / sumWidth, f32);
+      unsigned n1 = lead + 1;
+      AffineMap m = leadMap(nb, n1, lead, {nb.d(lead)});
+      nb.nest(withLead({nb.index(k / sumWidth)}), [&](ValueRange ivs) {
+        nb.block(
+            "act_sum_f32", ivs, kinds({IterKind::spatial}), {{qa.sums, m}},
+            {{qa.floatSums, m}}, [&](ImplicitLocOpBuilder &b, ValueRange it) {
+              nb.store(arith::SIToFPOp::create(b, f32, nb.load(qa.sums, m, it)),
+                       qa.floatSums, m, it);
+            });
+      });
+    }
   }
   return qa;
 }
@@ -292,20 +309,52 @@ static void intMacBlock(NestBuilder &nb, StringRef name, ValueRange it,
               });
 }
 
+/// A block `acc[accMap] += a[aMap] * float(factor(it))` in f32,
+/// zero-initialised, the factor an unsigned integer: exact where every
+/// product and partial sum is an integer below 2^24 (the caller's bound).
+static void
+floatMacBlock(NestBuilder &nb, StringRef name, ValueRange it,
+              ArrayRef<IterKind> kinds, ArrayRef<Access> reads, Value acc,
+              AffineMap accMap, Value a, AffineMap aMap,
+              function_ref<Value(ImplicitLocOpBuilder &, ValueRange)> factor) {
+  nb.block(
+      name, it, kinds, reads, {{acc, accMap}},
+      [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+        Value f = arith::UIToFPOp::create(b, b.getF32Type(), factor(b, iv));
+        Value p = arith::MulFOp::create(b, nb.load(a, aMap, iv), f);
+        nb.store(arith::AddFOp::create(b, nb.load(acc, accMap, iv), p), acc,
+                 accMap, iv);
+      },
+      [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+        nb.store(nb.f32(0.0), acc, accMap, iv);
+      });
+}
+
 /// One f32 step of a Q4_K chain in ggml's repacked kernels: for gemm rows
 /// one fma per 64-element group (`sums`, in order), else one per
-/// super-block of their integer total.
+/// super-block of their integer total. Sums already in f32 (exact integers
+/// below 2^24) are added in pairs, each pair exact, so that the total is
+/// rounded once, as the integer total's conversion rounds it.
 static Value q4kStep(ImplicitLocOpBuilder &b, Value gemm, Value prev, Value dd,
                      ArrayRef<Value> sums) {
   auto toF = [&](Value v) {
+    if (isa<FloatType>(v.getType()))
+      return v;
     return arith::SIToFPOp::create(b, b.getF32Type(), v).getResult();
   };
   Value perGroup = prev;
   for (Value v : sums)
     perGroup = math::FmaOp::create(b, toF(v), dd, perGroup);
-  Value total = sums[0];
-  for (Value v : sums.drop_front())
-    total = arith::AddIOp::create(b, total, v);
+  Value total;
+  if (isa<FloatType>(sums[0].getType())) {
+    assert(sums.size() == 4 && "Q4_K's four 64-element groups");
+    total = arith::AddFOp::create(b, arith::AddFOp::create(b, sums[0], sums[1]),
+                                  arith::AddFOp::create(b, sums[2], sums[3]));
+  } else {
+    total = sums[0];
+    for (Value v : sums.drop_front())
+      total = arith::AddIOp::create(b, total, v);
+  }
   Value perBlock = math::FmaOp::create(b, toF(total), dd, prev);
   return arith::SelectOp::create(b, gemm, perGroup, perBlock);
 }
@@ -513,7 +562,11 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     // (Q8_K's bsums), per lane, as ggml's vec_dot does; Q4_K its mins
     // through the sums of 32 (one per sub-block).
     QuantizedActivations qa =
-        quantizeActivations(nb, x, k, act, q6k ? 16 : q4k ? 32 : 0);
+        quantizeActivations(nb, x, k, act,
+                            q6k   ? 16
+                            : q4k ? 32
+                                  : 0,
+                            /*sumFactor=*/1, /*floatSums=*/q4k);
     Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
     SmallVector<Value> leadUbs = nb.sizes(x);
     Value seq = leadUbs.front();
@@ -591,7 +644,12 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
           }
           Value msum;
           if (q4k) {
-            msum = sums(minShape);
+            // In f32: exact integers (each of its sums at most 2 x 63 x
+            // 32 x 128 < 2^24), FMAs where i32 products took VPMULLD.
+            int64_t size = 1;
+            for (int64_t e : minShape)
+              size *= e;
+            msum = nb.scratch(MemRefType::get({size}, f32));
             emitMinSum(nb, w, qa, base, msum);
           }
           unsigned lead = leadIvs.size();
@@ -656,14 +714,15 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
   InterleavedProduct interleavedProduct(NestBuilder &nb, MatmulOp op, Value x,
                                         Type act, InterleavedAttr layout,
                                         int64_t sumWidth = 32,
-                                        int64_t sumFactor = 1) const {
+                                        int64_t sumFactor = 1,
+                                        bool floatSums = false) const {
     RankedTensorType wType = op.getWeight().getType();
     InterleavedProduct p;
     p.k = wType.getShape().back();
     p.rows = wType.getShape().front();
     p.R = layout.getRows();
     p.header = quantHeaderBytes(wType.getElementType());
-    p.qa = quantizeActivations(nb, x, p.k, act, sumWidth, sumFactor);
+    p.qa = quantizeActivations(nb, x, p.k, act, sumWidth, sumFactor, floatSums);
     p.out = nb.alloc(resultType(op), nb.dynamicSizes(x));
     p.leadUbs = nb.sizes(x);
     p.leadUbs.pop_back();
@@ -1102,7 +1161,9 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                             Type act, InterleavedAttr layout) const {
     ImplicitLocOpBuilder &b = nb.b;
     Type f32 = b.getF32Type(), i32 = b.getI32Type();
-    InterleavedProduct p = interleavedProduct(nb, op, x, act, layout);
+    InterleavedProduct p =
+        interleavedProduct(nb, op, x, act, layout, /*sumWidth=*/32,
+                           /*sumFactor=*/1, /*floatSums=*/true);
     Value seq = p.leadUbs.front(); // the tokens
     // The 6-bit scale (or min) of sub-block 4 ja + 2 jb + h of each lane,
     // as i32 (ggml's get_scale_min_k4): from scales[sub], scales[4 + sub],
@@ -1146,7 +1207,9 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
           base.append({group, block});
           Value dots = nb.scratch(MemRefType::get({8 * p.R}, i32));
           Value isum = nb.scratch(MemRefType::get({4 * p.R}, i32));
-          Value msum = nb.scratch(MemRefType::get({4 * p.R}, i32));
+          // The mins' sums in f32: exact integers (at most 2 x 63 x 32 x
+          // 128 < 2^24), FMAs where i32 products took VPMULLD.
+          Value msum = nb.scratch(MemRefType::get({4 * p.R}, f32));
           // dots: (ja, jb, h) spatial, i1 reducing, r the lanes, i0 the
           // group of four.
           {
@@ -1191,14 +1254,20 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                       [&](ValueRange ivs) {
                 SmallVector<Value> it(base);
                 llvm::append_range(it, ivs);
-                intMacBlock(nb, name, it, kinds, reads, acc, sumMap, src,
-                            srcMap, [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                              return scaleOrMin(b, sm, iv[p.lead + 2], iv, min);
-                            });
+                auto factor = [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                  return scaleOrMin(b, sm, iv[p.lead + 2], iv, min);
+                };
+                if (isa<FloatType>(
+                        cast<MemRefType>(acc.getType()).getElementType()))
+                  floatMacBlock(nb, name, it, kinds, reads, acc, sumMap, src,
+                                srcMap, factor);
+                else
+                  intMacBlock(nb, name, it, kinds, reads, acc, sumMap, src,
+                              srcMap, factor);
               });
             };
             mac("matmul_isum", isum, dots, dotMap, false);
-            mac("matmul_imin", msum, p.qa.sums, aSum, true);
+            mac("matmul_imin", msum, p.qa.floatSums, aSum, true);
           }
           // The steps of each row's two chains.
           {
@@ -1369,7 +1438,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
 
   /// Q4_K: `msum[64-group] = sum over its two sub-blocks of min * (sum of
   /// the sub-block's 32 activations)`, the integer ggml's kernels take the
-  /// mins with.
+  /// mins with, in f32 (exact: at most 2 x 63 x 4096).
   void emitMinSum(NestBuilder &nb, Value w, const QuantizedActivations &qa,
                   ArrayRef<Value> base, Value msum) const {
     unsigned lead = base.size() - 2, nb0 = base.size(), n = nb0 + 3;
@@ -1381,15 +1450,16 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     AffineMap outMap = nb.map(n, {l0 * 2 + l1});
     SmallVector<IterKind> kinds(nb0 + 2, IterKind::spatial);
     kinds.push_back(IterKind::reduce);
-    SmallVector<Access> reads = {{qa.sums, sumMap}};
+    SmallVector<Access> reads = {{qa.floatSums, sumMap}};
     llvm::append_range(reads, reader.subScaleAccesses());
     nb.nest({nb.index(2), nb.index(2), nb.index(2)}, [&](ValueRange ivs) {
       SmallVector<Value> it(base);
       llvm::append_range(it, ivs);
-      intMacBlock(nb, "matmul_imin", it, kinds, reads, msum, outMap, qa.sums,
-                  sumMap, [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                    return reader.subScale(b, iv).second;
-                  });
+      floatMacBlock(nb, "matmul_imin", it, kinds, reads, msum, outMap,
+                    qa.floatSums, sumMap,
+                    [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                      return reader.subScale(b, iv).second;
+                    });
     });
   }
 
@@ -1463,7 +1533,9 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
               sub = arith::ShLIOp::create(b, sub, nb.i32(5));
               lane = arith::SubIOp::create(b, lane, sub);
             }
-            Value s = arith::SIToFPOp::create(b, f32, lane);
+            Value s = isa<FloatType>(lane.getType())
+                          ? lane
+                          : arith::SIToFPOp::create(b, f32, lane).getResult();
             nb.store(math::FmaOp::create(b, s, dd, nb.load(acc, accMap, iv)),
                      acc, accMap, iv);
           },

@@ -866,13 +866,19 @@ func.func @matmul_act_q8_k(%x: tensor<?x256xf32>, %w: tensor<8x256x!graph.q4_k>)
 
 // Not repacked (2 rows): ggml_vec_dot_q4_K_q8_K's lanes, eight for the
 // scaled sums (a group of four at one offset in every sub-block), four for
-// the mins (the 64-element groups).
+// the mins (the 64-element groups), in f32: the activations' sums converted
+// once, each product and sum an integer below 2^24, so exact.
 // CHECK-LABEL: func.func @matmul_act_q8_k_rows
+// CHECK: tl.block "act_sum_f32"
+// CHECK: arith.sitofp
 // CHECK: tl.block "matmul_idot"
 // CHECK: tl.block "matmul_isum"
 // CHECK-SAME: writes(%{{[a-z0-9_]+}}[%{{[a-z0-9_]+}}] : memref<8xi32>)
 // CHECK: tl.block "matmul_imin"
-// CHECK-SAME: writes(%{{[a-z0-9_]+}}[%{{[a-z0-9_]+}} * 2 + %{{[a-z0-9_]+}}] : memref<4xi32>)
+// CHECK-SAME: writes(%{{[a-z0-9_]+}}[%{{[a-z0-9_]+}} * 2 + %{{[a-z0-9_]+}}] : memref<4xf32>)
+// CHECK: arith.uitofp
+// CHECK: arith.mulf
+// CHECK: arith.addf
 // CHECK: tl.block "matmul_iscale" ({{.*}} = reduce %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = reduce %{{[a-z0-9_]+}})
 // CHECK: math.fma
 // CHECK: tl.block "matmul_imin_scale"

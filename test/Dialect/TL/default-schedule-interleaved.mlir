@@ -64,12 +64,14 @@ func.func @prefill_interleaved(%x: tensor<?x256xf32>, %w: !graph.weights) -> ten
 // The weights' unpacking is hoisted out of the tokens' loop, once per row
 // group into a stack buffer each (the f16 scales, the 6-bit scales and
 // mins, the nibbles, over the loops each uses): the products then load
-// unpacked bytes, no shift or mask per token.
+// unpacked bytes, no shift or mask per token. The mins, which the products
+// take in f32, are hoisted converted (f32 lanes, no widening or conversion
+// per token).
 // CHECK-LABEL: func.func @prefill_q4_k
 // CHECK: tl.for %{{.+}} = %{{.+}} to %c2{{.*}} kind(parallel)
 // CHECK: tl.block "matmul_imin_scale_hoist"
 // CHECK: tl.block "matmul_iscale_hoist"
-// CHECK: %[[MINS:.+]] = memref.alloca() {{.*}} : memref<128xi8>
+// CHECK: %[[MINS:.+]] = memref.alloca() {{.*}} : memref<128xf32>
 // CHECK: tl.block "matmul_imin_hoist"{{.*}} writes(%[[MINS]][
 // CHECK: %[[SCALES:.+]] = memref.alloca() {{.*}} : memref<128xi8>
 // CHECK: tl.block "matmul_isum_hoist"{{.*}} writes(%[[SCALES]][

@@ -634,10 +634,21 @@ private:
         continue;
       // One widening at a time: a hoist takes away the ops only its value
       // used, which may have held another's.
+      // An integer's conversion to f32 is hoisted with the value (its
+      // lanes then a load, where the narrow integer took a widening and a
+      // conversion per use: Q4_K's mins, f32 products).
       DenseSet<Operation *> tried;
       for (;;) {
         Operation *ext = nullptr;
-        for (Operation *op : getWidenings(block)) {
+        // (Conversions first: once their operand's widening is hoisted,
+        // they would read the hoisted buffer, written under the loop.)
+        SmallVector<Operation *> candidates;
+        block.getBodyBlock()->walk([&](Operation *op) {
+          if (isa<arith::UIToFPOp, arith::SIToFPOp>(op))
+            candidates.push_back(op);
+        });
+        llvm::append_range(candidates, getWidenings(block));
+        for (Operation *op : candidates) {
           Operation *d = op->getOperand(0).getDefiningOp();
           if (!tried.contains(op) && d &&
               d->getBlock() == block.getBodyBlock() &&
@@ -649,7 +660,9 @@ private:
         if (!ext)
           break;
         tried.insert(ext);
-        Value v = ext->getOperand(0);
+        Value v = isa<arith::UIToFPOp, arith::SIToFPOp>(ext)
+                      ? ext->getResult(0)
+                      : ext->getOperand(0);
         int64_t bytes = 0;
         if (failed(hoistValue(rw, block, v, at, /*quiet=*/true, &bytes)))
           continue;
