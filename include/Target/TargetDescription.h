@@ -32,6 +32,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -117,6 +118,10 @@ struct TargetDescription {
   unsigned lanes(unsigned elementBits) const {
     return vectorBits / elementBits;
   }
+  /// The f32 lanes the CPU schedules vectorize by (at least 4): also the
+  /// KV cache's blocks of positions (graph-kv-layout), which p.V's lanes
+  /// must read whole.
+  unsigned f32Lanes() const { return std::max(4u, lanes(32)); }
   /// The LLVM target triple.
   std::string triple() const;
   /// The feature string for LLVM's TargetMachine ("+avx2,-avx512f,...").

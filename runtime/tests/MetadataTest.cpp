@@ -183,6 +183,15 @@ TEST(MetadataTest, KVCacheElementBytes) {
   EXPECT_EQ(readMetadata(a.dir.path()).kvCacheElementBytes, 2);
 }
 
+TEST(MetadataTest, EveryKVCacheLayoutIsAccepted) {
+  for (const char *layout :
+       {LLMC_KV_CACHE_LAYOUT, LLMC_KV_CACHE_LAYOUT_BY_POSITION,
+        LLMC_KV_CACHE_LAYOUT_FLASH, LLMC_KV_CACHE_LAYOUT_BLOCKED}) {
+    Artifact a(patched(LLMC_KV_CACHE_LAYOUT, layout));
+    EXPECT_NO_THROW(readMetadata(a.dir.path())) << layout;
+  }
+}
+
 TEST(MetadataTest, ArenaIsTheLargestPlan) {
   Artifact a(kValidMetadata);
   ArtifactMetadata md = readMetadata(a.dir.path());

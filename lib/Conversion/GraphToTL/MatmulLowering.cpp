@@ -277,64 +277,53 @@ static AffineMap flatMap(NestBuilder &nb, unsigned numIters,
   return nb.map(numIters, {e});
 }
 
-/// A block `acc[accMap] += a[aMap] * factor(it)` in i32, zero-initialised.
-/// A block `acc[accMap] += term(it)` in i32, zero-initialised.
-static void intSumBlock(NestBuilder &nb, StringRef name, ValueRange it,
-                        ArrayRef<IterKind> kinds, ArrayRef<Access> reads,
-                        Value acc, AffineMap accMap,
-                        function_ref<Value(ImplicitLocOpBuilder &, ValueRange)>
-                            term) {
-  nb.block(
-      name, it, kinds, reads, {{acc, accMap}},
-      [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-        Value p = term(b, iv);
-        nb.store(arith::AddIOp::create(b, nb.load(acc, accMap, iv), p), acc,
-                 accMap, iv);
-      },
-      [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-        nb.store(nb.i32(0), acc, accMap, iv);
-      });
-}
-
-/// A block `acc[accMap] += a[aMap] * factor(it)` in i32, zero-initialised.
-static void intMacBlock(NestBuilder &nb, StringRef name, ValueRange it,
-                        ArrayRef<IterKind> kinds, ArrayRef<Access> reads,
-                        Value acc, AffineMap accMap, Value a, AffineMap aMap,
-                        function_ref<Value(ImplicitLocOpBuilder &, ValueRange)>
-                            factor) {
-  intSumBlock(nb, name, it, kinds, reads, acc, accMap,
-              [&](ImplicitLocOpBuilder &b, ValueRange iv) -> Value {
-                return arith::MulIOp::create(b, nb.load(a, aMap, iv),
-                                             factor(b, iv));
-              });
-}
-
-/// A block `acc[accMap] += a[aMap] * float(factor(it))` in f32,
-/// zero-initialised, the factor an unsigned integer: exact where every
-/// product and partial sum is an integer below 2^24 (the caller's bound).
+/// A block `acc[accMap] += term(it)` in the accumulator's type (i32 or
+/// f32), zero-initialised.
 static void
-floatMacBlock(NestBuilder &nb, StringRef name, ValueRange it,
-              ArrayRef<IterKind> kinds, ArrayRef<Access> reads, Value acc,
-              AffineMap accMap, Value a, AffineMap aMap,
-              function_ref<Value(ImplicitLocOpBuilder &, ValueRange)> factor) {
+sumBlock(NestBuilder &nb, StringRef name, ValueRange it,
+         ArrayRef<IterKind> kinds, ArrayRef<Access> reads, Value acc,
+         AffineMap accMap,
+         function_ref<Value(ImplicitLocOpBuilder &, ValueRange)> term) {
+  bool isFloat =
+      isa<FloatType>(cast<MemRefType>(acc.getType()).getElementType());
   nb.block(
       name, it, kinds, reads, {{acc, accMap}},
       [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-        Value f = arith::UIToFPOp::create(b, b.getF32Type(), factor(b, iv));
-        Value p = arith::MulFOp::create(b, nb.load(a, aMap, iv), f);
-        nb.store(arith::AddFOp::create(b, nb.load(acc, accMap, iv), p), acc,
-                 accMap, iv);
+        Value p = term(b, iv), prev = nb.load(acc, accMap, iv);
+        nb.store(isFloat ? arith::AddFOp::create(b, prev, p).getResult()
+                         : arith::AddIOp::create(b, prev, p).getResult(),
+                 acc, accMap, iv);
       },
       [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-        nb.store(nb.f32(0.0), acc, accMap, iv);
+        nb.store(isFloat ? nb.f32(0.0) : nb.i32(0), acc, accMap, iv);
       });
+}
+
+/// A block `acc[accMap] += a[aMap] * factor(it)`, zero-initialised: in i32,
+/// or with an f32 accumulator in f32, the factor an unsigned integer
+/// converted (exact where every product and partial sum is an integer below
+/// 2^24: the caller's bound).
+static void
+macBlock(NestBuilder &nb, StringRef name, ValueRange it,
+         ArrayRef<IterKind> kinds, ArrayRef<Access> reads, Value acc,
+         AffineMap accMap, Value a, AffineMap aMap,
+         function_ref<Value(ImplicitLocOpBuilder &, ValueRange)> factor) {
+  sumBlock(nb, name, it, kinds, reads, acc, accMap,
+           [&](ImplicitLocOpBuilder &b, ValueRange iv) -> Value {
+             Value f = factor(b, iv);
+             Type t = cast<MemRefType>(acc.getType()).getElementType();
+             if (isa<FloatType>(t))
+               return arith::MulFOp::create(b, nb.load(a, aMap, iv),
+                                            arith::UIToFPOp::create(b, t, f));
+             return arith::MulIOp::create(b, nb.load(a, aMap, iv), f);
+           });
 }
 
 /// One f32 step of a Q4_K chain in ggml's repacked kernels: for gemm rows
 /// one fma per 64-element group (`sums`, in order), else one per
-/// super-block of their integer total. Sums already in f32 (exact integers
-/// below 2^24) are added in pairs, each pair exact, so that the total is
-/// rounded once, as the integer total's conversion rounds it.
+/// super-block of their integer total. Sums already in f32 must be
+/// integers whose total stays below 2^24 (the mins' sums: at most 2.1 M),
+/// so that it is exact, as the integer total is.
 static Value q4kStep(ImplicitLocOpBuilder &b, Value gemm, Value prev, Value dd,
                      ArrayRef<Value> sums) {
   auto toF = [&](Value v) {
@@ -345,16 +334,11 @@ static Value q4kStep(ImplicitLocOpBuilder &b, Value gemm, Value prev, Value dd,
   Value perGroup = prev;
   for (Value v : sums)
     perGroup = math::FmaOp::create(b, toF(v), dd, perGroup);
-  Value total;
-  if (isa<FloatType>(sums[0].getType())) {
-    assert(sums.size() == 4 && "Q4_K's four 64-element groups");
-    total = arith::AddFOp::create(b, arith::AddFOp::create(b, sums[0], sums[1]),
-                                  arith::AddFOp::create(b, sums[2], sums[3]));
-  } else {
-    total = sums[0];
-    for (Value v : sums.drop_front())
-      total = arith::AddIOp::create(b, total, v);
-  }
+  bool isFloat = isa<FloatType>(sums[0].getType());
+  Value total = sums[0];
+  for (Value v : sums.drop_front())
+    total = isFloat ? arith::AddFOp::create(b, total, v).getResult()
+                    : arith::AddIOp::create(b, total, v).getResult();
   Value perBlock = math::FmaOp::create(b, toF(total), dd, prev);
   return arith::SelectOp::create(b, gemm, perGroup, perBlock);
 }
@@ -367,18 +351,18 @@ static void nibbleDotBlock(NestBuilder &nb, ValueRange it,
                            Value w, AffineMap qMap, Value acc,
                            AffineMap accMap, unsigned half) {
   Type i32 = nb.b.getI32Type();
-  intSumBlock(nb, "matmul_idot", it, kinds, {{a, aMap}, {w, qMap}}, acc, accMap,
-              [&](ImplicitLocOpBuilder &b, ValueRange iv) -> Value {
-                Value shift = arith::IndexCastUIOp::create(
-                    b, b.getI8Type(),
-                    arith::MulIOp::create(b, iv[half], nb.index(4)));
-                Value q = arith::AndIOp::create(
-                    b, arith::ShRUIOp::create(b, nb.load(w, qMap, iv), shift),
-                    i8Constant(b, 15));
-                return arith::MulIOp::create(
-                    b, arith::ExtSIOp::create(b, i32, nb.load(a, aMap, iv)),
-                    arith::ExtUIOp::create(b, i32, q));
-              });
+  sumBlock(nb, "matmul_idot", it, kinds, {{a, aMap}, {w, qMap}}, acc, accMap,
+           [&](ImplicitLocOpBuilder &b, ValueRange iv) -> Value {
+             Value shift = arith::IndexCastUIOp::create(
+                 b, b.getI8Type(),
+                 arith::MulIOp::create(b, iv[half], nb.index(4)));
+             Value q = arith::AndIOp::create(
+                 b, arith::ShRUIOp::create(b, nb.load(w, qMap, iv), shift),
+                 i8Constant(b, 15));
+             return arith::MulIOp::create(
+                 b, arith::ExtSIOp::create(b, i32, nb.load(a, aMap, iv)),
+                 arith::ExtUIOp::create(b, i32, q));
+           });
 }
 
 /// A nest over the first `count` levels of a quantized block, in `order`
@@ -619,13 +603,14 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
         nb.loop(nb.index(k / be), [&](Value blk) {
           SmallVector<Value> base(outer);
           base.push_back(blk);
-          auto sums = [&](ArrayRef<int64_t> shape) {
+          auto sums = [&](ArrayRef<int64_t> shape, Type element) {
             int64_t size = 1;
             for (int64_t e : shape)
               size *= e;
-            return nb.scratch(MemRefType::get({size}, b.getI32Type()));
+            return nb.scratch(MemRefType::get({size}, element));
           };
-          Value isum = sums(laneShape);
+          Type i32 = b.getI32Type();
+          Value isum = sums(laneShape, i32);
           if (q4k || q6k) {
             // Sub-block scales: the plain dot of each group of four first
             // (what a VNNI instruction lane computes), then the sums the
@@ -633,7 +618,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
             SmallVector<unsigned> groups;
             for (unsigned l = 0; l + 1 < levels.size(); ++l)
               groups.push_back(l);
-            Value dots = sums(shapeOf(groups));
+            Value dots = sums(shapeOf(groups), i32);
             emitDot(nb, "matmul_idot", wElement, w, qa, levels, groups, base,
                     be, dots, /*mins=*/false, /*subScales=*/false);
             emitScaledSum(nb, wElement, w, levels, laneLevels, base, dots,
@@ -646,10 +631,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
           if (q4k) {
             // In f32: exact integers (each of its sums at most 2 x 63 x
             // 32 x 128 < 2^24), FMAs where i32 products took VPMULLD.
-            int64_t size = 1;
-            for (int64_t e : minShape)
-              size *= e;
-            msum = nb.scratch(MemRefType::get({size}, f32));
+            msum = sums(minShape, f32);
             emitMinSum(nb, w, qa, base, msum);
           }
           unsigned lead = leadIvs.size();
@@ -1057,7 +1039,7 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                   nb.nest({nb.index(p.R), nb.index(4)}, [&](ValueRange ivs) {
                     SmallVector<Value> it(at);
                     llvm::append_range(it, ivs);
-                    intSumBlock(
+                    sumBlock(
                         nb, "matmul_idot", it, kinds,
                         {{p.qa.values, aMap}, {w, qlMap}, {w, qhMap}}, dots,
                         dotMap,
@@ -1257,13 +1239,8 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
                 auto factor = [&](ImplicitLocOpBuilder &b, ValueRange iv) {
                   return scaleOrMin(b, sm, iv[p.lead + 2], iv, min);
                 };
-                if (isa<FloatType>(
-                        cast<MemRefType>(acc.getType()).getElementType()))
-                  floatMacBlock(nb, name, it, kinds, reads, acc, sumMap, src,
-                                srcMap, factor);
-                else
-                  intMacBlock(nb, name, it, kinds, reads, acc, sumMap, src,
-                              srcMap, factor);
+                macBlock(nb, name, it, kinds, reads, acc, sumMap, src, srcMap,
+                         factor);
               });
             };
             mac("matmul_isum", isum, dots, dotMap, false);
@@ -1429,10 +1406,10 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     SmallVector<Access> reads = {{dots, dotMap}};
     llvm::append_range(reads, reader.subScaleAccesses());
     nest.build(nb, base, [&](ValueRange it) {
-      intMacBlock(nb, "matmul_isum", it, nest.kinds, reads, isum, sumMap,
-                  dots, dotMap, [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                    return reader.subScale(b, iv).first;
-                  });
+      macBlock(nb, "matmul_isum", it, nest.kinds, reads, isum, sumMap, dots,
+               dotMap, [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                 return reader.subScale(b, iv).first;
+               });
     });
   }
 
@@ -1455,11 +1432,10 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     nb.nest({nb.index(2), nb.index(2), nb.index(2)}, [&](ValueRange ivs) {
       SmallVector<Value> it(base);
       llvm::append_range(it, ivs);
-      floatMacBlock(nb, "matmul_imin", it, kinds, reads, msum, outMap,
-                    qa.floatSums, sumMap,
-                    [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                      return reader.subScale(b, iv).second;
-                    });
+      macBlock(nb, "matmul_imin", it, kinds, reads, msum, outMap, qa.floatSums,
+               sumMap, [&](ImplicitLocOpBuilder &b, ValueRange iv) {
+                 return reader.subScale(b, iv).second;
+               });
     });
   }
 

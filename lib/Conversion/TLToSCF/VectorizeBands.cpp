@@ -118,8 +118,9 @@ private:
                                  ArrayRef<int64_t> bandValues);
   /// The lanes of an access (its indices `exprs`, the lanes' coordinates
   /// `coords`) in aligned segments that each read consecutive elements of
-  /// the last index, at least 16 bytes (of `elemBytes` each) a segment: the
-  /// segment's lanes, or 0 when there is none.
+  /// the last index, at least 16 bytes (of `elemBytes` each) a segment, a
+  /// power-of-two number of them: the segment's lanes, or 0 when there is
+  /// none.
   int64_t contiguousSegment(ArrayRef<AffineExpr> exprs,
                             ArrayRef<SmallVector<int64_t>> coords,
                             int64_t width, int64_t elemBytes);
@@ -207,12 +208,13 @@ int64_t BandVectorizer::contiguousSegment(ArrayRef<AffineExpr> exprs,
       return simplifyAffineExpr(e.replaceDims(repl), n, 0);
     }));
   }
-  // The widest power-of-two segment (at least 4 lanes and 16 bytes,
-  // narrower than the band) whose lanes read consecutive elements of one
-  // row, in order.
-  for (int64_t seg = width / 2; seg >= 4 && seg * elemBytes >= 16; seg /= 2) {
-    if (width % seg)
-      continue;
+  // The widest segment (the band split into 2, 4, 8, ... equal parts, so
+  // that pairs of them join; at least 4 lanes and 16 bytes) whose lanes
+  // read consecutive elements of one row, in order.
+  for (int64_t parts = 2; width % parts == 0; parts *= 2) {
+    int64_t seg = width / parts;
+    if (seg < 4 || seg * elemBytes < 16)
+      break;
     bool ok = true;
     for (int64_t start = 0; ok && start < width; start += seg)
       for (int64_t k = 1; ok && k < seg; ++k) {
@@ -405,9 +407,12 @@ FailureOr<Value> BandVectorizer::load(tl::BlockOp block,
   SmallVector<SmallVector<int64_t>> coords;
   for (unsigned d = 0; d < nd; ++d)
     coords.push_back(coordinates(d, lc));
-  if (int64_t seg = contiguousSegment(
-          *exprs, coords, width(lc),
-          std::max<int64_t>(1, elem.getIntOrFloatBitWidth() / 8))) {
+  int64_t seg = 0;
+  if (memType.isLastDimUnitStride())
+    seg = contiguousSegment(
+        *exprs, coords, width(lc),
+        std::max<int64_t>(1, elem.getIntOrFloatBitWidth() / 8));
+  if (seg) {
     SmallVector<Value> parts;
     for (int64_t start = 0; start < width(lc); start += seg) {
       SmallVector<int64_t> at;

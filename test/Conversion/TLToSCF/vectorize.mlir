@@ -268,3 +268,43 @@ func.func @blocked_segments(%v: memref<256xf32>, %y: memref<32xf32>) {
   }
   return
 }
+
+// -----
+
+// 36 lanes over blocks of 4 f32 (16 bytes): halves, quarters and eighths
+// of the band cross blocks, and 9 segments of 4 would not join in pairs:
+// lane by lane. So on a view whose rows are not contiguous (a stride of 2):
+// no vector load of it at all.
+// CHECK-LABEL: func.func @blocked_odd_band
+// CHECK-NOT: vector.load
+// CHECK-COUNT-36: memref.load %{{.+}} : memref<256xf32>
+// CHECK-NOT: vector.load
+// CHECK-COUNT-16: memref.load %{{.+}} : memref<256xf32, strided<[2]>>
+// CHECK: return
+func.func @blocked_odd_band(%v: memref<256xf32>, %s: memref<256xf32, strided<[2]>>, %y: memref<36xf32>, %z: memref<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c16 = arith.constant 16 : index
+  %c36 = arith.constant 36 : index
+  tl.for %l = %c0 to %c36 step %c1 kind(vectorized) {
+    tl.block "odd" (%vl = spatial %l)
+        reads(%v[(%vl floordiv 4) * 8 + %vl mod 4] : memref<256xf32>)
+        writes(%y[%vl] : memref<36xf32>) {
+      %a = affine.load %v[(%vl floordiv 4) * 8 + %vl mod 4] : memref<256xf32>
+      affine.store %a, %y[%vl] : memref<36xf32>
+    }
+  }
+  tl.for %k = %c0 to %c2 step %c1 {
+    %k16 = arith.muli %k, %c16 : index
+    tl.for %l = %c0 to %c16 step %c1 kind(vectorized) {
+      tl.block "strided" (%vk = spatial %k16, %vl = spatial %l)
+          reads(%s[((%vk + %vl) floordiv 8) * 16 + (%vk + %vl) mod 8] : memref<256xf32, strided<[2]>>)
+          writes(%z[%vl] : memref<16xf32>) {
+        %a = affine.load %s[((%vk + %vl) floordiv 8) * 16 + (%vk + %vl) mod 8] : memref<256xf32, strided<[2]>>
+        affine.store %a, %z[%vl] : memref<16xf32>
+      }
+    }
+  }
+  return
+}

@@ -406,3 +406,10 @@ func.func @attention_q_tile_row_tiles(%q: tensor<?x16xf32>, %k: tensor<?x8xf32>,
   %0 = graph.attention %q, %k, %k, %c, %p {layer = 0 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_tile = 8 : i64, row_tiles = true, q_tile = 2 : i64} : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?x8xf32>, !cache
   return
 }
+
+// -----
+
+// expected-error @+1 {{kv_cache values_block must be positive (or 0: no blocks), got -4}}
+func.func @values_block_negative(%c: !graph.kv_cache<layers = 1, max_seq = 16, kv_heads = 2, head_dim = 4, element_type = f32, values_block = -4>) {
+  return
+}

@@ -63,8 +63,9 @@ std::optional<std::pair<int64_t, int64_t>> exprRange(mlir::AffineExpr e,
 
 /// `e` with each floordiv and mod by a positive constant whose quotient is
 /// one value over the dims' ranges replaced by that value and the
-/// remainder: `(t floordiv 16) * 2048 + t mod 16` with t = 16 * i + lane
-/// (lane below 16) is `i * 2048 + lane`.
+/// remainder: after simplifyAffineExpr has taken the multiples of the
+/// divisor out (`(16 * i + lane) floordiv 16` is `i + lane floordiv 16`),
+/// `lane floordiv 16` with lane below 16 is 0 and `lane mod 16` is lane.
 mlir::AffineExpr simplifyWithRanges(mlir::AffineExpr e, DimRangeFn dimRange);
 
 /// The constant multiplier of dim `dim` in `e` within aligned runs of `run`

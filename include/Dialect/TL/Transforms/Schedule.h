@@ -244,6 +244,10 @@ mlir::FailureOr<BlockOp> stage(mlir::RewriterBase &rewriter, BlockOp block,
 /// values a rule or a script hoists are their operands.
 llvm::SmallVector<mlir::Operation *> getWidenings(BlockOp block);
 
+/// The integer-to-float conversions (uitofp, sitofp) in `block`'s body, in
+/// order.
+llvm::SmallVector<mlir::Operation *> getIntToFloats(BlockOp block);
+
 /// Computes `value` (a scalar of `block`'s body) once per iteration of
 /// `loop` for every iteration of the loops under `loop` it depends on, into
 /// a stack buffer that `block` then reads in its place (a hoisted,

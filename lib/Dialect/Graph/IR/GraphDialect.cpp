@@ -48,8 +48,11 @@ KVCacheType::verify(llvm::function_ref<InFlightDiagnostic()> emitError,
   // (llmc/abi.h's layouts: keys transposed only beside values by position.)
   if (keysByDim && !valuesByPosition)
     return emitError() << "kv_cache keys_by_dim needs values_by_position";
-  if (valuesBlock < 0 ||
-      (valuesBlock > 0 && (valuesByPosition || maxSeq % valuesBlock != 0)))
+  if (valuesBlock < 0)
+    return emitError() << "kv_cache values_block must be positive (or 0: no "
+                          "blocks), got "
+                       << valuesBlock;
+  if (valuesBlock > 0 && (valuesByPosition || maxSeq % valuesBlock != 0))
     return emitError() << "kv_cache values_block = " << valuesBlock
                        << " needs transposed values and a max_seq (" << maxSeq
                        << ") it divides";

@@ -44,7 +44,7 @@ struct GraphKVLayoutPass : graph::impl::GraphKVLayoutBase<GraphKVLayoutPass> {
     }
     // Two passes: the values stay transposed, in blocks of one f32 vector's
     // positions (p.V's lanes).
-    int64_t block = std::max(4u, desc->lanes(32));
+    int64_t block = desc->f32Lanes();
     retypeKVCaches(getOperation(), [&](KVCacheType cache) {
       if (cache.getValuesByPosition() || cache.getMaxSeq() % block != 0)
         return cache;

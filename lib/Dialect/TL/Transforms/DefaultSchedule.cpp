@@ -247,7 +247,7 @@ class Scheduler {
 public:
   Scheduler(MLIRContext *ctx, const TargetDescription &target, bool reuse,
             Tuning tuning = {})
-      : rw(ctx), target(target), lanes32(std::max(4u, target.lanes(32))),
+      : rw(ctx), target(target), lanes32(target.f32Lanes()),
         vectorBytes(target.vectorBits / 8), reuse(reuse),
         tuning(std::move(tuning)) {}
 
@@ -642,11 +642,7 @@ private:
         Operation *ext = nullptr;
         // (Conversions first: once their operand's widening is hoisted,
         // they would read the hoisted buffer, written under the loop.)
-        SmallVector<Operation *> candidates;
-        block.getBodyBlock()->walk([&](Operation *op) {
-          if (isa<arith::UIToFPOp, arith::SIToFPOp>(op))
-            candidates.push_back(op);
-        });
+        SmallVector<Operation *> candidates = getIntToFloats(block);
         llvm::append_range(candidates, getWidenings(block));
         for (Operation *op : candidates) {
           Operation *d = op->getOperand(0).getDefiningOp();

@@ -1667,6 +1667,15 @@ SmallVector<Operation *> llmc::tl::getWidenings(BlockOp block) {
   return found;
 }
 
+SmallVector<Operation *> llmc::tl::getIntToFloats(BlockOp block) {
+  SmallVector<Operation *> found;
+  block.getBodyBlock()->walk([&](Operation *op) {
+    if (isa<arith::UIToFPOp, arith::SIToFPOp>(op))
+      found.push_back(op);
+  });
+  return found;
+}
+
 FailureOr<BlockOp> llmc::tl::hoistValue(RewriterBase &rw, BlockOp block,
                                         Value value, ForOp loop, bool quiet,
                                         int64_t *bytes) {
