@@ -84,9 +84,7 @@ Stride strideIn(BlockOp block, ForOp loop, int64_t run = 1) {
       for (auto [i, e] : llvm::enumerate(*exprs)) {
         if (!e.isFunctionOfDim(0))
           continue;
-        auto c = linearCoefficient(e, 0, n);
-        if (!c)
-          c = runCoefficient(e, 0, n, run);
+        auto c = runCoefficient(e, 0, n, run);
         bool last = i + 1 == exprs->size();
         if (!c || !last || *c != 1 || (write && *c == 0))
           ok = false;
@@ -697,12 +695,7 @@ private:
       });
     DenseMap<Value, SmallVector<ForOp>> streamed;
     for (ForOp loop : loops) {
-      SetVector<Value> buffers;
-      loop->walk([&](BlockOp b) {
-        for (Value buf : b.getReads())
-          buffers.insert(buf);
-      });
-      for (Value buf : buffers) {
+      for (Value buf : readBuffers(loop)) {
         if (llvm::any_of(streamed[buf], [&](ForOp other) {
               return other->isAncestor(loop) || loop->isAncestor(other);
             }))
@@ -736,6 +729,16 @@ private:
         (weight.getElementType().isF32() || weight.getElementType().isF16()))
       return 0;
     return target.prefetch;
+  }
+
+  /// The buffers the blocks inside `loop` read, in order of first read.
+  static SetVector<Value> readBuffers(ForOp loop) {
+    SetVector<Value> buffers;
+    loop->walk([&](BlockOp b) {
+      for (Value buf : b.getReads())
+        buffers.insert(buf);
+    });
+    return buffers;
   }
 
   /// The reads of `buf` inside `loop` as one linear element offset (the
@@ -924,12 +927,7 @@ private:
       auto step = getConstantIntValue(loop.getStep());
       if (!step || *step <= 0)
         continue;
-      SetVector<Value> buffers;
-      loop->walk([&](BlockOp b) {
-        for (Value buf : b.getReads())
-          buffers.insert(buf);
-      });
-      for (Value buf : buffers) {
+      for (Value buf : readBuffers(loop)) {
         std::optional<LinearReads> r = linearReads(loop, buf);
         if (!r)
           continue;
