@@ -332,14 +332,18 @@ struct PySchedule {
       tail = py::cast(OpHandle{module, r->tail});
     return py::make_tuple(wrap(r->loops), tail);
   }
-  py::tuple rfactor(const OpHandle &block, const std::vector<OpHandle> &hs) {
+  py::tuple rfactor(const OpHandle &block, const std::vector<OpHandle> &hs,
+                    std::optional<OpHandle> root) {
     DiagnosticCollector diags(module->ctx.get());
     auto b = dyn_cast<llmc::tl::BlockOp>(block.op);
     if (!b)
       throw LLMCError("rfactor: the first handle is not a tl.block");
     llvm::SmallVector<llmc::tl::ForOp> loops = loopsOf(hs, "rfactor");
+    llmc::tl::ForOp rootLoop;
+    if (root)
+      rootLoop = loopsOf({*root}, "rfactor").front();
     IRRewriter rw(module->ctx.get());
-    auto r = llmc::tl::rfactor(rw, b, loops);
+    auto r = llmc::tl::rfactor(rw, b, loops, rootLoop);
     if (failed(r))
       diags.raise("rfactor");
     return py::make_tuple(OpHandle{module, r->rf},
@@ -697,7 +701,8 @@ PYBIND11_MODULE(_llmc, m) {
       .def("get_loops", &PySchedule::getLoops)
       .def("split", &PySchedule::split)
       .def("split_peel", &PySchedule::splitPeel)
-      .def("rfactor", &PySchedule::rfactor)
+      .def("rfactor", &PySchedule::rfactor, py::arg("block"), py::arg("lanes"),
+           py::arg("root") = py::none())
       .def("tree_reduce", &PySchedule::treeReduce, py::arg("block"),
            py::arg("segment") = 0)
       .def("contract", &PySchedule::contract)

@@ -99,6 +99,16 @@ static llvm::Expected<std::vector<PlacedParam>> collectParams(ModuleOp module) {
   return params;
 }
 
+/// `out.size()` 16-bit values of `dtype` (f16, bf16) from `data`, widened
+/// to f32.
+static void widen(const char *data, Type dtype, std::vector<float> &out) {
+  for (size_t i = 0; i < out.size(); ++i) {
+    uint16_t h;
+    std::memcpy(&h, data + 2 * i, 2);
+    out[i] = dtype.isF16() ? halfToFloat(h) : bf16ToFloat(h);
+  }
+}
+
 /// Writes weights.bin: each parameter at its blob offset, in its type.
 static llvm::Error
 writeWeights(llvm::ArrayRef<PlacedParam> params, int64_t totalBytes,
@@ -132,7 +142,34 @@ writeWeights(llvm::ArrayRef<PlacedParam> params, int64_t totalBytes,
     if ((*buf)->getBufferSize() != sourceBytes)
       return fileError(file, "tensor '" + p.name + "' is truncated");
     const char *data = (*buf)->getBufferStart();
-    if (graph::InterleavedAttr layout = graph::getInterleaving(p.type)) {
+    graph::InterleavedAttr layout = graph::getInterleaving(p.type);
+    if (layout && graph::isInterleavableFloat(p.type.getElementType())) {
+      // A float matrix's rows side by side, element by element: the
+      // elements in the parameter's type first, then their places.
+      Type element = p.type.getElementType();
+      const char *elems = data;
+      if (!asIs) {
+        // (Only f32 is widened: graph.param's verifier.)
+        converted.resize(n);
+        widen(data, dtype, converted);
+        elems = reinterpret_cast<const char *>(converted.data());
+      }
+      int64_t rows = p.type.getDimSize(0), cols = p.type.getDimSize(1);
+      int64_t bytes = element.getIntOrFloatBitWidth() / 8;
+      int64_t group = layout.getRows(), total = rows * cols * bytes;
+      packed.resize(total);
+      // Element k of row n at ((n / R) * K + k) * R + n % R
+      // (graph::interleavedOffset): a group's rows read in order, written
+      // R elements apart within the group's block (which stays in cache).
+      for (int64_t row = 0; row < rows; ++row) {
+        char *base =
+            &packed[graph::interleavedOffset(layout, element, cols, row, 0, 0)];
+        const char *src = elems + row * cols * bytes;
+        for (int64_t col = 0; col < cols; ++col)
+          std::memcpy(base + col * group * bytes, src + col * bytes, bytes);
+      }
+      out.write(packed.data(), total);
+    } else if (layout) {
       // Rows side by side (#graph.interleaved), read back by the matmuls'
       // lanes.
       Type element = p.type.getElementType();
@@ -164,11 +201,7 @@ writeWeights(llvm::ArrayRef<PlacedParam> params, int64_t totalBytes,
       out.write(data, sourceBytes);
     } else {
       converted.resize(n);
-      for (int64_t i = 0; i < n; ++i) {
-        uint16_t h;
-        std::memcpy(&h, data + 2 * i, 2);
-        converted[i] = dtype.isF16() ? halfToFloat(h) : bf16ToFloat(h);
-      }
+      widen(data, dtype, converted);
       out.write(reinterpret_cast<const char *>(converted.data()), n * 4);
     }
     pos = p.offset + graph::storageBytes(p.type);

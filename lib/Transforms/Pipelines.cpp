@@ -102,12 +102,12 @@ void llmc::buildGraphPhase(OpPassManager &pm, const PipelineOptions &options) {
   graph::GraphQueryTilesOptions queryTiles;
   queryTiles.target = options.target.str();
   pm.addPass(graph::createGraphQueryTiles(queryTiles));
-  if (options.actQuant != "exact") {
-    // Weight pre-packing for the integer products' lanes.
-    graph::GraphInterleaveWeightsOptions interleave;
-    interleave.target = options.target.str();
-    pm.addPass(graph::createGraphInterleaveWeights(interleave));
-  }
+  // Weight pre-packing for the products' lanes: the integer products'
+  // (llama.cpp mode), or the f32 products' outputs (exact mode).
+  graph::GraphInterleaveWeightsOptions interleave;
+  interleave.target = options.target.str();
+  interleave.floats = options.actQuant == "exact";
+  pm.addPass(graph::createGraphInterleaveWeights(interleave));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // Qwen3's q/k norms into their RoPE.

@@ -165,17 +165,23 @@ class Schedule:
         self._record("split", [loop, factors], loops)
         return loops
 
-    def rfactor(self, block, lanes):
+    def rfactor(self, block, lanes, root=None):
         """Factors reduction `block` over the loops `lanes` (a loop or a
         list): per-lane partials, accumulated by "<name>_rf" and combined
         into the output by "<name>" after the reduction; returns the blocks
-        (rf, write_back, init)."""
+        (rf, write_back, init). With `root` (a loop of the reduction), only
+        the part from it inward is factored: the partials are added to the
+        output after `root`, inside the reduction's outer loops (a reduction
+        blocked for a cache)."""
         if not isinstance(block, _RV) or block.kind != "block":
             raise TypeError("rfactor: expected a block, got %r" % (block,))
         lanes = lanes if isinstance(lanes, list) else [lanes]
         handles = [self._loop(l, "rfactor") for l in lanes]
-        rf, wb, init = (self._rv("block", h) for h in self._native.rfactor(block.handle, handles))
-        self._record("rfactor", [block, list(lanes)], [rf, wb, init])
+        root_handle = self._loop(root, "rfactor") if root is not None else None
+        rf, wb, init = (self._rv("block", h)
+                        for h in self._native.rfactor(block.handle, handles, root_handle))
+        args = [block, list(lanes)] + ([root] if root is not None else [])
+        self._record("rfactor", args, [rf, wb, init])
         return rf, wb, init
 
     def tree_reduce(self, block, segment=None):

@@ -5,23 +5,23 @@
 // kinds: parallel loops as OpenMP work-sharing loops (threads), vectorized
 // lanes as LLVM vector arithmetic of the target's width (fused
 // multiply-adds in the matmul's lanes), in both the decode and the prefill
-// version.
+// version. (The f32 weight's rows are interleaved, the exact mode's layout:
+// its outputs in lanes, the groups of rows on the threads.)
 // CHECK: llvm.func @forward_prefill
 // CHECK: omp.parallel
 // CHECK: omp.wsloop
 // AVX512: llvm.intr.fma({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
 // AVX2: llvm.intr.fma({{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
-// Decode: four registers of lanes per output (one LLVM vector of them).
 // CHECK: llvm.func @forward_decode
 // CHECK: omp.parallel
 // CHECK: omp.wsloop
-// AVX512: llvm.intr.fma({{.*}}) : (vector<64xf32>, vector<64xf32>, vector<64xf32>) -> vector<64xf32>
-// AVX2: llvm.intr.fma({{.*}}) : (vector<32xf32>, vector<32xf32>, vector<32xf32>) -> vector<32xf32>
+// AVX512: llvm.intr.fma({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// AVX2: llvm.intr.fma({{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
 !cache = !graph.kv_cache<layers = 1, max_seq = 8, kv_heads = 1, head_dim = 64, element_type = f32>
-func.func @forward(%tokens: tensor<?xi32>, %pos0: index, %w: !graph.weights, %cache: !cache) -> tensor<?x64xf32> {
+func.func @forward(%tokens: tensor<?xi32>, %pos0: index, %w: !graph.weights, %cache: !cache) -> tensor<?x256xf32> {
   %emb = graph.param %w["emb"] : tensor<64x256xf32>
   %x = graph.embedding %emb[%tokens] : tensor<64x256xf32>, tensor<?xi32> -> tensor<?x256xf32>
-  %wq = graph.param %w["wq"] : tensor<64x256xf32>
-  %y = graph.matmul %x, %wq : tensor<?x256xf32>, tensor<64x256xf32> -> tensor<?x64xf32>
-  return %y : tensor<?x64xf32>
+  %wq = graph.param %w["wq"] : tensor<256x256xf32>
+  %y = graph.matmul %x, %wq : tensor<?x256xf32>, tensor<256x256xf32> -> tensor<?x256xf32>
+  return %y : tensor<?x256xf32>
 }

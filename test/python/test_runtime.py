@@ -34,7 +34,10 @@ def test_logits_equal_cli_dump(llmc, llmc_bin, stories_artifact, tmp_path):
                          check=True, stdout=subprocess.PIPE, text=True).stdout
     gen = [int(t) for t in out.split()]
     full = rt.logits([1] + gen[:-1])
-    np.testing.assert_allclose(full, np.load(steps), rtol=0, atol=1e-5)
+    # (The prompt's products and decode's add their terms in different
+    # orders: the prompt's in blocks of the reduction, per tile of tokens.)
+    np.testing.assert_allclose(full, np.load(steps), rtol=0,
+                               atol=2e-6 * np.abs(full).max())
 
 
 def test_generate_equals_cli(llmc, llmc_bin, stories_artifact):

@@ -88,6 +88,21 @@ def numbered(sch, base, func):
         n += 1
 
 
+def reduction_innermost(sch, block):
+    """The loops of a matmul block with its reduction innermost. The exact
+    mode's f32 products over rows interleaved for the lanes (.., groups, k,
+    rows) put the group's rows (a spatial loop) inside the reduction: they
+    move outside it, giving the (.., outputs, k) shape of a plain weight."""
+    import re
+    header = str(block).split(") reads(")[0]
+    kinds = re.findall(r"= (spatial|reduce) ", header)
+    loops = sch.get_loops(block)
+    if kinds and kinds[-1] == "spatial" and "reduce" in kinds:
+        *outer, k, rows = loops
+        loops = outer + sch.reorder([rows, k])
+    return loops
+
+
 def canonical(sch):
     """A schedule that leaves the canonical nests (no default schedule)."""
 
@@ -356,12 +371,12 @@ def test_unrolled_and_decomposed_model_matches_default(llmc, tiny_model, tmp_pat
     def schedule(sch):
         for f in PHASES:
             b = sch.get_block("matmul", f)          # q projection: register tiles
-            *tokens, j, k = sch.get_loops(b)
+            *tokens, j, k = reduction_innermost(sch, b)
             jo, ji = sch.split(j, [-1, 8])
             *_, ji = sch.reorder(tokens + [jo, k, ji])
             sch.unroll(ji)
             b1 = sch.get_block("matmul_1", f)       # k projection: init hoisted
-            *_, k = sch.get_loops(b1)
+            *_, k = reduction_innermost(sch, b1)
             sch.decompose_reduction(b1, k)
 
     a = llmc.Runtime(llmc.compile(m, tmp_path / "s", schedule=schedule))
@@ -754,7 +769,7 @@ def test_rfactor_tree_and_peel_in_a_model(llmc, tiny_model, tmp_path):
     def schedule(sch):
         for f in PHASES:
             for b in numbered(sch, "matmul", f):
-                k = sch.get_loops(b)[-1]
+                k = reduction_innermost(sch, b)[-1]
                 (ko, ki), tail = sch.split(k, [-1, 16], peel=True)
                 rf, wb, init = sch.rfactor(b, ki)
                 sch.tree_reduce(wb)
@@ -763,8 +778,12 @@ def test_rfactor_tree_and_peel_in_a_model(llmc, tiny_model, tmp_path):
     scheduled = llmc.compile(m, tmp_path / "sched", schedule=schedule)
     default = llmc.compile(m, tmp_path / "default", schedule=canonical)
     text = str(traces[0])
-    assert "(l3, l4,), _ = sch.split(l2, [-1, 16], True)" in text, text
-    assert "b1, b2, b3 = sch.rfactor(b0, [l4])" in text, text
+    # (The q projection's rows interleaved, the exact mode's layout: a
+    # group of 64 rows, its loop folded, (tokens, k, rows) reordered to
+    # (tokens, rows, k).)
+    assert "l3, l4 = sch.reorder([l2, l1])" in text, text
+    assert "(l5, l6,), _ = sch.split(l4, [-1, 16], True)" in text, text
+    assert "b1, b2, b3 = sch.rfactor(b0, [l6])" in text, text
     assert "sch.tree_reduce(b2)" in text, text
     ids = [(i * 7 + 3) % 300 for i in range(24)]
     a = llmc.Runtime(scheduled).logits(ids)
@@ -780,6 +799,38 @@ def test_rfactor_tree_and_peel_in_a_model(llmc, tiny_model, tmp_path):
     schedule(llmc.Schedule(first))
     traces[-1].apply(second)
     assert str(first) == str(second)
+
+
+def test_rfactor_from_a_root(llmc):
+    """rfactor(root=...): the reduction blocked by 16 with its blocks
+    outermost; from the inner loop on, one accumulator per output, added
+    to the output after each block (its 0 stored in the first); the trace
+    records the root. A root that is no loop of the reduction is an error,
+    the IR unchanged."""
+    m = tl_matmul(llmc)
+    sch = llmc.Schedule(m)
+    b = sch.get_block("matmul")
+    s, n, k = sch.get_loops(b)
+    before = str(m)
+    fails(llmc, lambda: sch.rfactor(b, [], root=n),
+          "the root loop must enclose tl.block 'matmul' and bind a reduction variable")
+    assert str(m) == before
+    kb, ki = sch.split(k, [-1, 16])
+    kb, s, n = sch.reorder([kb, s, n])
+    rf, wb, init = sch.rfactor(b, [], root=ki)
+    m.verify()
+    text = str(m)
+    # The write-back binds the blocks' offset as its reduction variable
+    # (its init runs in the first block) and adds the partial.
+    header = str(wb).split(") reads(")[0]
+    assert header.count("= reduce ") == 1 and "init {" in str(wb), str(wb)
+    assert "arith.addf" in str(wb)
+    assert text.index('"matmul_rf"') < text.index('"matmul" (')
+    assert "sch.rfactor(b0, [], l4)" in str(sch.trace), str(sch.trace)
+    # The trace replays to the same IR.
+    again = tl_matmul(llmc)
+    sch.trace.apply(again)
+    assert str(again) == text
 
 
 def test_rfactor_and_tree_errors(llmc, loops_module):
@@ -802,7 +853,7 @@ def vectorized_matmul_schedule(sch, lanes=16):
     for f in PHASES:
         for n, b in enumerate(list(numbered(sch, "matmul", f))):
             name = "matmul" if n == 0 else "matmul_%d" % n
-            k = sch.get_loops(b)[-1]
+            k = reduction_innermost(sch, b)[-1]
             (ko, ki), tail = sch.split(k, [-1, lanes], peel=True)
             rf, wb, init = sch.rfactor(b, ki)
             sch.vectorize(sch.get_loops(rf)[-1])

@@ -74,7 +74,14 @@ struct EmbeddingLowering : GraphLowering<EmbeddingOp> {
     // The gathered row is data dependent: load the id in the loop and bind
     // an iteration variable to it, so the block's regions stay affine.
     if (!quantBlockBytes(element)) {
+      // (s, row, j); an interleaved table's element j of row `row` lies in
+      // the row's group, after j elements of each of its rows.
       SmallVector<Access> reads = {{table, nb.map(3, {nb.d(1), nb.d(2)})}};
+      if (InterleavedAttr layout = getInterleaving(op.getTable().getType())) {
+        int64_t rows = layout.getRows();
+        reads[0].map = nb.map(
+            3, {nb.d(1).floorDiv(rows), nb.d(2) * rows + nb.d(1) % rows});
+      }
       nb.loop(idSizes[0], [&](Value s) {
         Value id = memref::LoadOp::create(b, ids, s);
         Value row = arith::IndexCastOp::create(b, b.getIndexType(), id);
@@ -634,6 +641,12 @@ void llmc::populateGraphToTLTypeConversions(TypeConverter &converter) {
       SmallVector<int64_t> shape(t.getShape());
       shape.back() = shape.back() / quantBlockElements(t.getElementType()) * block;
       return MemRefType::get(shape, IntegerType::get(t.getContext(), 8));
+    }
+    // Interleaved floats: [row groups, their elements] (#graph.interleaved).
+    if (InterleavedAttr layout = getInterleaving(t)) {
+      int64_t rows = layout.getRows();
+      return MemRefType::get({t.getDimSize(0) / rows, rows * t.getDimSize(1)},
+                             t.getElementType());
     }
     return MemRefType::get(t.getShape(), t.getElementType());
   });

@@ -5,7 +5,8 @@
 //
 // - exact: f32 products of the activations and the weights, quantized
 //   weights decoded element by element inside the product (the nest walks a
-//   block by its layout levels, QuantReader.h);
+//   block by its layout levels, QuantReader.h); over float rows
+//   interleaved by #graph.interleaved, the group's rows innermost;
 // - llama.cpp, 16-bit weights: the activations rounded to the weight's type
 //   first;
 // - llama.cpp, quantized weights: the activations quantized to 8-bit blocks
@@ -422,6 +423,13 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     NestBuilder nb(b);
     Value x = adaptor.getInput(), w = adaptor.getWeight();
     Type act = op.getActType() ? *op.getActType() : Type();
+    if (InterleavedAttr layout = getInterleaving(op.getWeight().getType());
+        layout &&
+        isInterleavableFloat(op.getWeight().getType().getElementType())) {
+      // (No act_type: graph.matmul's verifier.)
+      rewriter.replaceOp(op, lowerInterleavedFloat(nb, op, x, w, layout));
+      return success();
+    }
     if (InterleavedAttr layout = getInterleaving(op.getWeight().getType())) {
       Type wElement = op.getWeight().getType().getElementType();
       if (layout.getChunk() != 4 ||
@@ -450,20 +458,12 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
     return success();
   }
 
-  /// out[.., n] = sum_k x[.., k] * w[n, k] over (lead.., n, k), k reducing.
-  Value lowerFloat(NestBuilder &nb, MatmulOp op, Value x, Value w) const {
-    unsigned lead = llvm::cast<MemRefType>(x.getType()).getRank() - 1;
-    SmallVector<Value> xSizes = nb.sizes(x), wSizes = nb.sizes(w);
-    Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
-    unsigned n = lead + 2;
-    AffineMap xMap = leadMap(nb, n, lead, {nb.d(lead + 1)});
-    AffineMap outMap = leadMap(nb, n, lead, {nb.d(lead)});
-    AffineMap wMap = nb.map(n, {nb.d(lead), nb.d(lead + 1)});
-    SmallVector<IterKind> kinds(lead + 1, IterKind::spatial);
-    kinds.push_back(IterKind::reduce);
-    SmallVector<Value> ubs(xSizes.begin(), xSizes.end() - 1);
-    ubs.push_back(wSizes[0]);
-    ubs.push_back(wSizes[1]);
+  /// The nest over `ubs` of the block "matmul" of a float product: out +=
+  /// x * w (both widened to f32), its init storing 0.
+  static void floatProduct(NestBuilder &nb, ArrayRef<Value> ubs,
+                           ArrayRef<IterKind> kinds, Value x, AffineMap xMap,
+                           Value w, AffineMap wMap, Value out,
+                           AffineMap outMap) {
     nb.nest(ubs, [&](ValueRange ivs) {
       nb.block(
           "matmul", ivs, kinds, {{x, xMap}, {w, wMap}}, {{out, outMap}},
@@ -478,6 +478,50 @@ struct MatmulLowering : GraphLowering<MatmulOp> {
             nb.store(nb.f32(0.0), out, outMap, it);
           });
     });
+  }
+
+  /// out[.., n] = sum_k x[.., k] * w[n, k] over (lead.., n, k), k reducing.
+  Value lowerFloat(NestBuilder &nb, MatmulOp op, Value x, Value w) const {
+    unsigned lead = llvm::cast<MemRefType>(x.getType()).getRank() - 1;
+    SmallVector<Value> xSizes = nb.sizes(x), wSizes = nb.sizes(w);
+    Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
+    unsigned n = lead + 2;
+    AffineMap xMap = leadMap(nb, n, lead, {nb.d(lead + 1)});
+    AffineMap outMap = leadMap(nb, n, lead, {nb.d(lead)});
+    AffineMap wMap = nb.map(n, {nb.d(lead), nb.d(lead + 1)});
+    SmallVector<IterKind> kinds(lead + 1, IterKind::spatial);
+    kinds.push_back(IterKind::reduce);
+    SmallVector<Value> ubs(xSizes.begin(), xSizes.end() - 1);
+    ubs.push_back(wSizes[0]);
+    ubs.push_back(wSizes[1]);
+    floatProduct(nb, ubs, kinds, x, xMap, w, wMap, out, outMap);
+    return out;
+  }
+
+  /// Over a float weight interleaved `R` rows at a time (#graph.interleaved,
+  /// [n / R][k * R + n % R]): out[.., g * R + r] = sum_k x[.., k] *
+  /// w[g, k * R + r] over (lead.., g, k, r), k reducing and the group's rows
+  /// r innermost (the outputs a vector of the weight serves).
+  Value lowerInterleavedFloat(NestBuilder &nb, MatmulOp op, Value x, Value w,
+                              InterleavedAttr layout) const {
+    int64_t rows = layout.getRows();
+    RankedTensorType wType = op.getWeight().getType();
+    unsigned lead = llvm::cast<MemRefType>(x.getType()).getRank() - 1;
+    Value out = nb.alloc(resultType(op), nb.dynamicSizes(x));
+    unsigned n = lead + 3;
+    AffineExpr g = nb.d(lead), k = nb.d(lead + 1), r = nb.d(lead + 2);
+    AffineMap xMap = leadMap(nb, n, lead, {k});
+    AffineMap outMap = leadMap(nb, n, lead, {g * rows + r});
+    AffineMap wMap = nb.map(n, {g, k * rows + r});
+    SmallVector<IterKind> kinds(lead + 1, IterKind::spatial);
+    kinds.push_back(IterKind::reduce);
+    kinds.push_back(IterKind::spatial);
+    SmallVector<Value> ubs = nb.sizes(x);
+    ubs.pop_back();
+    ubs.push_back(nb.index(wType.getDimSize(0) / rows));
+    ubs.push_back(nb.index(wType.getDimSize(1)));
+    ubs.push_back(nb.index(rows));
+    floatProduct(nb, ubs, kinds, x, xMap, w, wMap, out, outMap);
     return out;
   }
 

@@ -594,6 +594,39 @@ func.func @embedding_interleaved(%t: tensor<8x64x!graph.q8_0, #graph.interleaved
 
 // -----
 
+// An f32 table interleaved 16 rows at a time (the exact mode's tied head):
+// element j of row r at [r floordiv 16, j * 16 + r mod 16].
+// CHECK-LABEL: func.func @embedding_interleaved_f32
+// CHECK-SAME: %[[T:[a-z0-9_]+]]: memref<2x1024xf32>
+// CHECK: tl.block "embedding" (%{{[a-z0-9_]+}} = spatial %{{[a-z0-9_]+}}, %[[R:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}}, %[[J:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// CHECK-SAME: reads(%[[T]][%[[R]] floordiv 16, %[[J]] * 16 + %[[R]] mod 16] : memref<2x1024xf32>)
+func.func @embedding_interleaved_f32(%t: tensor<32x64xf32, #graph.interleaved<rows = 16, chunk = 4>>, %ids: tensor<?xi32>) -> tensor<?x64xf32> {
+  %0 = graph.embedding %t[%ids] : tensor<32x64xf32, #graph.interleaved<rows = 16, chunk = 4>>, tensor<?xi32> -> tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+// The exact mode's product over f32 rows interleaved 32 at a time: (tokens,
+// groups, k, rows), the group's rows innermost (spatial), k reducing; the
+// weight's element k of the group's row r at [g, k * 32 + r], the output's
+// row g * 32 + r.
+// CHECK-LABEL: func.func @matmul_interleaved_f32
+// CHECK-SAME: %[[X:[a-z0-9_]+]]: memref<?x64xf32>, %[[W:[a-z0-9_]+]]: memref<2x2048xf32>
+// CHECK: tl.for %{{[a-z0-9_]+}} = %{{.+}} to %{{.+}} step
+// CHECK: tl.for %{{[a-z0-9_]+}} = %{{.+}} to %c2{{(_[0-9]+)?}} step
+// CHECK: tl.for %{{[a-z0-9_]+}} = %{{.+}} to %c64{{(_[0-9]+)?}} step
+// CHECK: tl.for %{{[a-z0-9_]+}} = %{{.+}} to %c32{{(_[0-9]+)?}} step
+// CHECK: tl.block "matmul" (%[[S:[a-z0-9_]+]] = spatial %{{.+}}, %[[G:[a-z0-9_]+]] = spatial %{{.+}}, %[[K:[a-z0-9_]+]] = reduce %{{.+}}, %[[R:[a-z0-9_]+]] = spatial %{{[a-z0-9_]+}})
+// CHECK-SAME: reads(%[[X]][%[[S]], %[[K]]] : memref<?x64xf32>, %[[W]][%[[G]], %[[K]] * 32 + %[[R]]] : memref<2x2048xf32>
+// CHECK-SAME: writes(%{{.+}}[%[[S]], %[[G]] * 32 + %[[R]]] : memref<?x64xf32>) init
+func.func @matmul_interleaved_f32(%x: tensor<?x64xf32>, %w: tensor<64x64xf32, #graph.interleaved<rows = 32, chunk = 4>>) -> tensor<?x64xf32> {
+  %0 = graph.matmul %x, %w : tensor<?x64xf32>, tensor<64x64xf32, #graph.interleaved<rows = 32, chunk = 4>> -> tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
 // act_type f16: the activations are converted to f16 once; the product
 // widens both 16-bit operands (an exact f32 product).
 // CHECK-LABEL: func.func @matmul_act_f16

@@ -306,9 +306,29 @@ func.func @interleaved_rows(%w: !graph.weights) {
 // -----
 
 func.func @interleaved_type(%w: !graph.weights) {
-  // expected-error @+1 {{only matrices of Q8_0, Q4_0, Q4_K or Q6_K blocks are interleaved}}
+  // expected-error @+1 {{only matrices of f32, f16, bf16 or of Q8_0, Q4_0, Q4_K or Q6_K blocks are interleaved}}
+  %0 = graph.param %w["p"] : tensor<8x16x16xf32, #graph.interleaved<rows = 8, chunk = 4>>
+  return
+}
+
+// -----
+
+// A float matrix is interleaved element by element: its chunk is one
+// element's bytes.
+func.func @interleaved_float_chunk(%w: !graph.weights) {
+  // expected-error @+1 {{parameter 'p': #graph.interleaved<rows = 8, chunk = 4> needs rows that divide the matrix's 8 and a chunk of one element's 2 bytes}}
   %0 = graph.param %w["p"] : tensor<8x256xf16, #graph.interleaved<rows = 8, chunk = 4>>
   return
+}
+
+// -----
+
+// Interleaved floats are read by f32 products: the llama.cpp mode's
+// rounded activations (an act_type) do not read them.
+func.func @interleaved_float_act(%x: tensor<?x64xf32>, %w: tensor<16x64xf32, #graph.interleaved<rows = 16, chunk = 4>>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{an interleaved float weight is read by f32 products (no act_type), got act_type 'f16'}}
+  %0 = graph.matmul %x, %w {act_type = f16} : tensor<?x64xf32>, tensor<16x64xf32, #graph.interleaved<rows = 16, chunk = 4>> -> tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
 }
 
 // -----
@@ -322,7 +342,7 @@ func.func @interleaved_exact(%x: tensor<?x64xf32>, %w: tensor<8x64x!graph.q4_0, 
 // -----
 
 func.func @interleaved_table(%ids: tensor<?xi32>, %t: tensor<12x64x!graph.q4_0, #graph.interleaved<rows = 8, chunk = 4>>) -> tensor<?x64xf32> {
-  // expected-error @+1 {{the table must be plain or quantized rows interleaved in groups that divide them}}
+  // expected-error @+1 {{the table must be plain or rows interleaved in groups that divide them}}
   %0 = graph.embedding %t[%ids] : tensor<12x64x!graph.q4_0, #graph.interleaved<rows = 8, chunk = 4>>, tensor<?xi32> -> tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
 }
@@ -330,7 +350,7 @@ func.func @interleaved_table(%ids: tensor<?xi32>, %t: tensor<12x64x!graph.q4_0, 
 // -----
 
 func.func @table_layout(%ids: tensor<?xi32>, %t: tensor<8x64xf32, "blocked">) -> tensor<?x64xf32> {
-  // expected-error @+1 {{the table must be plain or quantized rows interleaved in groups that divide them}}
+  // expected-error @+1 {{the table must be plain or rows interleaved in groups that divide them}}
   %0 = graph.embedding %t[%ids] : tensor<8x64xf32, "blocked">, tensor<?xi32> -> tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
 }

@@ -41,6 +41,9 @@ int64_t quantHeaderStart(mlir::Type elementType);
 /// Whether `op` is an elementwise op graph.elementwise may hold (graph.silu,
 /// graph.add, graph.mul): the verifier's list and graph-fuse-elementwise's.
 bool isFusableElementwise(mlir::Operation *op);
+/// Whether a matrix of `elementType` may be interleaved element by element
+/// (f32, f16, bf16: #graph.interleaved with a chunk of one element).
+bool isInterleavableFloat(mlir::Type elementType);
 /// The interleaving of a weight type (#graph.interleaved), or null.
 InterleavedAttr getInterleaving(mlir::RankedTensorType type);
 /// Where byte `byte` of block `block` of row `row` of an interleaved matrix

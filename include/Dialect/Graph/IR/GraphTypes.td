@@ -193,7 +193,7 @@ def Graph_ExternalTensorAttr : AttrDef<Graph_Dialect, "ExternalTensor"> {
 
 def Graph_InterleavedAttr : AttrDef<Graph_Dialect, "Interleaved"> {
   let mnemonic = "interleaved";
-  let summary = "a quantized matrix's rows interleaved for products in lanes";
+  let summary = "a weight matrix's rows interleaved for products in lanes";
   let description = [{
     The encoding of a quantized weight `tensor<N x K x !graph.q4_0>` (or
     Q8_0, Q4_K, Q6_K) whose
@@ -213,8 +213,16 @@ def Graph_InterleavedAttr : AttrDef<Graph_Dialect, "Interleaved"> {
     byte `j` of row `r` at `header * rows + (j / chunk * rows + r) * chunk
     + j % chunk`). The size is the plain layout's.
 
+    A float matrix (f32, f16, bf16) is interleaved element by element: its
+    block is one element, without header, and `chunk` is the element's
+    bytes, so element `k` of row `n` lies at `((n / rows) * K + k) * rows +
+    n % rows` (elements): a group's rows side by side, `rows` outputs per
+    vector (the exact mode's products, `graph-interleave-weights` with
+    `floats`).
+
     ```mlir
     tensor<768x768x!graph.q4_0, #graph.interleaved<rows = 16, chunk = 4>>
+    tensor<768x768xf32, #graph.interleaved<rows = 16, chunk = 4>>
     ```
   }];
   let parameters = (ins "int64_t":$rows, "int64_t":$chunk);

@@ -25,7 +25,7 @@ def GraphLayoutWeights : Pass<"graph-layout-weights", "mlir::ModuleOp"> {
 }
 
 def GraphInterleaveWeights : Pass<"graph-interleave-weights", "mlir::ModuleOp"> {
-  let summary = "Interleave quantized weights' rows for products in vector lanes";
+  let summary = "Interleave weights' rows for products in vector lanes";
   let description = [{
     Weight pre-packing: a Q8_0, Q4_0, Q4_K or Q6_K matrix that only llama.cpp-mode
     integer products read (`graph.matmul` with an 8-bit `act_type`) gets the
@@ -50,11 +50,27 @@ def GraphInterleaveWeights : Pass<"graph-interleave-weights", "mlir::ModuleOp"> 
     bytes out as the type says; the size does not change, so
     `graph-layout-weights` places it as before.
 
+    With `floats` (the exact mode), an f32, f16 or bf16 matrix that only
+    f32 products (`graph.matmul` without `act_type`) and embedding gathers
+    read is interleaved element by element, `#graph.interleaved<rows = R,
+    chunk = E>` with R four vectors of the target's f32 lanes (64 with
+    AVX-512; halved while it does not divide the rows, down to one vector)
+    and E the element's bytes: the product keeps its outputs in the lanes,
+    per element of the reduction one contiguous run of the group's rows,
+    each multiplied by one broadcast activation (no horizontal sum), and a
+    prompt's tile of tokens reuses every load. Its sums then run in order
+    along the reduction (per block of it), which the exact mode allows and
+    the llama.cpp mode, whose products keep ggml's lanes, does not. Matrices
+    whose rows are not a multiple of one vector stay plain.
+
     Input: after `graph-act-quant`, before `graph-layout-weights`.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"cpu:x86-64-v3\"",
-           "the target description (explicit: resolved by the driver)">
+           "the target description (explicit: resolved by the driver)">,
+    Option<"floats", "floats", "bool", /*default=*/"false",
+           "interleave the f32 matrices of f32 products (the exact mode) "
+           "instead of the quantized ones of integer products">
   ];
 }
 

@@ -242,6 +242,7 @@ def TLSchedule : Pass<"tl-schedule"> {
     split_peel(matmul, 2, 16)       # the same with the remainder peeled off
     reorder(matmul, 0, 2, 1)        # loops 0, 2, 1 of the block, in order
     rfactor(matmul, 3)              # lanes: loop 3 (or several: 3, 4)
+    rfactor_at(matmul, 2)           # from loop 2 inward, no lanes (or 2, 3)
     tree_reduce(matmul)             # or tree_reduce(matmul, 16): per 16 lanes
     contract(matmul_rf)             # acc + a * b as one fma
     reverse_compute_inline(add)     # add computed in its producer

@@ -122,9 +122,19 @@ struct RFactorResult {
 /// block without init, which adds to what its output holds, or one whose
 /// init stores 0 into a sum, which then stores the accumulator as the
 /// output.
+///
+/// With `root` (a loop around the block that binds a reduction variable),
+/// the reduction factored is the part from `root` inward: the partials are
+/// allocated right before `root` and added to the output right after it,
+/// inside the reduction loops outside `root` (a reduction blocked for a
+/// cache, its outer steps around the tile loops). The write-back then binds
+/// the reduction variables' outer parts as its own reduction variables: its
+/// init (the block's) runs at their first iteration, and every iteration
+/// adds its partials.
 mlir::FailureOr<RFactorResult> rfactor(mlir::RewriterBase &rewriter,
                                        BlockOp block,
-                                       llvm::ArrayRef<ForOp> lanes);
+                                       llvm::ArrayRef<ForOp> lanes,
+                                       ForOp root = {});
 
 /// Combines the partials of a write-back reduction `block` (one reduction
 /// variable, bound to the loop directly around it, of a constant power-of-

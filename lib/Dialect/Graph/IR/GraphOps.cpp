@@ -57,11 +57,24 @@ LogicalResult ParamOp::verify() {
       return emitOpError("parameter '")
              << getName() << "' has an unknown layout " << encoding;
     int64_t header = quantHeaderBytes(element);
-    if (!header || type.getRank() != 2)
+    bool floats = isInterleavableFloat(element);
+    if ((!header && !floats) || type.getRank() != 2)
       return emitOpError("parameter '")
              << getName()
-             << "': only matrices of Q8_0, Q4_0, Q4_K or Q6_K blocks are interleaved, got "
+             << "': only matrices of f32, f16, bf16 or of Q8_0, Q4_0, Q4_K "
+                "or Q6_K blocks are interleaved, got "
              << type;
+    if (floats) {
+      // A float's block is the element: its bytes one chunk.
+      int64_t bytes = element.getIntOrFloatBitWidth() / 8;
+      if (layout.getRows() <= 0 || type.getDimSize(0) % layout.getRows() ||
+          layout.getChunk() != bytes)
+        return emitOpError("parameter '")
+               << getName() << "': " << layout
+               << " needs rows that divide the matrix's " << type.getDimSize(0)
+               << " and a chunk of one element's " << bytes << " bytes";
+      return success();
+    }
     int64_t quants = quantBlockBytes(element) - header;
     if (layout.getRows() <= 0 || type.getDimSize(0) % layout.getRows() ||
         layout.getChunk() <= 0 || quants % layout.getChunk())
@@ -104,13 +117,20 @@ InterleavedAttr llmc::graph::getInterleaving(RankedTensorType type) {
   return llvm::dyn_cast_if_present<InterleavedAttr>(type.getEncoding());
 }
 
+bool llmc::graph::isInterleavableFloat(Type elementType) {
+  return elementType.isF32() || elementType.isF16() || elementType.isBF16();
+}
+
 int64_t llmc::graph::interleavedOffset(InterleavedAttr layout, Type element,
                                        int64_t blocksPerRow, int64_t row,
                                        int64_t block, int64_t byte) {
   int64_t rows = layout.getRows(), chunk = layout.getChunk();
   int64_t header = quantHeaderBytes(element);
-  int64_t base = ((row / rows) * blocksPerRow + block) * rows *
-                 quantBlockBytes(element);
+  // (A float's block is one element, no header.)
+  int64_t blockBytes = isInterleavableFloat(element)
+                           ? element.getIntOrFloatBitWidth() / 8
+                           : quantBlockBytes(element);
+  int64_t base = ((row / rows) * blocksPerRow + block) * rows * blockBytes;
   int64_t r = row % rows;
   int64_t start = quantHeaderStart(element);
   if (byte >= start && byte < start + header)
@@ -152,11 +172,13 @@ LogicalResult EmbeddingOp::verify() {
   // A tied output head's table is interleaved like the product's weight.
   if (Attribute encoding = table.getEncoding()) {
     auto layout = llvm::dyn_cast<InterleavedAttr>(encoding);
-    if (!layout || !quantHeaderBytes(table.getElementType()) ||
+    if (!layout ||
+        (!quantHeaderBytes(table.getElementType()) &&
+         !isInterleavableFloat(table.getElementType())) ||
         layout.getRows() <= 0 || table.isDynamicDim(0) ||
         table.getDimSize(0) % layout.getRows())
-      return emitOpError("the table must be plain or quantized rows "
-                         "interleaved in groups that divide them, got ")
+      return emitOpError("the table must be plain or rows interleaved in "
+                         "groups that divide them, got ")
              << table;
   }
   return success();
@@ -217,12 +239,20 @@ LogicalResult MatmulOp::verify() {
                 "!graph.q8_k with Q4_K/Q6_K)";
   }
   // Interleaved blocks are read by the integer products of llama.cpp's
-  // numerics (the layout serves their lanes).
-  if (getInterleaving(weight) &&
-      !(getActType() && llvm::isa<Q8_0Type, Q8_KType>(*getActType())))
-    return emitOpError("an interleaved weight needs an 8-bit act_type "
-                       "(!graph.q8_0, !graph.q8_k), got ")
-           << weight;
+  // numerics (the layout serves their lanes); interleaved floats by the
+  // exact mode's products, the outputs in lanes.
+  if (getInterleaving(weight)) {
+    bool floats = isInterleavableFloat(weight.getElementType());
+    if (floats && getActType())
+      return emitOpError("an interleaved float weight is read by f32 "
+                         "products (no act_type), got act_type ")
+             << *getActType();
+    if (!floats &&
+        !(getActType() && llvm::isa<Q8_0Type, Q8_KType>(*getActType())))
+      return emitOpError("an interleaved weight needs an 8-bit act_type "
+                         "(!graph.q8_0, !graph.q8_k), got ")
+             << weight;
+  }
   return success();
 }
 

@@ -1,4 +1,4 @@
-//===- InterleaveWeights.cpp - rows of quantized weights side by side -----===//
+//===- InterleaveWeights.cpp - rows of weights side by side ---------------===//
 //
 // Weight pre-packing for products with one row per vector lane: see the
 // pass description (Passes.td) and #graph.interleaved.
@@ -37,6 +37,23 @@ static bool onlyIntegerProductsAndGathers(ParamOp param) {
   });
 }
 
+/// Whether `use` is the weight of an f32 product (no act_type).
+static bool isFloatProduct(OpOperand &use) {
+  auto mm = dyn_cast<MatmulOp>(use.getOwner());
+  return mm && use.get() == mm.getWeight() && !mm.getActType();
+}
+
+static bool onlyFloatProductsAndGathers(ParamOp param) {
+  return llvm::all_of(param->getUses(), [](OpOperand &use) {
+    auto gather = dyn_cast<EmbeddingOp>(use.getOwner());
+    return isFloatProduct(use) || (gather && use.get() == gather.getTable());
+  });
+}
+
+static bool hasFloatProduct(ParamOp param) {
+  return llvm::any_of(param->getUses(), isFloatProduct);
+}
+
 static bool hasIntegerProduct(ParamOp param) {
   return llvm::any_of(param->getUses(), isIntegerProduct);
 }
@@ -46,6 +63,10 @@ static bool hasGather(ParamOp param) {
     return isa<EmbeddingOp>(use.getOwner());
   });
 }
+
+/// The vectors of rows a float matrix interleaves: those of the product's
+/// register tile (tl-default-schedule's laneOutputTiles).
+static constexpr int64_t kFloatVectors = 4;
 
 namespace {
 struct GraphInterleaveWeightsPass
@@ -69,6 +90,22 @@ struct GraphInterleaveWeightsPass
       SmallVector<ParamOp> &params = entry.second;
       RankedTensorType type = params.front().getResult().getType();
       Type element = type.getElementType();
+      if (floats) {
+        // The exact mode's f32 products: the elements of 4 vectors' rows
+        // side by side (a register tile's columns, one run per element of
+        // the reduction), fewer where the rows ask.
+        int64_t rows = desc->f32Lanes() * kFloatVectors;
+        while (rows > desc->f32Lanes() && type.getDimSize(0) % rows)
+          rows /= 2;
+        if (isInterleavableFloat(element) && !type.getEncoding() &&
+            type.getRank() == 2 && type.getDimSize(0) % rows == 0 &&
+            llvm::all_of(params, onlyFloatProductsAndGathers) &&
+            llvm::any_of(params, hasFloatProduct))
+          setLayout(params,
+                    InterleavedAttr::get(&getContext(), rows,
+                                         element.getIntOrFloatBitWidth() / 8));
+        continue;
+      }
       if (!isa<Q8_0Type, Q4_0Type, Q4_KType, Q6_KType>(element) ||
           type.getEncoding() ||
           type.getRank() != 2 ||
@@ -90,12 +127,18 @@ struct GraphInterleaveWeightsPass
       int64_t rows = lanes;
       while (type.getDimSize(0) % rows)
         rows /= 2;
-      auto layout = InterleavedAttr::get(&getContext(), rows, /*chunk=*/4);
-      auto packed = RankedTensorType::get(type.getShape(),
-                                          type.getElementType(), layout);
-      for (ParamOp p : params)
-        p.getResult().setType(packed);
+      setLayout(params, InterleavedAttr::get(&getContext(), rows,
+                                             /*chunk=*/4));
     }
+  }
+
+  static void setLayout(MutableArrayRef<ParamOp> params,
+                        InterleavedAttr layout) {
+    RankedTensorType type = params.front().getResult().getType();
+    auto packed =
+        RankedTensorType::get(type.getShape(), type.getElementType(), layout);
+    for (ParamOp p : params)
+      p.getResult().setType(packed);
   }
 };
 } // namespace

@@ -403,6 +403,7 @@ private:
     fuseHeads(root);
     root = cacheStationary(root, blocks);
     root = weightsStationary(root, blocks, tileTokens, tail);
+    root = laneOutputTiles(root, blocks, tileTokens, tail);
     nestThreaded |= parallelize(root);
     // Again: a tile may have distributed loops over copies of them.
     collect();
@@ -586,6 +587,186 @@ private:
     return (*order)[0];
   }
 
+  /// The exact mode's products over float rows interleaved by whole
+  /// vectors of lanes (#graph.interleaved, 4 vectors' rows with AVX-512 and
+  /// AVX2: the lowering's (tokens, groups, k, rows), the group's rows
+  /// innermost, its weights one run per element of the reduction): the rows
+  /// in lanes, FMAs of a broadcast activation into accumulators that stay
+  /// in registers across the reduction, added to the output once after it
+  /// (no horizontal sum). A prompt's tile is `tokens` x the group's vectors
+  /// (6 x 4 with 32 vector registers: each weight vector serves 6 tokens,
+  /// each broadcast 4 vectors), the reduction blocked so that a group's
+  /// weights stay in L1 while every token tile reads them: (g, kb, s0, k,
+  /// s1, r1, r0), per element of the reduction 4 loads and 6 broadcasts
+  /// for 24 FMAs, where the dot-product tile (k in lanes) streamed a row
+  /// per 4 FMAs from L2. The tokens after the last whole tile run one at a
+  /// time in the same loop over the groups, (g, [kb, s0, k, s1, r1, r0],
+  /// [s, k, r1, r0]); decode runs (g, k, r1, r0), one stream of the weight.
+  /// Returns the nest's new root (the groups, for the threads), or `root`
+  /// where the nest is not such a product.
+  ForOp laneOutputTiles(ForOp root, ArrayRef<BlockOp> blocks, bool tileTokens,
+                        ForOp &tail) {
+    if (blocks.size() != 1)
+      return root;
+    BlockOp block = blocks.front();
+    SmallVector<ForOp> loops = getLoops(block);
+    if (loops.size() < 3 || loops.size() > 4 || loops.front() != root)
+      return root;
+    for (size_t i = 0; i + 1 < loops.size(); ++i)
+      if (!perfectlyAround(loops[i], loops[i + 1]))
+        return root;
+    bool tokens = loops.size() == 4;
+    ForOp g = loops[loops.size() - 3], k = loops[loops.size() - 2],
+          r = loops.back();
+    auto only = [&](ForOp l, bool spatial) {
+      auto [sp, red] = bindsKinds(block, l);
+      return spatial ? sp && !red : red && !sp;
+    };
+    std::optional<int64_t> ge = extentOf(g), ke = extentOf(k), re = extentOf(r);
+    FailureOr<ReductionUpdate> update = matchReductionUpdate(block);
+    Stride sr = strideIn(block, r);
+    if (!ge || !ke || !re || *re % lanes32 || !only(g, true) ||
+        !only(k, false) || !only(r, true) ||
+        (tokens && !only(loops.front(), true)) || failed(update) ||
+        !productOf(*update) || !sr.writesContiguous || !sr.readsContiguous ||
+        llvm::none_of(block.getReads(),
+                      [](Value v) { return bool(weightView(v)); }))
+      return root;
+    // The tile: the group's vectors by tokens, 3/4 of the vector registers
+    // for the accumulators.
+    int64_t vecs = *re / lanes32;
+    int64_t tokenTile =
+        std::max<int64_t>(1, target.vectorRegisters * 3 / 4 / vecs);
+    ForOp s0, s1;
+    if (tokens && tileTokens && tokenTile > 1 && !extentOf(loops.front())) {
+      FailureOr<PeeledSplit> split =
+          quietly([&] { return splitPeel(rw, loops.front(), {tokenTile}); });
+      if (failed(split))
+        return root;
+      if (split->tail)
+        tail = split->tail;
+      s0 = split->loops[0];
+      s1 = split->loops[1];
+    } else if (tokens) {
+      s0 = loops.front();
+    }
+    // From here on the nest has changed: what fails leaves it correct.
+    tiled.insert(block);
+    loops = getLoops(block);
+    ForOp kk = loops[loops.size() - 2], r0 = loops.back(), r1;
+    if (vecs > 1) {
+      auto parts = quietly([&] { return split(rw, r0, {-1, lanes32}); });
+      if (failed(parts))
+        return getLoops(block).front();
+      r1 = (*parts)[0];
+      r0 = (*parts)[1];
+    }
+    // The reduction blocked so that a group's weights take at most 2/3 of
+    // L1 (the token tiles' activations stream through the rest), in a
+    // divisor of it of whole vectors; or as `llmc tune` measured for the
+    // shape (2/(r + 1) of L1 for its r<R>, none for r0).
+    ForOp kb;
+    if (s1) {
+      nestKey = tuneKey(block, *ke, *ge * *re);
+      choice = tuning.lookup(nestKey);
+    }
+    if (s1 && choice.reductionShare > 0) {
+      int64_t budget = target.l1d * 2 / (choice.reductionShare + 1) / (*re * 4);
+      int64_t kc = 0;
+      for (int64_t d = std::min(*ke, budget); d >= 1; --d)
+        if (*ke % d == 0) {
+          kc = d;
+          break;
+        }
+      if (kc >= lanes32 && kc < *ke) {
+        auto parts = quietly([&] { return split(rw, kk, {-1, kc}); });
+        if (succeeded(parts)) {
+          kb = (*parts)[0];
+          kk = (*parts)[1];
+        }
+      }
+    }
+    SmallVector<ForOp> order = {
+        getLoops(block)[getLoops(block).size() - (kb ? 4 : 3) - (r1 ? 1 : 0)]};
+    if (kb)
+      order.push_back(kb);
+    if (s0)
+      order.push_back(s0);
+    order.push_back(kk);
+    if (s1)
+      order.push_back(s1);
+    if (r1)
+      order.push_back(r1);
+    order.push_back(r0);
+    auto moved = quietly([&] { return reorder(rw, order); });
+    if (failed(moved))
+      return getLoops(block).front();
+    ForOp newRoot = moved->front();
+    kk = (*moved)[(kb ? 1 : 0) + (s0 ? 1 : 0) + 1];
+    if (failed(quietly([&] { return vectorize(moved->back()); })))
+      return newRoot;
+    FailureOr<RFactorResult> rf =
+        quietly([&] { return rfactor(rw, block, {}, kk); });
+    if (failed(rf))
+      return newRoot;
+    tiled.insert(rf->rf);
+    tiled.insert(rf->init);
+    tiled.insert(rf->writeBack);
+    (void)quietly([&] { return contract(rw, rf->rf); });
+    // A token tile's activations (its rows of the reduction block), copied
+    // next to each other: rows of the prompt a multiple of 4 KiB apart sit
+    // in one set of L1, with the group's weights.
+    if (s1 && kb) {
+      // (g, kb, s0, k, s1, r1, r0): at s0, its reads of the activations.
+      SmallVector<ForOp> rl = getLoops(rf->rf);
+      ForOp at = rl[rl.size() - 4 - (r1 ? 1 : 0)];
+      std::string name = rf->rf.getName().str();
+      // (The activations: the read that is neither the weight nor the
+      // partials.)
+      OperandRange reads = rf->rf.getReads();
+      auto act = llvm::find_if(reads, [](Value v) {
+        return !weightView(v) && !v.getDefiningOp<memref::AllocaOp>();
+      });
+      unsigned index = act - reads.begin();
+      FailureOr<BlockOp> copy = failure();
+      if (act != reads.end())
+        copy = quietly([&] { return stage(rw, rf->rf, index, at); });
+      if (succeeded(copy)) {
+        keepLoop(kk);
+        tiled.insert(*copy);
+        at->walk([&](BlockOp b) {
+          if (b.getName() == name)
+            rf->rf = b;
+        });
+        tiled.insert(rf->rf);
+        vectorizeLoop(getLoops(*copy).back(), lanes32);
+      }
+    }
+    unsigned tiles = (s1 ? 1 : 0) + (r1 ? 1 : 0);
+    finishRFactor(*rf, tiles, /*tree=*/false);
+    // The write-back's lanes and tiles, as the partials'.
+    vectorizeBand(rf->writeBack, 1);
+    SmallVector<ForOp> wb = getLoops(rf->writeBack);
+    for (unsigned t = 1; t <= tiles && t < wb.size(); ++t)
+      (void)quietly([&] { return unroll(wb[wb.size() - 1 - t]); });
+    if (!s1 || !tail)
+      return newRoot;
+    // The tokens after the last whole tile, in the same loop over the
+    // groups: each group's weights, which the whole tiles just read, are
+    // still in cache for them (a nest of their own streamed the weights
+    // once more, from memory).
+    SmallVector<BlockOp> tailBlocks;
+    tail->walk([&](BlockOp b) { tailBlocks.push_back(b); });
+    ForOp none;
+    ForOp tailRoot = laneOutputTiles(tail, tailBlocks, false, none);
+    tail = {};
+    auto fused = quietly([&] { return fuseSiblings(rw, {newRoot, tailRoot}); });
+    if (succeeded(fused))
+      return *fused;
+    (void)parallelize(tailRoot);
+    return newRoot;
+  }
+
   static constexpr int64_t kIntTileRows = 2, kIntTileTokens = 4;
   static constexpr int64_t kStreamPrefetches = 4;
 
@@ -599,12 +780,21 @@ private:
     fn->walk([&](ForOp l) {
       if (l.getKind() == LoopKind::serial && extentOf(l) &&
           (indexesStackBuffer(l) || selectsBitFields(l)) &&
-          !rowsOfBlockedReduction.contains(l))
+          !l->hasAttr(kKeepLoop))
         loops.push_back(l);
     });
     for (ForOp l : loops)
       (void)quietly([&] { return unroll(l); });
+    fn->walk([&](ForOp l) { l->removeAttr(kKeepLoop); });
   }
+
+  /// Marks a loop that indexes a stack buffer but stays a loop
+  /// (unrollRegisterTiles leaves it, in the nest and in the copies of its
+  /// schedule): the tiles of rows of a blocked reduction
+  /// (blockReductionForL1), which index their partials, and the steps of a
+  /// reduction over a staged tile of activations (laneOutputTiles).
+  static constexpr StringLiteral kKeepLoop = "llmc.keep_loop";
+  void keepLoop(ForOp l) { l->setAttr(kKeepLoop, rw.getUnitAttr()); }
 
   /// A prompt's quantized products run, per group of weight rows, every
   /// token over the same weight bytes, and unpack them for each (nibbles
@@ -1379,7 +1569,7 @@ private:
   }
 
   void scheduleBlock(BlockOp block) {
-    if (!block->getParentOfType<ForOp>())
+    if (!block->getParentOfType<ForOp>() || tiled.contains(block))
       return;
     if (!block.hasReduction())
       return scheduleSpatial(block);
@@ -2287,7 +2477,7 @@ private:
     // The tiles of rows index the partials' buffer but hold the reduction's
     // steps: they stay a loop (not a register tile to unroll).
     if (succeeded(order))
-      rowsOfBlockedReduction.insert((*order)[1]);
+      keepLoop((*order)[1]);
   }
 
   /// Lanes that accumulate with FMAs, summed in a tree (ggml's f32/f16
@@ -2452,8 +2642,9 @@ private:
   bool reuse;
   /// Whether the function being scheduled is the decode step (one token).
   bool decode = false;
-  /// The tiles of rows of blocked reductions (blockReductionForL1).
-  llvm::DenseSet<ForOp> rowsOfBlockedReduction;
+  /// Blocks a nest rule scheduled whole (laneOutputTiles): scheduleBlock
+  /// leaves them as they are.
+  llvm::DenseSet<Operation *> tiled;
   /// Measured choices per kernel key, and the choice of the matmul being
   /// tiled.
   Tuning tuning;

@@ -42,10 +42,18 @@ static Type kernelArgType(Type t) {
 
 /// The kernel's symbol: the caller's, then the name of the nest's last
 /// block (what the nest computes: `matmul`, `softmax_max`) without the
-/// numbering that told the layers' copies apart.
+/// numbering that told the layers' copies apart. A nest that also runs the
+/// remainder of a split (blocks named `<name>_tail...` after the whole
+/// tiles' own) is named for the whole tiles.
 static std::string kernelName(func::FuncOp parent, Operation *nest) {
-  tl::BlockOp last;
-  nest->walk([&](tl::BlockOp b) { last = b; });
+  tl::BlockOp last, lastWhole;
+  nest->walk([&](tl::BlockOp b) {
+    last = b;
+    if (!b.getName().contains("_tail"))
+      lastWhole = b;
+  });
+  if (lastWhole)
+    last = lastWhole;
   StringRef name = last ? last.getName() : StringRef("nest");
   StringRef stem = name.rtrim("0123456789");
   if (stem.size() < name.size() && stem.ends_with("_"))

@@ -149,7 +149,8 @@ static bool initStoresZero(BlockOp block, const ReductionUpdate &update) {
 }
 
 FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
-                                           ArrayRef<ForOp> lanes) {
+                                           ArrayRef<ForOp> lanes,
+                                           ForOp rootLoop) {
   MLIRContext *ctx = block.getContext();
   Location loc = block.getLoc();
   auto error = [&](const Twine &msg) {
@@ -191,13 +192,23 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
         return true;
     return false;
   };
-  // The reduction: from the outermost loop that binds a reduction variable.
+  // The reduction: from the outermost loop that binds a reduction variable,
+  // or from `rootLoop` (the reduction loops outside it stay outside).
   int root = -1;
   for (unsigned li = 0; li < loops.size() && root < 0; ++li)
     if (bindsKind(li, IterKind::reduce))
       root = li;
   if (root < 0)
     return error("tl.block '" + block.getName() + "' has no reduction loop");
+  bool outerReduction = false;
+  if (rootLoop) {
+    auto it = llvm::find(loops, rootLoop);
+    if (it == loops.end() || !bindsKind(it - loops.begin(), IterKind::reduce))
+      return error("the root loop must enclose tl.block '" + block.getName() +
+                   "' and bind a reduction variable of it");
+    outerReduction = (it - loops.begin()) != root;
+    root = it - loops.begin();
+  }
   SmallVector<unsigned> spatialInner;
   SmallVector<int64_t> spatialExtents;
   SmallVector<unsigned> laneIndex;
@@ -237,7 +248,7 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
   // reduction (a block that accumulates into what its output holds), or
   // stored as the output (a block whose init stores 0 into a sum).
   bool storePartial = false;
-  if (lanes.empty() && block.getInitBlock()) {
+  if (lanes.empty() && block.getInitBlock() && !outerReduction) {
     storePartial = initStoresZero(block, *update);
     if (!storePartial)
       return error("with no lane loops, the init of tl.block '" +
@@ -443,6 +454,26 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
       values.push_back(
           affine::expandAffineExpr(rw, loc, bind[i], dimValues, {}));
       kinds.push_back(IterKind::spatial);
+    }
+    // The reduction loops outside the root: each reduction variable's part
+    // from them (the root's loops at 0) is a reduction variable of the
+    // write-back, whose init then runs once, at their first iteration.
+    if (outerReduction) {
+      SmallVector<AffineExpr> outerOnly;
+      for (unsigned k = 0; k < numDims; ++k)
+        outerOnly.push_back(k >= (unsigned)root && k < loops.size()
+                                ? getAffineConstantExpr(0, ctx)
+                                : getAffineDimExpr(k, ctx));
+      for (unsigned i = 0; i < n; ++i) {
+        if (block.getIterKind(i) != IterKind::reduce)
+          continue;
+        AffineExpr outer =
+            simplifyAffineExpr(bind[i].replaceDims(outerOnly), numDims, 0);
+        if (outer.isSymbolicOrConstant())
+          continue;
+        values.push_back(affine::expandAffineExpr(rw, loc, outer, ab.dims, {}));
+        kinds.push_back(IterKind::reduce);
+      }
     }
     // (No lane loops: the one partial, no loop over it.)
     SmallVector<Value> lIvs =

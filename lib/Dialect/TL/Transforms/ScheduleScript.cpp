@@ -111,10 +111,21 @@ struct TLSchedulePass : llmc::tl::impl::TLScheduleBase<TLSchedulePass> {
       llvm::append_range(factors, ArrayRef<int64_t>(ints).drop_front());
       return split(rw, *l, factors);
     }
-    if (c.name == "reorder" || c.name == "fuse" || c.name == "rfactor") {
-      // (rfactor over no loops: one accumulator per output element.)
+    if (c.name == "reorder" || c.name == "fuse" || c.name == "rfactor" ||
+        c.name == "rfactor_at") {
+      // (rfactor over no loops: one accumulator per output element;
+      // rfactor_at's first loop is the root of the part factored.)
+      bool at = c.name == "rfactor_at";
       if (failed(needs(c.name == "rfactor" ? 0 : 1)))
         return failure();
+      ForOp root;
+      if (at) {
+        auto l = loopAt(ints.front());
+        if (failed(l))
+          return failure();
+        root = *l;
+        ints.erase(ints.begin());
+      }
       SmallVector<ForOp> ls;
       for (int64_t i : ints) {
         auto l = loopAt(i);
@@ -126,7 +137,7 @@ struct TLSchedulePass : llmc::tl::impl::TLScheduleBase<TLSchedulePass> {
         return reorder(rw, ls);
       if (c.name == "fuse")
         return fuse(rw, ls);
-      return rfactor(rw, *block, ls);
+      return rfactor(rw, *block, ls, root);
     }
     if (c.name == "tree_reduce")
       return treeReduce(rw, *block, ints.empty() ? 0 : ints[0]);
