@@ -34,8 +34,8 @@ def test_logits_equal_cli_dump(llmc, llmc_bin, stories_artifact, tmp_path):
                          check=True, stdout=subprocess.PIPE, text=True).stdout
     gen = [int(t) for t in out.split()]
     full = rt.logits([1] + gen[:-1])
-    # (The prompt's products and decode's add their terms in different
-    # orders: the prompt's in blocks of the reduction, per tile of tokens.)
+    # (A prompt's nests and decode's add some of their sums in different
+    # orders: the same logits up to rounding, relative to their size.)
     np.testing.assert_allclose(full, np.load(steps), rtol=0,
                                atol=2e-6 * np.abs(full).max())
 

@@ -661,17 +661,20 @@ private:
       r1 = (*parts)[0];
       r0 = (*parts)[1];
     }
-    // The reduction blocked so that a group's weights take at most 2/3 of
-    // L1 (the token tiles' activations stream through the rest), in a
-    // divisor of it of whole vectors; or as `llmc tune` measured for the
-    // shape (2/(r + 1) of L1 for its r<R>, none for r0).
+    // A group's weights stay in L2 while every token tile streams them
+    // (per element of the reduction 4 vectors for 24 FMAs, well within
+    // what L2 delivers): the reduction is blocked only where they would
+    // take more than half of L2 (or 1/R for `llmc tune`'s r<R>; none for
+    // r0), in the largest divisor that fits. (Blocks sized for L1, the
+    // token tiles' activations staged, measured 0.89x: the output's
+    // partial sums read and written per block, the copies.)
     ForOp kb;
     if (s1) {
       nestKey = tuneKey(block, *ke, *ge * *re);
       choice = tuning.lookup(nestKey);
     }
     if (s1 && choice.reductionShare > 0) {
-      int64_t budget = target.l1d * 2 / (choice.reductionShare + 1) / (*re * 4);
+      int64_t budget = target.l2 / choice.reductionShare / (*re * 4);
       int64_t kc = 0;
       for (int64_t d = std::min(*ke, budget); d >= 1; --d)
         if (*ke % d == 0) {
@@ -713,10 +716,12 @@ private:
     tiled.insert(rf->init);
     tiled.insert(rf->writeBack);
     (void)quietly([&] { return contract(rw, rf->rf); });
-    // A token tile's activations (its rows of the reduction block), copied
-    // next to each other: rows of the prompt a multiple of 4 KiB apart sit
-    // in one set of L1, with the group's weights.
-    if (s1 && kb) {
+    // Where the reduction is blocked, a token tile's activations (its rows
+    // of the block), copied next to each other when they take at most a
+    // quarter of L1: rows of the prompt a multiple of 4 KiB apart sit in
+    // one set of L1.
+    std::optional<int64_t> kcExtent = kb ? extentOf(kk) : std::nullopt;
+    if (s1 && kb && kcExtent && tokenTile * *kcExtent * 4 <= target.l1d / 4) {
       // (g, kb, s0, k, s1, r1, r0): at s0, its reads of the activations.
       SmallVector<ForOp> rl = getLoops(rf->rf);
       ForOp at = rl[rl.size() - 4 - (r1 ? 1 : 0)];
