@@ -40,8 +40,9 @@ namespace llmc {
 /// How a prefill matmul is blocked for the caches.
 struct ScheduleChoice {
   /// The activations' reduction blocks take at most 1/reductionShare of L1
-  /// (0: the reduction is not blocked); over interleaved f32 rows (the
-  /// exact mode's products), a group's weights 2/(reductionShare + 1).
+  /// (0: the reduction is not blocked); over interleaved float rows (the
+  /// exact mode's products), a group's weights at most 1/reductionShare of
+  /// L2.
   int reductionShare = 2;
   /// The chunks of weight rows take at most 1/chunkShare of L2 (0: rows
   /// are not chunked).

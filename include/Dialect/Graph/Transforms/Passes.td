@@ -59,9 +59,10 @@ def GraphInterleaveWeights : Pass<"graph-interleave-weights", "mlir::ModuleOp"> 
     per element of the reduction one contiguous run of the group's rows,
     each multiplied by one broadcast activation (no horizontal sum), and a
     prompt's tile of tokens reuses every load. Its sums then run in order
-    along the reduction (per block of it), which the exact mode allows and
-    the llama.cpp mode, whose products keep ggml's lanes, does not. Matrices
-    whose rows are not a multiple of one vector stay plain.
+    along the reduction (per block of it, where it is blocked), which the
+    exact mode allows and the llama.cpp mode, whose products keep ggml's
+    lanes, does not. Matrices whose rows are not a multiple of one vector
+    stay plain.
 
     Input: after `graph-act-quant`, before `graph-layout-weights`.
   }];
@@ -69,8 +70,9 @@ def GraphInterleaveWeights : Pass<"graph-interleave-weights", "mlir::ModuleOp"> 
     Option<"target", "target", "std::string", /*default=*/"\"cpu:x86-64-v3\"",
            "the target description (explicit: resolved by the driver)">,
     Option<"floats", "floats", "bool", /*default=*/"false",
-           "interleave the f32 matrices of f32 products (the exact mode) "
-           "instead of the quantized ones of integer products">
+           "interleave the float (f32, f16, bf16) matrices of f32 products "
+           "(the exact mode) instead of the quantized ones of integer "
+           "products">
   ];
 }
 

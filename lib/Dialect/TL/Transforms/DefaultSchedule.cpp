@@ -595,13 +595,14 @@ private:
   /// in registers across the reduction, added to the output once after it
   /// (no horizontal sum). A prompt's tile is `tokens` x the group's vectors
   /// (6 x 4 with 32 vector registers: each weight vector serves 6 tokens,
-  /// each broadcast 4 vectors), the reduction blocked so that a group's
-  /// weights stay in L1 while every token tile reads them: (g, kb, s0, k,
-  /// s1, r1, r0), per element of the reduction 4 loads and 6 broadcasts
-  /// for 24 FMAs, where the dot-product tile (k in lanes) streamed a row
-  /// per 4 FMAs from L2. The tokens after the last whole tile run one at a
-  /// time in the same loop over the groups, (g, [kb, s0, k, s1, r1, r0],
-  /// [s, k, r1, r0]); decode runs (g, k, r1, r0), one stream of the weight.
+  /// each broadcast 4 vectors), a group's weights streamed from L2 by every
+  /// token tile: (g, s0, k, s1, r1, r0), per element of the reduction 4
+  /// loads and 6 broadcasts for 24 FMAs, where the dot-product tile (k in
+  /// lanes) loaded a vector per 4 FMAs. A group's weights larger than half
+  /// of L2 block the reduction around the token tiles, (g, kb, s0, k, ...).
+  /// The tokens after the last whole tile run one at a time in the same
+  /// loop over the groups, (g, [s0, k, s1, r1, r0], [s, k, r1, r0]); decode
+  /// runs (g, k, r1, r0), one stream of the weight.
   /// Returns the nest's new root (the groups, for the threads), or `root`
   /// where the nest is not such a product.
   ForOp laneOutputTiles(ForOp root, ArrayRef<BlockOp> blocks, bool tileTokens,
