@@ -1,6 +1,7 @@
 //===- TargetBackend.cpp - back ends by target kind -----------------------===//
 #include "Target/TargetBackend.h"
 #include "Target/CPU/CPUBackend.h"
+#include "Target/CUDA/CUDABackend.h"
 #include "Target/Vulkan/VulkanBackend.h"
 
 using namespace llmc;
@@ -15,9 +16,7 @@ llmc::createTargetBackend(const TargetDescription &target) {
   case TargetKind::Vulkan:
     return createVulkanBackend(target);
   case TargetKind::CUDA:
-    break;
+    return createCUDABackend(target);
   }
-  return llvm::createStringError(
-      "target '" + target.str() +
-      "' has no back end yet (supported: cpu, vulkan)");
+  llvm_unreachable("a target kind without a back end");
 }

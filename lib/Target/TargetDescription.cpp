@@ -274,7 +274,9 @@ TargetDescription::parse(llvm::StringRef spec) {
     if (t.kind == TargetKind::CUDA) {
       t.maxWorkgroupSize = 1024;
       t.sharedMemory = 48 * 1024;
-      t.maxBufferRange = int64_t(1) << 40;
+      // The kernels index with 32 bits (the lowering's index width): a
+      // binding spans at most 2 GiB, larger weights are read in windows.
+      t.maxBufferRange = int64_t(1) << 31;
     }
     return parseGPUItems(t, spec, llvm::drop_begin(items));
   }

@@ -7,6 +7,7 @@
 #include "Dialect/TL/IR/TL.h"
 #include "Dialect/TL/Transforms/Passes.h"
 #include "Target/CPU/Passes.h"
+#include "Target/CUDA/Passes.h"
 #include "Target/TargetBackend.h"
 #include "Target/Vulkan/Passes.h"
 #include "llmc/abi.h"
@@ -28,6 +29,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
@@ -35,8 +37,11 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -223,7 +228,7 @@ void llmc::registerLLMCDialects(DialectRegistry &registry) {
               arith::ArithDialect, math::MathDialect, memref::MemRefDialect,
               affine::AffineDialect, scf::SCFDialect, cf::ControlFlowDialect,
               LLVM::LLVMDialect, omp::OpenMPDialect, vector::VectorDialect,
-              gpu::GPUDialect, spirv::SPIRVDialect>();
+              gpu::GPUDialect, spirv::SPIRVDialect, NVVM::NVVMDialect>();
   // convert-to-llvm finds each dialect's patterns through these interfaces.
   arith::registerConvertArithToLLVMInterface(registry);
   cf::registerConvertControlFlowToLLVMInterface(registry);
@@ -237,6 +242,10 @@ void llmc::registerLLMCDialects(DialectRegistry &registry) {
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   registerOpenMPDialectTranslation(registry);
+  // The CUDA back end: `#nvvm.target` serializes kernels to PTX.
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerNVVMDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
 }
 
 namespace {
@@ -323,6 +332,7 @@ void llmc::registerLLMCPasses() {
   graph::registerGraphPasses();
   tl::registerTLPasses();
   cpu::registerCPUPasses();
+  cuda::registerCUDAPasses();
   vulkan::registerVulkanPasses();
   registerLLMCConversionPasses();
   PassRegistration<ScheduleSlotPass>();

@@ -32,7 +32,8 @@ static std::optional<int64_t> sysfsCache(unsigned level) {
     std::string type = read("type");
     if (lvl != std::to_string(level) || type == "Instruction")
       continue;
-    llvm::StringRef size = read("size");
+    std::string text = read("size");
+    llvm::StringRef size = text;
     int64_t unit = 1;
     if (size.consume_back("K"))
       unit = 1024;

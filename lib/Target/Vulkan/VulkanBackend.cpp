@@ -7,9 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Target/Vulkan/VulkanBackend.h"
+#include "Target/GPU/GPUBackend.h"
 
-#include "Conversion/Passes.h"
-#include "Dialect/TL/Transforms/Passes.h"
 #include "Target/Vulkan/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
@@ -108,9 +107,9 @@ struct RaiseSPIRVVersion
   TargetDescription target;
 };
 
-class VulkanBackend : public TargetBackend {
+class VulkanBackend : public GPUBackend {
 public:
-  using TargetBackend::TargetBackend;
+  using GPUBackend::GPUBackend;
   llvm::StringRef name() const override { return "vulkan"; }
   void buildLowering(OpPassManager &pm,
                      const LoweringOptions &options) const override {
@@ -118,7 +117,6 @@ public:
   }
   llvm::Expected<std::string> emit(ModuleOp lowered,
                                    llvm::StringRef dir) const override;
-  void describe(llvm::json::OStream &j, ModuleOp lowered) const override;
 };
 
 } // namespace
@@ -126,12 +124,7 @@ public:
 void llmc::buildVulkanLowering(OpPassManager &pm,
                                const TargetDescription &target,
                                const LoweringOptions &options) {
-  // As on the CPU: intermediates placed in the arena, one kernel per
-  // distinct nest.
-  pm.addPass(tl::createTLPlanArena());
-  pm.addNestedPass<func::FuncOp>(tl::createTLReleaseBuffers());
-  pm.addPass(tl::createTLOutlineKernels());
-  pm.addPass(createConvertTLToGPU());
+  buildGPUKernels(pm);
   vulkan::VulkanKernelABIOptions abi;
   abi.target = target.str();
   pm.addPass(vulkan::createVulkanKernelABI(abi));
@@ -173,25 +166,4 @@ llvm::Expected<std::string> VulkanBackend::emit(ModuleOp lowered,
   os.write(reinterpret_cast<const char *>(words.data()),
            words.size() * sizeof(uint32_t));
   return std::string("kernels.spv");
-}
-
-void VulkanBackend::describe(llvm::json::OStream &j, ModuleOp lowered) const {
-  auto program = lowered->getAttrOfType<StringAttr>("llmc.dispatch");
-  if (!program)
-    return;
-  llvm::Expected<llvm::json::Value> parsed =
-      llvm::json::parse(program.getValue());
-  if (!parsed) {
-    llvm::consumeError(parsed.takeError());
-    return;
-  }
-  // The device features the kernels may use, which the runtime enables
-  // (and refuses a device without).
-  llvm::json::Array features;
-  for (const char *f : {"fp16", "int8", "fp64", "int64"})
-    if (target().has(f))
-      features.push_back(f);
-  if (llvm::json::Object *o = parsed->getAsObject())
-    (*o)["features"] = std::move(features);
-  j.attribute("device", std::move(*parsed));
 }

@@ -231,6 +231,22 @@ def make_model(out, arch="llama", mtype="f32", tied=True, seed=0, hf_out=None, s
     return cfg
 
 
+def make_shape_model(out, arch="qwen3", mtype="q4_0", tied=True, shape=None, ctx=CTX):
+    """A GGUF model of `shape` (hf_config's overrides) whose weights are all
+    zero bytes of the recipe's types, neither drawn nor quantized: for what
+    depends only on the shapes (the kernels a compile makes), written in
+    seconds at any size; `ctx` its context length. Returns the HF config."""
+    cfg = hf_config(arch, tied, shape)
+    cfg["max_position_embeddings"] = ctx
+    hf = make_hf_model.make_tensors(cfg, 0, zeros=True)
+    tensors = []
+    for name, a in gguf_tensor_arrays(cfg, hf):
+        t = tensor_type(name, a.ndim, mtype, tied, cfg["num_hidden_layers"])
+        tensors.append(G.Tensor(name, a.shape, t, bytes(G.tensor_nbytes(t, a.size))))
+    G.write(out, metadata(cfg, mtype), tensors)
+    return cfg
+
+
 def make_vocab_model(out, vocab, n_vocab=None, arch=None, seed=0, hidden=64, **fields):
     """A tiny model (1 layer, `hidden` wide, tied F16 embedding) around a real
     vocabulary (tokenizer_vocab.read_sentencepiece / read_hf): token_embd has one

@@ -74,8 +74,9 @@ def head_dim_of(cfg):
     return cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
 
 
-def make_tensors(cfg, seed):
-    """-> ordered {name: float32 array} (before dtype rounding)."""
+def make_tensors(cfg, seed, zeros=False):
+    """-> ordered {name: float32 array} (before dtype rounding). `zeros`: every
+    array a read-only zero of its shape, allocating nothing (for the shapes)."""
     rng = np.random.default_rng(seed)
     arch = cfg["model_type"]
     H, I, V = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
@@ -83,9 +84,13 @@ def make_tensors(cfg, seed):
     nq, nkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
 
     def normal(shape, std):
+        if zeros:
+            return np.broadcast_to(np.float32(0), shape)
         return (rng.standard_normal(shape, dtype=np.float32) * np.float32(std)).astype(np.float32)
 
     def norm_w(n):
+        if zeros:
+            return normal((n,), 0)
         return (np.float32(1.0) + normal((n,), 0.1)).astype(np.float32)
 
     t = {"model.embed_tokens.weight": normal((V, H), 0.1)}

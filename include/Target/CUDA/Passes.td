@@ -1,0 +1,60 @@
+//===- Passes.td - passes of the CUDA back end -------------*- tablegen -*-===//
+#ifndef LLMC_TARGET_CUDA_PASSES_TD
+#define LLMC_TARGET_CUDA_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def CUDAKernelABI : Pass<"cuda-kernel-abi", "mlir::ModuleOp"> {
+  let summary = "Write the dispatch program and give the kernels CUDA's ABI";
+  let description = [{
+    Input: `convert-tl-to-gpu`'s output (the kernels in `gpu.module
+    @llmc_kernels`, launched from the phase functions `llmc.phase` =
+    prefill / decode, whose arguments are the entry's, llmc/abi.h).
+
+    Writes the module attribute `llmc.dispatch` as `vulkan-kernel-abi`
+    does (docs/artifact.md, "device"; the code is shared,
+    Target/GPU/KernelABI.h): per phase the launches in order, with grids,
+    buffer bindings (`tokens`, `weights`, `kv`, `logits` or `arena` at a
+    byte offset) and scalars as expressions of the call's sizes. Each
+    kernel's memref arguments become `memref<?xT>` (the runtime passes the
+    buffer's device address plus the binding's offset), each followed by
+    index arguments for its dynamic sizes; loads, stores and `memref.dim`
+    are linearized with the old type's strides. The workgroup attributions
+    stay (CUDA's shared memory), as do stack buffers (registers or local
+    memory). Kernels index with 32 bits (the lowering's index width): a
+    buffer of a static shape past the target's `range` (2 GiB by default)
+    is bound in windows as on Vulkan, and an element type the target lacks
+    (`-fp64`, ...) is an error located at the op that uses it.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cuda:sm_80\"",
+           "the target description (explicit: resolved by the driver)">
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def CUDASubgroupShuffles : Pass<"cuda-subgroup-shuffles",
+                                "mlir::gpu::GPUModuleOp"> {
+  let summary = "Sum across a warp with shuffles";
+  let description = [{
+    `gpu.subgroup_reduce` (the GPU schedule's sums across a subgroup, with
+    or without a cluster size) becomes a butterfly of `gpu.shuffle xor`
+    over 32-bit values: log2(subgroup) steps, every lane left with the
+    total (or its cluster's); a 64-bit value (the exact mode's f64 sums)
+    shuffles as 64 bits, which the NVVM lowering does as two halves. NVVM has no lowering of
+    its own for the float sums (`redux.sync` adds only integers), so every
+    CUDA kernel's subgroup sums go through this pass.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cuda:sm_80\"",
+           "the target description (its subgroup= is the warp's size)">
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
+#endif // LLMC_TARGET_CUDA_PASSES_TD

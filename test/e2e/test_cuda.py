@@ -1,0 +1,177 @@
+"""The CUDA back end without a GPU: the same models as the CPU target compiled
+with --target cuda:sm_90 and cuda:sm_80, every kernel's PTX accepted by the
+CUDA toolkit's ptxas for that SM, the artifact's dispatch program naming
+kernels the PTX defines; the compile's error paths.
+
+Skips (visibly) when the toolkit's ptxas is missing (CUDA_HOME, /usr/local/cuda
+or PATH); LLMC_REQUIRE_CUDA_TOOLKIT=1 makes that a failure.
+"""
+import json
+import os
+import re
+import shutil
+import stat
+import sys
+
+import pytest
+
+import e2e_util
+
+sys.path.insert(0, os.path.join(e2e_util.E2E_DIR, "tools"))
+import gguf_writer  # noqa: E402
+import make_hf_model  # noqa: E402
+
+SMS = ("sm_80", "sm_90")
+
+
+def _ptxas_path():
+    for var in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"):
+        root = os.environ.get(var)
+        if root and os.access(os.path.join(root, "bin", "ptxas"), os.X_OK):
+            return os.path.join(root, "bin", "ptxas")
+    if os.access("/usr/local/cuda/bin/ptxas", os.X_OK):
+        return "/usr/local/cuda/bin/ptxas"
+    return shutil.which("ptxas")
+
+
+@pytest.fixture(scope="session")
+def ptxas():
+    exe = _ptxas_path()
+    if not exe:
+        msg = "no CUDA toolkit: ptxas not found (CUDA_HOME, /usr/local/cuda, PATH)"
+        if os.environ.get("LLMC_REQUIRE_CUDA_TOOLKIT") == "1":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return exe
+
+
+def _compile(llmc, model, out, target, extra=(), env=None):
+    p = e2e_util.run([llmc, "compile", model, "--target", target, *extra, "-o", out], env=env)
+    assert p.returncode == 0, e2e_util.describe(p, "llmc compile --target %s failed" % target)
+    return out
+
+
+def _check_artifact(ptxas, art, sm):
+    """The artifact of a cuda:SM compile: metadata names the cubin and the PTX,
+    ptxas -arch=SM accepts the PTX, and every kernel of the dispatch program is
+    an entry of it (and of no other name)."""
+    meta = json.loads((art / "metadata.json").read_text())
+    assert meta["target"] == "cuda"
+    assert meta["library"] == "kernels.cubin"
+    dev = meta["device"]
+    assert dev["arch"] == sm and dev["ptx"] == "kernels.ptx"
+    assert (art / "kernels.cubin").stat().st_size > 0
+    ptx = (art / "kernels.ptx").read_text()
+    assert re.search(r"^\.target %s\b" % sm, ptx, re.M), ptx[:400]
+    p = e2e_util.run([ptxas, "-arch=" + sm, art / "kernels.ptx", "-o", art / "check.cubin"])
+    assert p.returncode == 0, e2e_util.describe(p, "ptxas rejects the PTX")
+    entries = set(re.findall(r"\.entry\s+([A-Za-z_$][\w$]*)", ptx))
+    names = [k["name"] for k in dev["kernels"]]
+    assert names and set(names) == entries
+    launched = {l["kernel"] for ph in dev["phases"].values() for l in ph if "kernel" in l}
+    assert launched == set(range(len(names)))
+    assert dev["phases"]["prefill"] and dev["phases"]["decode"]
+    return meta
+
+
+@pytest.mark.parametrize("sm", SMS)
+def test_stories260k(llmc, tmp_path, stories_paths, ptxas, sm):
+    ckpt, tok = stories_paths
+    art = _compile(llmc, ckpt, tmp_path / "cu", "cuda:" + sm, ("--tokenizer", tok))
+    meta = _check_artifact(ptxas, art, sm)
+    assert meta["target_description"].startswith("cuda:" + sm)
+
+
+@pytest.mark.parametrize("arch,tied,dtype", [("llama", False, "f32"), ("qwen3", True, "f16"),
+                                             ("qwen2", False, "f32")])
+def test_gguf_float_models(llmc, tmp_path, ptxas, arch, tied, dtype):
+    hf = tmp_path / "hf"
+    make_hf_model.make_model(str(hf), arch=arch, tied=tied, dtype=dtype, seed=5)
+    gguf = tmp_path / "model.gguf"
+    gguf_writer.hf_to_gguf(str(hf), str(gguf),
+                           gguf_writer.GGML_F16 if dtype == "f16" else gguf_writer.GGML_F32)
+    for sm in SMS:
+        _check_artifact(ptxas, _compile(llmc, gguf, tmp_path / sm, "cuda:" + sm), sm)
+
+
+@pytest.mark.parametrize("arch,tied,qtype", [("llama", False, "q8_0"), ("qwen3", True, "q4_0"),
+                                              ("llama", True, "q4_k"), ("qwen3", False, "q6_k")])
+def test_gguf_quantized_models(llmc, tmp_path, ptxas, arch, tied, qtype):
+    """Quantized matrices stay quantized: the kernels read the blocks."""
+    _, gguf = e2e_util.quantized_gguf(tmp_path, arch, tied, qtype)
+    for sm in SMS:
+        meta = _check_artifact(ptxas, _compile(llmc, gguf, tmp_path / sm, "cuda:" + sm), sm)
+        assert any(p["dtype"] == qtype for p in meta["params"])
+
+
+@pytest.mark.parametrize("arch", ["llama", "qwen2", "qwen3"])
+def test_hf_checkpoints(llmc, tmp_path, ptxas, arch):
+    hf = tmp_path / "hf"
+    make_hf_model.make_model(str(hf), arch=arch, tied=arch != "llama", dtype="f32", seed=3)
+    for sm in SMS:
+        _check_artifact(ptxas, _compile(llmc, hf, tmp_path / sm, "cuda:" + sm), sm)
+
+
+def _fake_toolkit(tmp_path, script):
+    """A toolkit root whose bin/ptxas is `script` (sh), with the real
+    toolkit's libdevice beside it."""
+    root = tmp_path / "toolkit"
+    (root / "bin").mkdir(parents=True)
+    real = os.path.dirname(os.path.dirname(_ptxas_path()))
+    os.symlink(os.path.join(real, "nvvm"), root / "nvvm")
+    exe = root / "bin" / "ptxas"
+    exe.write_text("#!/bin/sh\n" + script)
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    env = dict(os.environ, CUDA_HOME=str(root))
+    return env
+
+
+def test_ptxas_rejecting_the_ptx_is_a_compile_error(llmc, tmp_path, stories_paths, ptxas):
+    """ptxas's complaint is quoted, the exit code is not 0 and no artifact
+    (nor its temporary directory) is left."""
+    env = _fake_toolkit(tmp_path, 'echo "ptxas fatal   : Unresolved extern function" >&2\nexit 3\n')
+    ckpt, tok = stories_paths
+    out = tmp_path / "ART"
+    p = e2e_util.run([llmc, "compile", ckpt, "--tokenizer", tok, "--target", "cuda:sm_90",
+                      "-o", out], env=env)
+    assert p.returncode != 0
+    assert "rejects the kernels' PTX" in p.stderr and "Unresolved extern function" in p.stderr
+    assert e2e_util.no_artifact_left(tmp_path) == []
+
+
+def test_without_ptxas_the_artifact_holds_ptx(llmc, tmp_path, stories_paths, ptxas):
+    """A toolkit without ptxas: a warning, and the artifact's library is the
+    PTX (which the driver compiles on load)."""
+    root = tmp_path / "toolkit"
+    root.mkdir()
+    real = os.path.dirname(os.path.dirname(_ptxas_path()))
+    os.symlink(os.path.join(real, "nvvm"), root / "nvvm")
+    env = dict(os.environ, CUDA_HOME=str(root))
+    ckpt, tok = stories_paths
+    art = tmp_path / "cu"
+    p = e2e_util.run([llmc, "compile", ckpt, "--tokenizer", tok, "--target", "cuda:sm_90",
+                      "-o", art], env=env)
+    assert p.returncode == 0, e2e_util.describe(p)
+    assert "no CUDA toolkit (ptxas) found" in p.stderr
+    meta = json.loads((art / "metadata.json").read_text())
+    assert meta["library"] == "kernels.ptx" and not (art / "kernels.cubin").exists()
+    q = e2e_util.run([ptxas, "-arch=sm_90", art / "kernels.ptx", "-o", tmp_path / "k.cubin"])
+    assert q.returncode == 0, e2e_util.describe(q)
+
+
+# Qwen3-0.6B's shape (issue 11's benchmark model): hidden 1024, 28 layers,
+# 16 q / 8 kv heads of 128, FFN 3072, vocab 151936, tied, context 2048.
+QWEN3_06B = dict(hidden=1024, inter=3072, heads=16, kv_heads=8, head_dim=128, vocab=151936,
+                 layers=28)
+
+
+def test_qwen3_06b_shape(llmc, tmp_path, ptxas):
+    """Every kernel of the Qwen3-0.6B shape (q4_0, its weights zero: the
+    kernels depend on the shapes only) through ptxas for both SMs; the tied
+    311 MB table is one binding (under the 2 GiB range)."""
+    import make_gguf_model
+    gguf = tmp_path / "qwen3-0.6b-q4_0.gguf"
+    make_gguf_model.make_shape_model(str(gguf), "qwen3", "q4_0", True, QWEN3_06B, ctx=2048)
+    for sm in SMS:
+        meta = _check_artifact(ptxas, _compile(llmc, gguf, tmp_path / sm, "cuda:" + sm), sm)
+        assert meta["target_description"].endswith("range=2G")
