@@ -8,6 +8,7 @@
 
 #include "llmc/runtime.h"
 
+#include "CudaDevice.h"
 #include "Generate.h"
 #include "Model.h"
 #include "Npy.h"
@@ -94,8 +95,18 @@ int llmc_list_devices(char **out, char **error) {
   return guard(error, [&] {
     requireArg(out, "llmc_list_devices", "out");
     *out = nullptr;
+    // The Vulkan devices, then the CUDA ones (none where there is no
+    // driver); no Vulkan loader is an error only without CUDA devices.
     std::string text;
-    for (const std::string &line : VulkanDevice::list())
+    std::vector<std::string> cuda = CudaDevice::list();
+    try {
+      for (const std::string &line : VulkanDevice::list())
+        text += line + "\n";
+    } catch (const Error &) {
+      if (cuda.empty())
+        throw;
+    }
+    for (const std::string &line : cuda)
       text += line + "\n";
     if (!(*out = copyString(text)))
       throw std::bad_alloc();

@@ -252,6 +252,15 @@ void readDevice(const FieldChecker &c, const JsonValue &device,
       md.deviceFeatures.push_back(f.asString());
     }
   }
+  // A CUDA artifact's SM and PTX (docs/artifact.md).
+  if (md.target == "cuda") {
+    md.cudaArch = c.getString(device, "device", "arch");
+    if (md.cudaArch.rfind("sm_", 0) != 0 || md.cudaArch.size() < 5 ||
+        md.cudaArch.find_first_not_of("0123456789", 3) != std::string::npos)
+      c.fail("device.arch",
+             "is \"" + md.cudaArch + "\", expected sm_NN (e.g. sm_90)");
+    md.ptxPath = joinPath(md.dir, c.getFileName(device, "device", "ptx"));
+  }
   const JsonValue &phases = c.getObject(device, "device", "phases");
   for (const char *name : {"prefill", "decode"}) {
     std::string field = std::string("device.phases.") + name;

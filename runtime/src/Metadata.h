@@ -128,6 +128,9 @@ struct ArtifactMetadata {
   std::vector<Launch> prefill, decode;
   /// device.features: what the kernels use (fp16, int8, fp64, int64).
   std::vector<std::string> deviceFeatures;
+  /// target "cuda": device.arch, the SM of the machine code in `library`
+  /// ("sm_90"), and dir + "/" + device.ptx, the kernels' PTX.
+  std::string cudaArch, ptxPath;
 };
 
 /// Checks a parsed metadata document. `metadataPath` is used in messages and

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Model.h"
+#include "CudaDevice.h"
 #include "VulkanDevice.h"
 
 #include <algorithm>
@@ -108,13 +109,16 @@ std::unique_ptr<Model> Model::open(const std::string &dir) {
                 md.metadataPath + "): " + errnoMessage(errno));
 
   if (md.hasDevice) {
-    if (md.target != "vulkan")
-      throw Error(md.metadataPath + ": target \"" + md.target +
-                  "\" needs a device this runtime does not drive");
     // The device holds the weights' copy, the KV cache and the arena.
     static int8_t emptyWeights[64];
-    m->gpu = VulkanDevice::open(
-        md, m->weightsMap ? m->weightsMap : emptyWeights, md.weightsBytes);
+    const void *weights = m->weightsMap ? m->weightsMap : emptyWeights;
+    if (md.target == "vulkan")
+      m->gpu = VulkanDevice::open(md, weights, md.weightsBytes);
+    else if (md.target == "cuda")
+      m->gpu = CudaDevice::open(md, weights, md.weightsBytes);
+    else
+      throw Error(md.metadataPath + ": target \"" + md.target +
+                  "\" needs a device this runtime does not drive");
     // A profiled device artifact: every step timed with timestamp queries.
     if (md.profiled)
       m->gpu->enableProfile();
@@ -313,7 +317,7 @@ std::vector<Model::KernelProfile> Model::profile() const {
   std::vector<KernelProfile> result;
   if (gpu && md.profiled) {
     // The device's timestamps: no cost model's work beside them.
-    const std::vector<VulkanDevice::StepTime> &times = gpu->profile();
+    const std::vector<Device::StepTime> &times = gpu->profile();
     result.resize(times.size());
     for (const auto *phase : {&md.prefill, &md.decode})
       for (const ArtifactMetadata::Launch &l : *phase) {

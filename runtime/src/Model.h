@@ -89,8 +89,7 @@ public:
   /// kernels, then its buffer copies); empty unless profiled().
   std::vector<KernelProfile> profile() const;
   void resetProfile();
-  /// The device's read bandwidth (VulkanDevice::readBandwidth); 0 on the
-  /// host.
+  /// The device's read bandwidth (Device::readBandwidth); 0 on the host.
   double deviceBandwidth(int64_t bytes, int passes);
 
 private:
@@ -118,7 +117,7 @@ private:
   std::vector<int64_t> callsBefore;
   std::vector<KernelProfile> work;
   /// The device that runs a GPU artifact (nullptr on the CPU).
-  std::unique_ptr<class VulkanDevice> gpu;
+  std::unique_ptr<class Device> gpu;
 };
 
 } // namespace llmc::rt

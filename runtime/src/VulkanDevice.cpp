@@ -752,7 +752,7 @@ VulkanDevice::VulkanDevice(std::unique_ptr<Impl> impl)
     : impl(std::move(impl)) {}
 VulkanDevice::~VulkanDevice() = default;
 
-static int deviceIndex() {
+int deviceIndex() {
   if (const char *s = std::getenv("LLMC_DEVICE")) {
     char *end = nullptr;
     long v = std::strtol(s, &end, 10);

@@ -14,6 +14,7 @@
 #ifndef LLMC_RUNTIME_SRC_VULKANDEVICE_H
 #define LLMC_RUNTIME_SRC_VULKANDEVICE_H
 
+#include "Device.h"
 #include "Metadata.h"
 
 #include <memory>
@@ -22,37 +23,26 @@
 
 namespace llmc::rt {
 
-class VulkanDevice {
+class VulkanDevice : public Device {
 public:
   /// Opens device `index` (LLMC_DEVICE, else 0) and loads the artifact's
   /// kernels and weights. Throws Error naming what is missing.
   static std::unique_ptr<VulkanDevice>
   open(const ArtifactMetadata &md, const void *weights, int64_t weightBytes);
-  ~VulkanDevice();
+  ~VulkanDevice() override;
 
-  /// One forward call (llmc/abi.h's contract): n tokens at pos0, the last
-  /// `rows` rows of logits into `logits`.
   void forward(const int32_t *tokens, int64_t n, int64_t pos0, float *logits,
-               int64_t rows);
+               int64_t rows) override;
 
-  /// Times every step of the forward calls from now on with timestamp
-  /// queries (an artifact compiled with `llmc compile --profile`). Throws
-  /// Error when the device's queue keeps no timestamps.
-  void enableProfile();
-  /// The time one kind of step took since the last resetProfile().
-  struct StepTime {
-    int64_t calls = 0;
-    int64_t nanoseconds = 0;
-  };
-  /// Per device kernel (metadata device.kernels), then one entry for the
-  /// buffer copies; empty unless enableProfile() was called.
-  const std::vector<StepTime> &profile() const;
-  void resetProfile();
+  /// With timestamp queries; throws Error when the device's queue keeps no
+  /// timestamps.
+  void enableProfile() override;
+  const std::vector<StepTime> &profile() const override;
+  void resetProfile() override;
 
-  /// The device memory's read bandwidth: bytes per second a compute kernel
-  /// reads `bytes` at (16-byte loads, every thread of a grid-stride loop),
-  /// the best of `passes` timed by the device's timestamps.
-  double readBandwidth(int64_t bytes, int passes);
+  /// Bytes per second a compute kernel reads `bytes` at (16-byte loads,
+  /// every thread of a grid-stride loop), timed by the device's timestamps.
+  double readBandwidth(int64_t bytes, int passes) override;
 
   /// The devices the loader lists, one line each ("0: llvmpipe (CPU,
   /// Vulkan 1.3)"). Throws Error when there is no loader.

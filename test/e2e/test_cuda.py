@@ -175,3 +175,93 @@ def test_qwen3_06b_shape(llmc, tmp_path, ptxas):
     for sm in SMS:
         meta = _check_artifact(ptxas, _compile(llmc, gguf, tmp_path / sm, "cuda:" + sm), sm)
         assert meta["target_description"].endswith("range=2G")
+
+
+# ---- the runtime's CUDA device ----------------------------------------------------
+
+
+def _has_cuda_device(llmc):
+    p = e2e_util.run([llmc, "devices"])
+    return p.returncode == 0 and re.search(r"^cuda \d+: ", p.stdout, re.M) is not None
+
+
+@pytest.fixture(scope="session")
+def stories_cuda(llmc, stories_paths, ptxas, tmp_path_factory):
+    ckpt, tok = stories_paths
+    return _compile(llmc, ckpt, tmp_path_factory.mktemp("cu") / "sm_80", "cuda:sm_80",
+                    ("--tokenizer", tok))
+
+
+def test_no_driver_is_a_clear_error(llmc, tmp_path, stories_cuda):
+    """Running a CUDA artifact where the driver cannot be opened: the message
+    names the library; `llmc bench` too; exit code not 0."""
+    env = dict(os.environ, LLMC_CUDA_DRIVER=str(tmp_path / "libcuda.so.1"))
+    for cmd in (["run", stories_cuda, "--prompt", "Once", "--max-tokens", 2],
+                ["bench", stories_cuda, "-p", 8, "-n", 2, "-r", 1, "--vs", "none"]):
+        p = e2e_util.run([llmc, *cmd], env=env)
+        assert p.returncode != 0, e2e_util.describe(p)
+        assert "cuda: cannot open the CUDA driver %s" % (tmp_path / "libcuda.so.1") in p.stderr, \
+            e2e_util.describe(p)
+
+
+def test_stub_driver_is_a_clear_error(llmc, stories_cuda, ptxas):
+    """The toolkit's stub libcuda (what links, not what runs) is named as such."""
+    stub = os.path.join(os.path.dirname(os.path.dirname(ptxas)), "lib64", "stubs", "libcuda.so")
+    if not os.path.exists(stub):
+        pytest.skip("no stub driver at %s" % stub)
+    env = dict(os.environ, LLMC_CUDA_DRIVER=stub)
+    p = e2e_util.run([llmc, "run", stories_cuda, "--prompt", "Once", "--max-tokens", 2], env=env)
+    assert p.returncode != 0
+    assert "is the CUDA toolkit's stub library, not a driver" in p.stderr, e2e_util.describe(p)
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("arch", "90", "field 'device.arch' is \"90\", expected sm_NN"),
+    ("ptx", "/kernels.ptx", "field 'device.ptx' must be a path relative to the artifact"),
+    ("ptx", 3, "field 'device.ptx'"),
+])
+def test_bad_cuda_metadata(llmc, tmp_path, stories_cuda, field, value, message):
+    """A CUDA artifact's own metadata fields are checked before any driver is
+    opened, each error naming the file and the field."""
+    art = tmp_path / "art"
+    shutil.copytree(stories_cuda, art)
+    meta = json.loads((art / "metadata.json").read_text())
+    meta["device"][field] = value
+    (art / "metadata.json").write_text(json.dumps(meta))
+    p = e2e_util.run([llmc, "run", art, "--prompt", "Once", "--max-tokens", 2])
+    assert p.returncode != 0
+    assert "metadata.json" in p.stderr and message in p.stderr, e2e_util.describe(p)
+
+
+def test_gpu_matches_cpu(llmc, tmp_path, stories_paths):
+    """On a machine with an NVIDIA GPU (never in CI): stories260K's greedy
+    text identical to the CPU target's; logits of a prompt and of decode
+    steps within 1e-3 x max|logit|, through graphs and with LLMC_CUDA_GRAPHS=0."""
+    import numpy as np
+    if not _has_cuda_device(llmc):
+        pytest.skip("no CUDA device (llmc devices lists none)")
+    ckpt, tok = stories_paths
+    p = e2e_util.run([llmc, "devices"])
+    sm = re.search(r"--target (cuda:sm_\d+)", p.stdout).group(1)
+    cu = _compile(llmc, ckpt, tmp_path / "cu", sm, ("--tokenizer", tok))
+    cpu = _compile(llmc, ckpt, tmp_path / "cpu", "cpu", ("--tokenizer", tok))
+    texts = []
+    for art in (cu, cpu):
+        q = e2e_util.run([llmc, "run", art, "--prompt", "Once upon a time", "--max-tokens", 100,
+                          "--print-ids"])
+        assert q.returncode == 0, e2e_util.describe(q)
+        texts.append(q.stdout)
+    assert texts[0] == texts[1]
+    ids = e2e_util.deterministic_prompt_ids(40, 300)
+    _, cp, cs, cids = e2e_util.run_logits(llmc, cpu, ids, 12, threads=1)
+    scale = max(np.abs(cp).max(), 1e-30)
+    for env in ({}, {"LLMC_CUDA_GRAPHS": "0"}):
+        os.environ.update(env)
+        try:
+            _, gp, gs, gids = e2e_util.run_logits(llmc, cu, ids, 12, threads=1)
+        finally:
+            for k in env:
+                del os.environ[k]
+        assert gids == cids
+        assert np.abs(gp - cp).max() <= 1e-3 * scale
+        assert np.abs(gs - cs).max() <= 1e-3 * scale

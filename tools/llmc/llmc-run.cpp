@@ -20,7 +20,7 @@ static const char *kUsage =
     "  llmc-run run DIR [options]     generate text (llmc run --help)\n"
     "  llmc-run bench DIR [options]   time prefill and decode (llmc bench "
     "--help)\n"
-    "  llmc-run devices               the Vulkan devices\n"
+    "  llmc-run devices               the Vulkan and CUDA devices\n"
     "DIR is an artifact that `llmc compile` wrote; this runtime-only driver\n"
     "does not compile model files.\n";
 

@@ -86,8 +86,8 @@ static void usage(raw_ostream &os) {
         "llama2.c)\n"
         "  llmc tokenize FILE|DIR [--text T | --input STRINGS.json | --ids "
         "IDS.json] [--specials] [--add-special] [--decode]\n"
-        "  llmc devices        (the Vulkan devices; LLMC_DEVICE=N picks one "
-        "for a vulkan artifact)\n";
+        "  llmc devices        (the Vulkan and CUDA devices; LLMC_DEVICE=N "
+        "picks one of an artifact's kind)\n";
 }
 
 static int compileMain(int argc, char **argv) {

@@ -1,0 +1,777 @@
+//===- CudaDevice.cpp - run a CUDA artifact's dispatch program ------------===//
+#include "CudaDevice.h"
+#include "CudaDriver.h"
+#include "Error.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <limits>
+#include <type_traits>
+
+namespace llmc::rt {
+
+//===----------------------------------------------------------------------===//
+// The driver
+//===----------------------------------------------------------------------===//
+
+namespace cu {
+
+std::string Driver::describe(Result r, const char *what) const {
+  const char *name = nullptr, *text = nullptr;
+  if (GetErrorName && GetErrorName(r, &name) != SUCCESS)
+    name = nullptr;
+  if (GetErrorString && GetErrorString(r, &text) != SUCCESS)
+    text = nullptr;
+  std::string s = std::string(what) + ": " +
+                  (name ? name : "CUresult " + std::to_string(r));
+  if (text)
+    s += std::string(" (") + text + ")";
+  return s;
+}
+
+void Driver::check(Result r, const char *what) const {
+  if (r != SUCCESS)
+    throw Error("cuda: " + describe(r, what));
+}
+
+void Driver::load() {
+  if (handle)
+    return;
+  const char *path = std::getenv("LLMC_CUDA_DRIVER");
+  if (!path || !*path)
+    path = "libcuda.so.1";
+  void *h = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *why = ::dlerror();
+    throw Error(std::string("cuda: cannot open the CUDA driver ") + path +
+                ": " + (why ? why : "unknown error") +
+                " (no NVIDIA driver on this machine; LLMC_CUDA_DRIVER names "
+                "another)");
+  }
+  // The first name found; a required one missing is an error naming it.
+  auto sym = [&](auto &fn, std::initializer_list<const char *> names,
+                 bool required = true) {
+    for (const char *name : names)
+      if (void *p = ::dlsym(h, name)) {
+        fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+        return;
+      }
+    if (required) {
+      ::dlclose(h);
+      throw Error(std::string("cuda: the driver ") + path + " has no " +
+                  *names.begin() +
+                  " (llmc needs a driver of CUDA 12 or newer)");
+    }
+  };
+  sym(Init, {"cuInit"});
+  sym(DriverGetVersion, {"cuDriverGetVersion"});
+  sym(GetErrorName, {"cuGetErrorName"});
+  sym(GetErrorString, {"cuGetErrorString"});
+  sym(DeviceGetCount, {"cuDeviceGetCount"});
+  sym(DeviceGet, {"cuDeviceGet"});
+  sym(DeviceGetName, {"cuDeviceGetName"});
+  sym(DeviceGetAttribute, {"cuDeviceGetAttribute"});
+  sym(DeviceTotalMem, {"cuDeviceTotalMem_v2"});
+  sym(DevicePrimaryCtxRetain, {"cuDevicePrimaryCtxRetain"});
+  sym(DevicePrimaryCtxRelease,
+      {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"});
+  sym(CtxSetCurrent, {"cuCtxSetCurrent"});
+  sym(ModuleLoadDataEx, {"cuModuleLoadDataEx"});
+  sym(ModuleUnload, {"cuModuleUnload"});
+  sym(ModuleGetFunction, {"cuModuleGetFunction"});
+  sym(FuncGetParamInfo, {"cuFuncGetParamInfo"}, /*required=*/false);
+  sym(MemAlloc, {"cuMemAlloc_v2"});
+  sym(MemFree, {"cuMemFree_v2"});
+  sym(MemcpyHtoD, {"cuMemcpyHtoD_v2"});
+  sym(MemcpyDtoH, {"cuMemcpyDtoH_v2"});
+  sym(MemcpyHtoDAsync, {"cuMemcpyHtoDAsync_v2"});
+  sym(MemcpyDtoDAsync, {"cuMemcpyDtoDAsync_v2"});
+  sym(MemsetD8, {"cuMemsetD8_v2"});
+  sym(StreamCreate, {"cuStreamCreate"});
+  sym(StreamDestroy, {"cuStreamDestroy_v2", "cuStreamDestroy"});
+  sym(StreamSynchronize, {"cuStreamSynchronize"});
+  sym(LaunchKernel, {"cuLaunchKernel"});
+  sym(EventCreate, {"cuEventCreate"});
+  sym(EventDestroy, {"cuEventDestroy_v2", "cuEventDestroy"});
+  sym(EventRecord, {"cuEventRecord"});
+  sym(EventSynchronize, {"cuEventSynchronize"});
+  sym(EventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"});
+  sym(GraphCreate, {"cuGraphCreate"});
+  sym(GraphDestroy, {"cuGraphDestroy"});
+  sym(GraphAddKernelNode, {"cuGraphAddKernelNode_v2", "cuGraphAddKernelNode"});
+  sym(GraphAddMemcpyNode, {"cuGraphAddMemcpyNode"});
+  sym(GraphInstantiateWithFlags, {"cuGraphInstantiateWithFlags"});
+  sym(GraphExecDestroy, {"cuGraphExecDestroy"});
+  sym(GraphLaunch, {"cuGraphLaunch"});
+  sym(GraphExecKernelNodeSetParams,
+      {"cuGraphExecKernelNodeSetParams_v2", "cuGraphExecKernelNodeSetParams"});
+  sym(GraphExecMemcpyNodeSetParams, {"cuGraphExecMemcpyNodeSetParams"});
+  handle = h;
+  Result r = Init(0);
+  if (r == ERROR_STUB_LIBRARY)
+    throw Error(std::string("cuda: ") + path +
+                " is the CUDA toolkit's stub library, not a driver "
+                "(cuInit: CUDA_ERROR_STUB_LIBRARY)");
+  if (r == ERROR_NO_DEVICE)
+    throw Error("cuda: the driver finds no CUDA device "
+                "(cuInit: CUDA_ERROR_NO_DEVICE)");
+  check(r, "cuInit");
+}
+
+} // namespace cu
+
+//===----------------------------------------------------------------------===//
+// Kernel parameters
+//===----------------------------------------------------------------------===//
+
+void cudaLaunchParams(const ArtifactMetadata::Launch &launch,
+                      const std::vector<uint64_t> &bindingAddresses,
+                      const std::vector<int64_t> &bindingBytes,
+                      const std::vector<int64_t> &scalars,
+                      std::vector<size_t> &sizes,
+                      std::vector<uint64_t> &values) {
+  size_t binding = 0, scalar = 0;
+  auto i32 = [&](int64_t v) {
+    sizes.push_back(4);
+    values.push_back(static_cast<uint32_t>(static_cast<int32_t>(v)));
+  };
+  for (const ArtifactMetadata::DeviceArg &a : launch.args) {
+    if (a.scalar) {
+      i32(scalars.at(scalar++));
+      continue;
+    }
+    // memref<?xT>'s descriptor: allocated and aligned address, offset,
+    // size (the binding's bytes; the kernels read their sizes from the
+    // scalars after it), stride.
+    uint64_t address = bindingAddresses.at(binding);
+    int64_t bytes = bindingBytes.at(binding++);
+    sizes.push_back(8);
+    values.push_back(address);
+    sizes.push_back(8);
+    values.push_back(address);
+    i32(0);
+    i32(std::min<int64_t>(bytes, std::numeric_limits<int32_t>::max()));
+    i32(1);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The device
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct Buffer {
+  cu::DevicePtr ptr = 0;
+  int64_t bytes = 0;
+};
+
+/// One entry of a phase at one call: a launch with its grid and parameter
+/// values, or a copy.
+struct Step {
+  size_t entry = 0;  ///< index into the phase's launches
+  size_t kernel = 0; ///< a launch's kernel
+  bool copy = false;
+  unsigned grid[3] = {1, 1, 1};
+  std::vector<uint64_t> values; ///< kernel parameters, 8 bytes a slot
+  cu::DevicePtr src = 0, dst = 0;
+  int64_t bytes = 0;
+  bool operator==(const Step &o) const {
+    return entry == o.entry && kernel == o.kernel && copy == o.copy &&
+           std::equal(grid, grid + 3, o.grid) && values == o.values &&
+           src == o.src && dst == o.dst && bytes == o.bytes;
+  }
+};
+
+/// A phase's graph: the steps it was last given and its nodes.
+struct PhaseGraph {
+  std::vector<size_t> entries; ///< the launches it holds, in order
+  std::vector<Step> steps;
+  std::vector<cu::GraphNode> nodes;
+  cu::Graph graph = nullptr;
+  cu::GraphExec exec = nullptr;
+};
+
+} // namespace
+
+struct CudaDevice::Impl {
+  cu::Driver cu;
+  const ArtifactMetadata *md = nullptr;
+  cu::Device device = 0;
+  cu::Context ctx = nullptr;
+  bool retained = false;
+  cu::Module module = nullptr;
+  cu::Stream stream = nullptr;
+  std::string name;
+  int major = 0, minor = 0;
+  int maxGrid[3] = {0, 0, 0};
+  std::vector<cu::Function> functions;
+  /// Whether each kernel's parameters were checked against the driver's
+  /// view of the kernel (cuFuncGetParamInfo).
+  std::vector<bool> checkedParams;
+  Buffer weights, kv, arena, tokens, logits;
+  PhaseGraph graphs[2]; // prefill, decode
+  bool useGraphs = true;
+  bool profiling = false;
+  std::vector<StepTime> times;
+  std::vector<cu::Event> events;
+
+  ~Impl();
+  void openDevice(int index);
+  void loadModule();
+  Buffer alloc(int64_t bytes, const char *what);
+  void release(Buffer &b);
+  void ensure(Buffer &b, int64_t bytes, const char *what);
+  const Buffer &root(const std::string &name) const;
+  void checkParams(size_t kernel, const std::vector<size_t> &sizes);
+  void destroy(PhaseGraph &g);
+  void runGraph(PhaseGraph &g, std::vector<Step> &steps);
+  void runDirect(std::vector<Step> &steps,
+                 const std::vector<ArtifactMetadata::Launch> &launches);
+  cu::KernelNodeParams kernelParams(const Step &s,
+                                    std::vector<void *> &pointers) const;
+  cu::Memcpy3D copyParams(const Step &s) const;
+};
+
+CudaDevice::Impl::~Impl() {
+  if (!cu.handle)
+    return;
+  if (ctx)
+    cu.CtxSetCurrent(ctx);
+  for (PhaseGraph &g : graphs)
+    destroy(g);
+  for (cu::Event e : events)
+    cu.EventDestroy(e);
+  for (Buffer *b : {&weights, &kv, &arena, &tokens, &logits})
+    release(*b);
+  if (stream)
+    cu.StreamDestroy(stream);
+  if (module)
+    cu.ModuleUnload(module);
+  if (retained)
+    cu.DevicePrimaryCtxRelease(device);
+}
+
+void CudaDevice::Impl::openDevice(int index) {
+  int count = 0;
+  cu.check(cu.DeviceGetCount(&count), "cuDeviceGetCount");
+  if (index >= count)
+    throw Error("cuda: no device " + std::to_string(index) + " (the driver " +
+                "lists " + std::to_string(count) + "; LLMC_DEVICE picks one)");
+  cu.check(cu.DeviceGet(&device, index), "cuDeviceGet");
+  char buf[256] = {0};
+  cu.check(cu.DeviceGetName(buf, sizeof(buf) - 1, device), "cuDeviceGetName");
+  name = buf;
+  auto attr = [&](int a) {
+    int v = 0;
+    cu.check(cu.DeviceGetAttribute(&v, a, device), "cuDeviceGetAttribute");
+    return v;
+  };
+  major = attr(cu::ATTR_COMPUTE_CAPABILITY_MAJOR);
+  minor = attr(cu::ATTR_COMPUTE_CAPABILITY_MINOR);
+  maxGrid[0] = attr(cu::ATTR_MAX_GRID_DIM_X);
+  maxGrid[1] = attr(cu::ATTR_MAX_GRID_DIM_Y);
+  maxGrid[2] = attr(cu::ATTR_MAX_GRID_DIM_Z);
+  int warp = attr(cu::ATTR_WARP_SIZE);
+  int maxThreads = attr(cu::ATTR_MAX_THREADS_PER_BLOCK);
+  for (const ArtifactMetadata::DeviceKernel &k : md->deviceKernels) {
+    if (k.subgroup && k.subgroup != warp)
+      throw Error("cuda: kernel " + k.name +
+                  " was scheduled for subgroups of " +
+                  std::to_string(k.subgroup) + " threads; " + name +
+                  "'s warps have " + std::to_string(warp));
+    if (k.workgroup[0] * k.workgroup[1] * k.workgroup[2] > maxThreads)
+      throw Error(
+          "cuda: kernel " + k.name + " runs workgroups of " +
+          std::to_string(k.workgroup[0] * k.workgroup[1] * k.workgroup[2]) +
+          " threads; " + name + " runs at most " + std::to_string(maxThreads));
+  }
+  cu.check(cu.DevicePrimaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain");
+  retained = true;
+  cu.check(cu.CtxSetCurrent(ctx), "cuCtxSetCurrent");
+  cu.check(cu.StreamCreate(&stream, 0), "cuStreamCreate");
+}
+
+/// "sm_90" -> 90.
+static int smNumber(const std::string &arch) {
+  return std::atoi(arch.c_str() + 3);
+}
+
+void CudaDevice::Impl::loadModule() {
+  const ArtifactMetadata &m = *md;
+  int sm = smNumber(m.cudaArch), have = major * 10 + minor;
+  std::string gpu = name + " (sm_" + std::to_string(have) + ")";
+  // A cubin runs on its SM's major version at the same or a later minor;
+  // PTX on any device at least as new as its SM.
+  if (have < sm)
+    throw Error("cuda: " + m.metadataPath + ": the kernels are compiled for " +
+                m.cudaArch + "; " + gpu +
+                " is older (compile for it: --target cuda:sm_" +
+                std::to_string(have) + ")");
+  bool cubin =
+      m.libraryPath.size() > 6 &&
+      m.libraryPath.compare(m.libraryPath.size() - 6, 6, ".cubin") == 0 &&
+      have / 10 == sm / 10;
+  char log[8192] = {0};
+  auto load = [&](const std::string &path) -> cu::Result {
+    std::string image = readFile(path);
+    image.push_back('\0'); // PTX is a C string
+    int options[] = {cu::JIT_ERROR_LOG_BUFFER,
+                     cu::JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *values[] = {log, reinterpret_cast<void *>(sizeof(log) - 1)};
+    return cu.ModuleLoadDataEx(&module, image.data(), 2, options, values);
+  };
+  cu::Result r = cubin ? load(m.libraryPath) : cu::ERROR_NO_BINARY_FOR_GPU;
+  if (r == cu::ERROR_NO_BINARY_FOR_GPU || r == cu::ERROR_INVALID_IMAGE) {
+    log[0] = '\0';
+    r = load(m.ptxPath);
+    if (r != cu::SUCCESS)
+      throw Error(
+          "cuda: " + m.ptxPath + ": " + gpu + "'s driver cannot " +
+          "load the kernels' PTX: " + cu.describe(r, "cuModuleLoadDataEx") +
+          (log[0] ? std::string(": ") + log : std::string()));
+  } else if (r != cu::SUCCESS) {
+    throw Error("cuda: " + m.libraryPath + ": " +
+                cu.describe(r, "cuModuleLoadDataEx") +
+                (log[0] ? std::string(": ") + log : std::string()));
+  }
+  for (const ArtifactMetadata::DeviceKernel &k : m.deviceKernels) {
+    cu::Function f = nullptr;
+    cu::Result fr = cu.ModuleGetFunction(&f, module, k.name.c_str());
+    if (fr != cu::SUCCESS)
+      throw Error("cuda: " + m.libraryPath + " has no kernel " + k.name +
+                  " (named by " + m.metadataPath +
+                  "): " + cu.describe(fr, "cuModuleGetFunction"));
+    functions.push_back(f);
+  }
+  checkedParams.assign(functions.size(), false);
+}
+
+Buffer CudaDevice::Impl::alloc(int64_t bytes, const char *what) {
+  Buffer b;
+  b.bytes = std::max<int64_t>(bytes, 256);
+  cu::Result r = cu.MemAlloc(&b.ptr, static_cast<size_t>(b.bytes));
+  if (r != cu::SUCCESS)
+    throw Error("cuda: " + name + ": cannot allocate " +
+                std::to_string(b.bytes) + " bytes for the " + what + ": " +
+                cu.describe(r, "cuMemAlloc"));
+  return b;
+}
+
+void CudaDevice::Impl::release(Buffer &b) {
+  if (b.ptr)
+    cu.MemFree(b.ptr);
+  b = Buffer();
+}
+
+void CudaDevice::Impl::ensure(Buffer &b, int64_t bytes, const char *what) {
+  if (b.ptr && b.bytes >= bytes)
+    return;
+  // The graphs' nodes hold the old address; their parameters follow the new
+  // one at the next call (every call compares them).
+  cu.check(cu.StreamSynchronize(stream), "cuStreamSynchronize");
+  release(b);
+  b = alloc(bytes, what);
+}
+
+const Buffer &CudaDevice::Impl::root(const std::string &n) const {
+  if (n == "weights")
+    return weights;
+  if (n == "kv")
+    return kv;
+  if (n == "arena")
+    return arena;
+  if (n == "tokens")
+    return tokens;
+  return logits;
+}
+
+void CudaDevice::Impl::checkParams(size_t kernel,
+                                   const std::vector<size_t> &sizes) {
+  if (checkedParams[kernel] || !cu.FuncGetParamInfo)
+    return;
+  const std::string &kname = md->deviceKernels[kernel].name;
+  for (size_t i = 0; i <= sizes.size(); ++i) {
+    size_t offset = 0, size = 0;
+    cu::Result r = cu.FuncGetParamInfo(functions[kernel], i, &offset, &size);
+    if (i == sizes.size()) {
+      if (r == cu::SUCCESS)
+        throw Error("cuda: kernel " + kname + " takes more than the " +
+                    std::to_string(sizes.size()) +
+                    " parameters its launches pass (the artifact's program "
+                    "and its kernels disagree)");
+      break;
+    }
+    if (r != cu::SUCCESS || size != sizes[i])
+      throw Error("cuda: kernel " + kname + "'s parameter " +
+                  std::to_string(i) + " is " +
+                  (r == cu::SUCCESS ? std::to_string(size) + " bytes"
+                                    : std::string("missing")) +
+                  "; its launches pass " + std::to_string(sizes[i]) +
+                  " (the artifact's program and its kernels disagree)");
+  }
+  checkedParams[kernel] = true;
+}
+
+void CudaDevice::Impl::destroy(PhaseGraph &g) {
+  if (g.exec)
+    cu.GraphExecDestroy(g.exec);
+  if (g.graph)
+    cu.GraphDestroy(g.graph);
+  g = PhaseGraph();
+}
+
+cu::KernelNodeParams
+CudaDevice::Impl::kernelParams(const Step &s,
+                               std::vector<void *> &pointers) const {
+  const ArtifactMetadata::DeviceKernel &k = md->deviceKernels[s.kernel];
+  cu::KernelNodeParams p;
+  p.func = functions[s.kernel];
+  p.gridDimX = s.grid[0];
+  p.gridDimY = s.grid[1];
+  p.gridDimZ = s.grid[2];
+  p.blockDimX = static_cast<unsigned>(k.workgroup[0]);
+  p.blockDimY = static_cast<unsigned>(k.workgroup[1]);
+  p.blockDimZ = static_cast<unsigned>(k.workgroup[2]);
+  // The driver copies the values at the call; `pointers` outlives it.
+  pointers.clear();
+  for (const uint64_t &v : s.values)
+    pointers.push_back(const_cast<uint64_t *>(&v));
+  p.kernelParams = pointers.data();
+  return p;
+}
+
+cu::Memcpy3D CudaDevice::Impl::copyParams(const Step &s) const {
+  cu::Memcpy3D c;
+  c.srcMemoryType = cu::MEMORYTYPE_DEVICE;
+  c.srcDevice = s.src;
+  c.dstMemoryType = cu::MEMORYTYPE_DEVICE;
+  c.dstDevice = s.dst;
+  c.WidthInBytes = static_cast<size_t>(s.bytes);
+  c.Height = 1;
+  c.Depth = 1;
+  return c;
+}
+
+CudaDevice::CudaDevice(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
+CudaDevice::~CudaDevice() = default;
+
+std::unique_ptr<CudaDevice> CudaDevice::open(const ArtifactMetadata &md,
+                                             const void *weightData,
+                                             int64_t weightBytes) {
+  auto d = std::make_unique<Impl>();
+  d->md = &md;
+  d->cu.load();
+  d->openDevice(deviceIndex());
+  d->loadModule();
+  if (const char *g = std::getenv("LLMC_CUDA_GRAPHS"))
+    d->useGraphs = std::strcmp(g, "0") != 0;
+  d->weights = d->alloc(weightBytes, "weights");
+  d->cu.check(d->cu.MemcpyHtoD(d->weights.ptr, weightData,
+                               static_cast<size_t>(weightBytes)),
+              "cuMemcpyHtoD (the weights)");
+  int64_t kvBytes = md.kvCacheElementBytes;
+  for (int64_t e : md.kvCacheShape)
+    kvBytes *= e;
+  d->kv = d->alloc(kvBytes, "KV cache");
+  d->cu.check(d->cu.MemsetD8(d->kv.ptr, 0, static_cast<size_t>(d->kv.bytes)),
+              "cuMemsetD8 (the KV cache)");
+  d->tokens = d->alloc(md.maxSeqLen * 4, "tokens");
+  return std::unique_ptr<CudaDevice>(new CudaDevice(std::move(d)));
+}
+
+void CudaDevice::Impl::runGraph(PhaseGraph &g, std::vector<Step> &steps) {
+  std::vector<size_t> entries;
+  for (const Step &s : steps)
+    entries.push_back(s.entry);
+  std::vector<void *> pointers;
+  if (!g.exec || entries != g.entries) {
+    // The launches that run at this size changed: a graph of them, each
+    // after the one before (the program's order).
+    destroy(g);
+    cu.check(cu.GraphCreate(&g.graph, 0), "cuGraphCreate");
+    for (const Step &s : steps) {
+      cu::GraphNode node = nullptr;
+      const cu::GraphNode *dep = g.nodes.empty() ? nullptr : &g.nodes.back();
+      size_t deps = g.nodes.empty() ? 0 : 1;
+      if (s.copy) {
+        cu::Memcpy3D c = copyParams(s);
+        cu.check(cu.GraphAddMemcpyNode(&node, g.graph, dep, deps, &c, ctx),
+                 "cuGraphAddMemcpyNode");
+      } else {
+        cu::KernelNodeParams p = kernelParams(s, pointers);
+        cu.check(cu.GraphAddKernelNode(&node, g.graph, dep, deps, &p),
+                 "cuGraphAddKernelNode");
+      }
+      g.nodes.push_back(node);
+    }
+    cu.check(cu.GraphInstantiateWithFlags(&g.exec, g.graph, 0),
+             "cuGraphInstantiateWithFlags");
+    g.entries = std::move(entries);
+    g.steps = steps;
+  } else {
+    // The same launches: update the nodes whose grid or arguments moved.
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (steps[i] == g.steps[i])
+        continue;
+      if (steps[i].copy) {
+        cu::Memcpy3D c = copyParams(steps[i]);
+        cu.check(cu.GraphExecMemcpyNodeSetParams(g.exec, g.nodes[i], &c, ctx),
+                 "cuGraphExecMemcpyNodeSetParams");
+      } else {
+        cu::KernelNodeParams p = kernelParams(steps[i], pointers);
+        cu.check(cu.GraphExecKernelNodeSetParams(g.exec, g.nodes[i], &p),
+                 "cuGraphExecKernelNodeSetParams");
+      }
+      g.steps[i] = steps[i];
+    }
+  }
+  cu.check(cu.GraphLaunch(g.exec, stream), "cuGraphLaunch");
+}
+
+void CudaDevice::Impl::runDirect(
+    std::vector<Step> &steps,
+    const std::vector<ArtifactMetadata::Launch> &launches) {
+  std::vector<void *> pointers;
+  if (profiling && events.size() < steps.size() + 1) {
+    while (events.size() < steps.size() + 1) {
+      cu::Event e = nullptr;
+      cu.check(cu.EventCreate(&e, 0), "cuEventCreate");
+      events.push_back(e);
+    }
+  }
+  if (profiling)
+    cu.check(cu.EventRecord(events[0], stream), "cuEventRecord");
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step &s = steps[i];
+    if (s.copy) {
+      cu.check(cu.MemcpyDtoDAsync(s.dst, s.src, static_cast<size_t>(s.bytes),
+                                  stream),
+               "cuMemcpyDtoDAsync");
+    } else {
+      cu::KernelNodeParams p = kernelParams(s, pointers);
+      cu.check(cu.LaunchKernel(p.func, p.gridDimX, p.gridDimY, p.gridDimZ,
+                               p.blockDimX, p.blockDimY, p.blockDimZ, 0, stream,
+                               p.kernelParams, nullptr),
+               "cuLaunchKernel");
+    }
+    if (profiling)
+      cu.check(cu.EventRecord(events[i + 1], stream), "cuEventRecord");
+  }
+  if (!profiling)
+    return;
+  cu.check(cu.EventSynchronize(events[steps.size()]), "cuEventSynchronize");
+  for (size_t i = 0; i < steps.size(); ++i) {
+    float ms = 0;
+    cu.check(cu.EventElapsedTime(&ms, events[i], events[i + 1]),
+             "cuEventElapsedTime");
+    const ArtifactMetadata::Launch &l = launches[steps[i].entry];
+    StepTime &t = times[l.copy ? md->deviceKernels.size() : l.kernel];
+    t.calls += 1;
+    t.nanoseconds += static_cast<int64_t>(double(ms) * 1e6);
+  }
+}
+
+void CudaDevice::forward(const int32_t *tokenIds, int64_t n, int64_t pos0,
+                         float *out, int64_t rows) {
+  Impl &d = *impl;
+  const ArtifactMetadata &md = *d.md;
+  d.cu.check(d.cu.CtxSetCurrent(d.ctx), "cuCtxSetCurrent");
+  bool decode = n == 1 && !md.decode.empty();
+  const std::vector<ArtifactMetadata::Launch> &launches =
+      decode ? md.decode : md.prefill;
+  d.ensure(d.arena, std::max<int64_t>(md.arenaBytes(n, pos0, rows), 256),
+           "arena");
+  d.ensure(d.logits, rows * md.vocabSize * 4, "logits");
+  d.ensure(d.tokens, n * 4, "tokens");
+  ArtifactMetadata::CallSizes sizes;
+  sizes.tokens = n;
+  sizes.pos0 = pos0;
+  sizes.nOut = rows;
+  sizes.weightsBytes = md.weightsBytes;
+  sizes.arenaBytes = d.arena.bytes;
+  sizes.tokenIds = tokenIds;
+
+  // Every step's grid, bindings and scalars at this call; each checked
+  // before anything runs, so that an error leaves the device as it was.
+  std::vector<Step> steps;
+  std::vector<uint64_t> addresses;
+  std::vector<int64_t> bindingBytes, scalars;
+  std::vector<size_t> paramSizes;
+  auto binding = [&](const ArtifactMetadata::DeviceArg &a, int64_t offset,
+                     int64_t bytes, const std::string &who) {
+    const Buffer &r = d.root(a.buffer);
+    if (offset < 0 || bytes < 0 || offset + bytes > r.bytes)
+      throw Error("cuda: " + who + " binds bytes [" + std::to_string(offset) +
+                  ", " + std::to_string(offset + bytes) + ") of the " +
+                  a.buffer + " buffer of " + std::to_string(r.bytes));
+    return r.ptr + static_cast<uint64_t>(offset);
+  };
+  for (size_t i = 0; i < launches.size(); ++i) {
+    const ArtifactMetadata::Launch &l = launches[i];
+    Step s;
+    s.entry = i;
+    s.kernel = l.copy ? 0 : static_cast<size_t>(l.kernel);
+    s.copy = l.copy;
+    if (l.copy) {
+      int64_t from = ArtifactMetadata::evaluate(l.src.offset, sizes);
+      int64_t to = ArtifactMetadata::evaluate(l.dst.offset, sizes);
+      s.bytes = ArtifactMetadata::evaluate(l.bytes, sizes);
+      if (s.bytes == 0)
+        continue;
+      s.src = binding(l.src, from, s.bytes, "a copy");
+      s.dst = binding(l.dst, to, s.bytes, "a copy");
+      steps.push_back(std::move(s));
+      continue;
+    }
+    const std::string &kname = md.deviceKernels[l.kernel].name;
+    bool empty = false;
+    for (int g = 0; g < 3; ++g) {
+      int64_t v = ArtifactMetadata::evaluate(l.grid[g], sizes);
+      if (v <= 0) {
+        empty = true;
+        continue;
+      }
+      if (v > d.maxGrid[g])
+        throw Error("cuda: kernel " + kname + " needs " + std::to_string(v) +
+                    " workgroups on axis " + "xyz"[g] + "; " + d.name +
+                    " runs at most " + std::to_string(d.maxGrid[g]));
+      s.grid[g] = static_cast<unsigned>(v);
+    }
+    if (empty)
+      continue; // nothing to run at this size
+    addresses.clear();
+    bindingBytes.clear();
+    scalars.clear();
+    for (const ArtifactMetadata::DeviceArg &a : l.args) {
+      if (a.scalar) {
+        int64_t v = ArtifactMetadata::evaluate(a.value, sizes);
+        if (v < std::numeric_limits<int32_t>::min() ||
+            v > std::numeric_limits<int32_t>::max())
+          throw Error("cuda: kernel " + kname + "'s scalar argument is " +
+                      std::to_string(v) +
+                      ", past the 32-bit integers the kernels index with");
+        scalars.push_back(v);
+        continue;
+      }
+      int64_t offset = ArtifactMetadata::evaluate(a.offset, sizes);
+      int64_t bytes = ArtifactMetadata::evaluate(a.bytes, sizes);
+      addresses.push_back(binding(a, offset, bytes, "kernel " + kname));
+      bindingBytes.push_back(bytes);
+    }
+    paramSizes.clear();
+    cudaLaunchParams(l, addresses, bindingBytes, scalars, paramSizes, s.values);
+    d.checkParams(l.kernel, paramSizes);
+    steps.push_back(std::move(s));
+  }
+
+  d.cu.check(d.cu.MemcpyHtoDAsync(d.tokens.ptr, tokenIds,
+                                  static_cast<size_t>(n) * 4, d.stream),
+             "cuMemcpyHtoDAsync (the tokens)");
+  if (d.profiling || !d.useGraphs)
+    d.runDirect(steps, launches);
+  else
+    d.runGraph(d.graphs[decode ? 1 : 0], steps);
+  d.cu.check(d.cu.StreamSynchronize(d.stream), "cuStreamSynchronize");
+  d.cu.check(d.cu.MemcpyDtoH(out, d.logits.ptr,
+                             static_cast<size_t>(rows * md.vocabSize) * 4),
+             "cuMemcpyDtoH (the logits)");
+}
+
+void CudaDevice::enableProfile() {
+  impl->profiling = true;
+  resetProfile();
+}
+
+const std::vector<Device::StepTime> &CudaDevice::profile() const {
+  return impl->times;
+}
+
+void CudaDevice::resetProfile() {
+  if (impl->profiling)
+    impl->times.assign(impl->md->deviceKernels.size() + 1, StepTime());
+}
+
+double CudaDevice::readBandwidth(int64_t bytes, int passes) {
+  Impl &d = *impl;
+  d.cu.check(d.cu.CtxSetCurrent(d.ctx), "cuCtxSetCurrent");
+  bytes = std::max<int64_t>(bytes / 256 * 256, 256);
+  Buffer src = d.alloc(bytes, "bandwidth probe"), dst;
+  cu::Event a = nullptr, b = nullptr;
+  double best = 0;
+  try {
+    dst = d.alloc(bytes, "bandwidth probe");
+    d.cu.check(d.cu.MemsetD8(src.ptr, 1, static_cast<size_t>(bytes)),
+               "cuMemsetD8");
+    d.cu.check(d.cu.EventCreate(&a, 0), "cuEventCreate");
+    d.cu.check(d.cu.EventCreate(&b, 0), "cuEventCreate");
+    for (int p = 0; p < std::max(passes, 1) + 1; ++p) {
+      d.cu.check(d.cu.EventRecord(a, d.stream), "cuEventRecord");
+      d.cu.check(d.cu.MemcpyDtoDAsync(dst.ptr, src.ptr,
+                                      static_cast<size_t>(bytes), d.stream),
+                 "cuMemcpyDtoDAsync");
+      d.cu.check(d.cu.EventRecord(b, d.stream), "cuEventRecord");
+      d.cu.check(d.cu.EventSynchronize(b), "cuEventSynchronize");
+      float ms = 0;
+      d.cu.check(d.cu.EventElapsedTime(&ms, a, b), "cuEventElapsedTime");
+      // The first pass warms up; a copy reads and writes `bytes`.
+      if (p > 0 && ms > 0)
+        best = std::max(best, 2.0 * double(bytes) / (double(ms) * 1e-3));
+    }
+  } catch (...) {
+    if (a)
+      d.cu.EventDestroy(a);
+    if (b)
+      d.cu.EventDestroy(b);
+    d.release(src);
+    d.release(dst);
+    throw;
+  }
+  d.cu.EventDestroy(a);
+  d.cu.EventDestroy(b);
+  d.release(src);
+  d.release(dst);
+  return best;
+}
+
+std::vector<std::string> CudaDevice::list() {
+  cu::Driver cu;
+  try {
+    cu.load();
+  } catch (const Error &) {
+    return {};
+  }
+  std::vector<std::string> out;
+  int count = 0;
+  if (cu.DeviceGetCount(&count) != cu::SUCCESS)
+    return out;
+  for (int i = 0; i < count; ++i) {
+    cu::Device dev = 0;
+    char name[256] = {0};
+    int major = 0, minor = 0, sms = 0;
+    size_t mem = 0;
+    if (cu.DeviceGet(&dev, i) != cu::SUCCESS ||
+        cu.DeviceGetName(name, sizeof(name) - 1, dev) != cu::SUCCESS ||
+        cu.DeviceGetAttribute(&major, cu::ATTR_COMPUTE_CAPABILITY_MAJOR, dev) !=
+            cu::SUCCESS ||
+        cu.DeviceGetAttribute(&minor, cu::ATTR_COMPUTE_CAPABILITY_MINOR, dev) !=
+            cu::SUCCESS)
+      continue;
+    cu.DeviceGetAttribute(&sms, cu::ATTR_MULTIPROCESSOR_COUNT, dev);
+    cu.DeviceTotalMem(&mem, dev);
+    char line[512];
+    std::snprintf(line, sizeof(line),
+                  "cuda %d: %s (sm_%d%d, %.1f GiB, %d SMs)\n   --target "
+                  "cuda:sm_%d%d",
+                  i, name, major, minor, double(mem) / (1u << 30), sms, major,
+                  minor);
+    out.push_back(line);
+  }
+  return out;
+}
+
+} // namespace llmc::rt
