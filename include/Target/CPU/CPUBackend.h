@@ -4,6 +4,9 @@
 
 #include "Target/TargetBackend.h"
 
+#include <string>
+#include <vector>
+
 namespace llmc {
 
 /// The CPU back end: tl -> scf/vector/OpenMP -> LLVM dialect; object code
@@ -18,6 +21,12 @@ void buildCPULowering(mlir::OpPassManager &pm, const TargetDescription &target,
 /// optimised at -O3.
 llvm::Error emitObjectFile(mlir::ModuleOp module, llvm::StringRef path,
                            const TargetDescription &target);
+
+/// The same, its machine code generated on `jobs` threads: object files
+/// `stem`.0.o, `stem`.1.o, ... (`stem`.o with one job), returned in order.
+llvm::Expected<std::vector<std::string>>
+emitObjectFiles(mlir::ModuleOp module, llvm::StringRef stem,
+                const TargetDescription &target, unsigned jobs);
 
 } // namespace llmc
 

@@ -23,6 +23,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 
+#include <thread>
+
 using namespace mlir;
 using namespace llmc;
 
@@ -104,21 +106,35 @@ static llvm::Expected<std::string> findLinker() {
       "no C compiler driver (clang-22, clang, cc) to link model.so; set LLMC_CC");
 }
 
+/// Threads that generate machine code: LLMC_COMPILE_JOBS, else this
+/// machine's (the compiler's own parallelism, not a fact of the target).
+static unsigned compileJobs() {
+  if (const char *s = std::getenv("LLMC_COMPILE_JOBS")) {
+    unsigned n = 0;
+    if (!llvm::StringRef(s).getAsInteger(10, n) && n > 0)
+      return std::min(n, 64u);
+  }
+  return std::max(1u, std::min(std::thread::hardware_concurrency(), 16u));
+}
+
 llvm::Expected<std::string> CPUBackend::emit(ModuleOp lowered,
                                              llvm::StringRef dir) const {
-  llvm::SmallString<256> obj(dir), so(dir);
-  llvm::sys::path::append(obj, "model.o");
+  llvm::SmallString<256> stem(dir), so(dir);
+  llvm::sys::path::append(stem, "model");
   llvm::sys::path::append(so, "model.so");
-  if (auto e = emitObjectFile(lowered, obj, target()))
-    return std::move(e);
+  auto objects = emitObjectFiles(lowered, stem, target(), compileJobs());
+  if (!objects)
+    return objects.takeError();
   auto cc = findLinker();
   if (!cc)
     return cc.takeError();
   llvm::SmallString<256> log(dir);
   llvm::sys::path::append(log, "link.log");
-  std::string objStr = obj.str().str(), soStr = so.str().str();
-  llvm::SmallVector<llvm::StringRef> args = {*cc, "-shared", "-o", soStr,
-                                             objStr, "-lm"};
+  std::string soStr = so.str().str();
+  llvm::SmallVector<llvm::StringRef> args = {*cc, "-shared", "-o", soStr};
+  for (const std::string &o : *objects)
+    args.push_back(o);
+  args.push_back("-lm");
   // Parallel loops run on LLVM's OpenMP runtime (libomp), found where the
   // toolchain installs it and recorded in model.so's run path.
   bool openmp = false;
@@ -147,7 +163,8 @@ llvm::Expected<std::string> CPUBackend::emit(ModuleOp lowered,
       detail = (*buf)->getBuffer().str();
     return fileError(so, "linking failed (" + *cc + "): " + errMsg + detail);
   }
-  llvm::sys::fs::remove(obj);
+  for (const std::string &o : *objects)
+    llvm::sys::fs::remove(o);
   llvm::sys::fs::remove(log);
   return std::string("model.so");
 }

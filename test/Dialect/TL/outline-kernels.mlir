@@ -3,7 +3,8 @@
 // Two layers scale their own rows by their own weights: the same nest over
 // other buffers. Both become calls of one kernel, named after the nest's
 // block without the layer numbering; the bound stays a constant inside it,
-// the buffers and the row count are arguments, in order of first use.
+// the buffers and the row count are arguments, in order of first use. The
+// kernel is noinline: LLVM must not copy it back into each call.
 // CHECK-LABEL: func.func @layers
 // CHECK-SAME: (%[[N:.+]]: index, %[[X:.+]]: memref<?x64xf32>, %[[W0:.+]]: memref<64xf32>, %[[W1:.+]]: memref<64xf32>, %[[Y:.+]]: memref<?x64xf32>)
 // CHECK: %[[T:.+]] = memref.alloc
@@ -11,7 +12,7 @@
 // CHECK-NEXT: call @layers.scale(%[[N]], %[[T]], %[[W1]], %[[Y]])
 // CHECK-NEXT: memref.dealloc %[[T]]
 // CHECK-NEXT: return
-// CHECK: func.func private @layers.scale(%[[KN:.+]]: index, %[[KX:.+]]: memref<?x64xf32>, %[[KW:.+]]: memref<64xf32>, %[[KY:.+]]: memref<?x64xf32>) attributes {llmc.kernel}
+// CHECK: func.func private @layers.scale(%[[KN:.+]]: index, %[[KX:.+]]: memref<?x64xf32>, %[[KW:.+]]: memref<64xf32>, %[[KY:.+]]: memref<?x64xf32>) attributes {llmc.kernel, passthrough = ["noinline"]}
 // CHECK-DAG: %[[C64:.+]] = arith.constant 64 : index
 // CHECK: tl.for %{{.+}} = %{{.+}} to %[[KN]]
 // CHECK: tl.for %{{.+}} = %{{.+}} to %[[C64]]

@@ -281,7 +281,9 @@ def TLOutlineKernels : Pass<"tl-outline-kernels", "mlir::ModuleOp"> {
     and shapes stay static), a slice's static offset becomes a dynamic one
     at the call (`memref.cast`), so one function serves every slice. Then
     kernels that are equal, up to their blocks' names, become one: the code
-    generator compiles each distinct kernel once, not once per layer.
+    generator compiles each distinct kernel once, not once per layer; the
+    kernels are `noinline` (`passthrough`), so that LLVM does not copy them
+    back into every call.
 
     Input: functions whose bodies are one block (after `tl-release-buffers`).
     Output: their top-level nests as `func.call`s of `llmc.kernel`

@@ -106,6 +106,11 @@ static func::FuncOp outline(Operation *nest, StringRef name,
                                      FunctionType::get(ctx, argTypes, {}));
   kernel.setPrivate();
   kernel->setAttr(kKernelAttr, UnitAttr::get(ctx));
+  // Called, never inlined back (LLVM's inliner would copy a kernel into
+  // every layer's call: Qwen3-0.6B's host functions grew to 117K
+  // instructions each, two thirds of the compile's time).
+  kernel->setAttr("passthrough",
+                  ArrayAttr::get(ctx, {StringAttr::get(ctx, "noinline")}));
 
   Block *entry = kernel.addEntryBlock();
   OpBuilder b = OpBuilder::atBlockBegin(entry);
