@@ -4,8 +4,8 @@
 // A CUDA compile: the GPU schedule's kernels, the dispatch program (their
 // names PTX identifiers), and one gpu.binary of PTX for the target's SM in
 // the oldest PTX ISA that knows it: an entry per kernel with its block size,
-// the decode matmul's subgroup sum as five butterfly shuffles, its partials
-// in shared memory.
+// the products fused into their sums (fma.rn), the decode matmul's subgroup
+// sum as five butterfly shuffles, its partials in shared memory.
 // CHECK: llmc.dispatch = "{\22kernels\22:[{\22name\22:\22forward_prefill_embedding\22
 // CHECK-SAME: \22phases\22:{\22decode\22:[{
 // CHECK-NOT: gpu.launch_func
@@ -14,6 +14,7 @@
 // CHECK-SAME: .version 8.0\0A.target sm_90
 // CHECK-SAME: .visible .entry forward_prefill_embedding(
 // CHECK-SAME: .maxntid 64, 1, 1
+// CHECK-SAME: fma.rn.f32
 // CHECK-SAME: .visible .entry forward_decode_matmul(
 // CHECK-SAME: .shared .align 4 .b8 __wg_forward_decode_matmul_0[256]
 // CHECK-SAME: shfl.sync.bfly.b32 {{.*}}shfl.sync.bfly.b32 {{.*}}shfl.sync.bfly.b32 {{.*}}shfl.sync.bfly.b32 {{.*}}shfl.sync.bfly.b32

@@ -57,4 +57,19 @@ def CUDASubgroupShuffles : Pass<"cuda-subgroup-shuffles",
                            "mlir::vector::VectorDialect"];
 }
 
+def CUDAContractFMA : Pass<"cuda-contract-fma", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Let a kernel's float multiplies and adds fuse into FMAs";
+  let description = [{
+    Marks every `arith.mulf`, `arith.addf` and `arith.subf` of the kernels
+    `fastmath<contract>`, which the NVVM lowering carries to LLVM, so that
+    the NVPTX back end fuses a product into the sum that takes it (one
+    `fma.rn` with one rounding instead of `mul.rn` and `add.rn`), as nvcc
+    does by default (`-fmad=true`). The GPU targets compile the exact mode
+    only, whose bound (1e-4 of PyTorch; 1e-3 x max|logit| of the CPU target)
+    an FMA's single rounding keeps; the CPU target's exact mode fuses its
+    products the same way.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 #endif // LLMC_TARGET_CUDA_PASSES_TD
