@@ -265,3 +265,94 @@ def test_gpu_matches_cpu(llmc, tmp_path, stories_paths):
         assert gids == cids
         assert np.abs(gp - cp).max() <= 1e-3 * scale
         assert np.abs(gs - cs).max() <= 1e-3 * scale
+
+
+# ---- the CUDA device's protocol, against a driver that runs no kernel --------------
+
+
+@pytest.fixture(scope="session")
+def fake_driver():
+    lib = os.path.normpath(os.path.join(e2e_util.bin_dir(), "..", "lib",
+                                        "libllmc_fake_cuda.so"))
+    if not os.path.exists(lib):
+        pytest.skip("%s not built (the runtime's tests need GTest)" % lib)
+    return lib
+
+
+def _fake_run(llmc, fake_driver, tmp_path, args, extra_env=None):
+    log = tmp_path / "driver.log"
+    if log.exists():
+        log.unlink()
+    env = dict(os.environ, LLMC_CUDA_DRIVER=fake_driver, LLMC_FAKE_CUDA_LOG=str(log),
+               **(extra_env or {}))
+    p = e2e_util.run([llmc, *args], env=env)
+    assert p.returncode == 0, e2e_util.describe(p)
+    lines = log.read_text().splitlines()
+    errors = [l for l in lines if l.startswith("error:")]
+    assert not errors, errors
+    return p, lines
+
+
+def test_device_protocol_with_graphs(llmc, tmp_path, stories_cuda, fake_driver):
+    """A prompt and decode steps through the CUDA device on a driver that
+    checks every address, copy and graph call but runs no kernel (an sm_90
+    GPU): the sm_80 artifact's PTX loaded (a cubin of another major is not
+    tried), every launch's parameters agreeing with the PTX's
+    (cuFuncGetParamInfo);
+    the weights copied once; one graph per phase, instantiated once and
+    replayed, a decode step updating only the nodes whose arguments moved."""
+    meta = json.loads((stories_cuda / "metadata.json").read_text())
+    ids = ",".join(str(i) for i in e2e_util.deterministic_prompt_ids(12, 300))
+    steps = 6
+    _, lines = _fake_run(llmc, fake_driver, tmp_path,
+                         ["run", stories_cuda, "--prompt-ids", ids, "--max-tokens", steps])
+    assert "module refused: not PTX" not in lines
+    assert "module %d" % len(meta["device"]["kernels"]) in lines
+    htod = [int(l.split()[1]) for l in lines if l.startswith("htod ")]
+    assert htod[0] == meta["weights"]["bytes"]
+    assert htod.count(meta["weights"]["bytes"]) == 1
+    inst = [int(l.split()[1]) for l in lines if l.startswith("graph_instantiate ")]
+    launches = [l for l in lines if l.startswith("graph_launch ")]
+    # The prompt, then steps - 1 decode calls (the last token is sampled
+    # from the step before it).
+    assert len(launches) >= steps
+    assert len(inst) == 2, inst
+    prefill_nodes, decode_nodes = inst
+    assert prefill_nodes > 0 and decode_nodes > 0
+    first_decode = lines.index("graph_instantiate %d" % decode_nodes)
+    updates = [l for l in lines[first_decode:] if l.startswith("graph_update ")]
+    decode_calls = len(launches) - 1
+    assert 0 < len(updates) < (decode_calls - 1) * decode_nodes / 2, \
+        "%d updates over %d decode calls of %d nodes" % (len(updates), decode_calls,
+                                                          decode_nodes)
+    assert not [l for l in lines if l.startswith("launch ")]
+
+
+def test_device_protocol_without_graphs(llmc, tmp_path, stories_cuda, fake_driver):
+    """LLMC_CUDA_GRAPHS=0: every launch of the program directly, each with a
+    nonempty grid and its parameters checked, no graph."""
+    meta = json.loads((stories_cuda / "metadata.json").read_text())
+    _, lines = _fake_run(llmc, fake_driver, tmp_path,
+                         ["run", stories_cuda, "--prompt-ids", "1,2,3,4,5", "--max-tokens", 3],
+                         {"LLMC_CUDA_GRAPHS": "0"})
+    launched = {l.split()[1] for l in lines if l.startswith("launch ")}
+    names = {k["name"] for k in meta["device"]["kernels"]}
+    assert launched and launched <= names
+    assert not [l for l in lines if l.startswith("graph_")]
+
+
+def test_device_bench_profile_and_roofline(llmc, tmp_path, stories_paths, ptxas, fake_driver):
+    """`llmc bench --profile --roofline` on a profiled sm_90 artifact: its
+    cubin refused as a GPU of another architecture would, the PTX loaded
+    instead; every kernel timed between events (no graphs), the bandwidth
+    from device copies."""
+    ckpt, tok = stories_paths
+    art = _compile(llmc, ckpt, tmp_path / "cu", "cuda:sm_90", ("--tokenizer", tok, "--profile"))
+    p, lines = _fake_run(llmc, fake_driver, tmp_path,
+                         ["bench", art, "-p", 8, "-n", 4, "-r", 1, "--vs", "none", "--profile",
+                          "--roofline"])
+    assert "module refused: not PTX" in lines
+    assert [l for l in lines if l.startswith("launch ")]
+    assert not [l for l in lines if l.startswith("graph_")]
+    assert [l for l in lines if l.startswith("dtod ")]
+    assert "forward_decode" in p.stdout, p.stdout

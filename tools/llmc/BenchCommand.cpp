@@ -81,11 +81,12 @@ const char *kBenchUsage =
     "bandwidth or its vector instructions at the FMA instruction rate,\n"
     "whichever is longer, on the threads its parallel loop can use (both\n"
     "rates measured as --roofline does, in the same run).\n"
-    "A vulkan artifact: --roofline puts decode against the device memory's\n"
-    "copy bandwidth (a 256 MiB buffer copy, bytes read and written, the best\n"
-    "of 5), and --profile times each kernel with timestamp queries (measured\n"
-    "times only: GPU kernels have no cost model yet).\n"
-    "--device N: the Vulkan device of a vulkan artifact (as llmc run).\n"
+    "A vulkan or cuda artifact: --roofline puts decode against the device\n"
+    "memory's copy bandwidth (a 256 MiB buffer copy, bytes read and written,\n"
+    "the best of 5), and --profile times each kernel with timestamp queries "
+    "or\n"
+    "events (measured times only: GPU kernels have no cost model yet).\n"
+    "--device N: the GPU of a vulkan or cuda artifact (as llmc run).\n"
     "--prompt-len and --gen are -p and -n; --repeat is -r.\n";
 
 struct BenchOptions {

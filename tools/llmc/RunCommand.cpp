@@ -51,8 +51,9 @@ const char *kRunUsage =
     "  --threads N         threads of the compiled code (default: "
     "LLMC_THREADS,\n"
     "                      else every core)\n"
-    "  --device N          the Vulkan device of a vulkan artifact (default:\n"
-    "                      LLMC_DEVICE, else 0; `llmc devices` lists them)\n"
+    "  --device N          the GPU of a vulkan or cuda artifact, among the\n"
+    "                      devices of its kind (default: LLMC_DEVICE, else 0;\n"
+    "                      `llmc devices` lists them)\n"
     "  --verbose           print a timing summary to stderr\n";
 
 struct RunOptions {
