@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
-"""Prepares a GPU machine's check (bench/device/run.sh): the test suite's tiny
-GGUF models compiled for the device's Vulkan target into DEV/art/tiny-* and the
-CPU target's reference logits and greedy ids in REF (compare.py reads them).
+"""Prepares a GPU machine's check (bench/device/run.sh for Vulkan, run_cuda.sh
+for CUDA): the test suite's tiny GGUF models compiled for the device's target
+into DEV/art/tiny-*, stories260K into DEV/art/s260 with the CPU target's 100
+greedy ids in DEV/s260.ref, and the CPU target's reference logits and greedy
+ids in REF (compare.py reads them).
 
   bench/device/prep.py TARGET [DEV] [REF]
 
 TARGET: the device's `llmc devices` description (e.g. vulkan:1.3,+fp64,
-subgroup=32,workgroup=1024,shared=48K,range=2G for an H200); DEV: default
+subgroup=32,workgroup=1024,shared=48K,range=2G for an H200's Vulkan driver,
+cuda:sm_90 for its CUDA driver); DEV: default
 .dev (git-ignored: `echo /.dev/ >> .git/info/exclude`), carried to the
 machine; REF: default /tmp/llmc-device-ref. The bench artifacts (bench-*,
-prof-*: kernels.spv + metadata.json, no weights) and stories260K (s260 with
-s260.ref) are compiled by hand: docs/performance.md, Issue 10 step 2.
+prof-*: the kernels and metadata.json, no weights) come from prep_bench.sh.
 """
 import os, sys, json, pathlib, subprocess, shutil
 import numpy as np
@@ -46,4 +48,15 @@ for name, model in cases:
     np.save(root / (name + "-P.npy"), P); np.save(root / (name + "-S.npy"), S)
     ref[name] = got
 json.dump({"ids": ids, "ref": ref}, open(root / "ref.json", "w"))
+models = os.environ.get("LLMC_MODELS_DIR", os.path.join(ROOT, "..", "shared", "models"))
+if os.path.exists(os.path.join(models, "stories260K.bin")):
+    s260 = [os.path.join(models, "stories260K.bin"), "--tokenizer",
+            os.path.join(models, "tok512.bin")]
+    for out, target in ((art / "s260", T), (root / "s260-cpu", "cpu")):
+        shutil.rmtree(out, ignore_errors=True)
+        subprocess.check_call([LLMC, "compile", *s260, "--target", target, "-o", str(out)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.run([LLMC, "run", str(root / "s260-cpu"), "--prompt", "Once upon a time",
+                        "--max-tokens", "100", "--print-ids"], capture_output=True, check=True)
+    (art.parent / "s260.ref").write_bytes(p.stdout)
 print(ref)

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Compiles the bench artifacts of a GPU machine's check (bench/device/run.sh)
-# for TARGET, the device's `llmc devices` description: DEV/art/bench-NAME
+# Compiles the bench artifacts of a GPU machine's check (bench/device/run.sh,
+# run_cuda.sh for a cuda:sm_NN TARGET) for TARGET, the device's `llmc devices` description: DEV/art/bench-NAME
 # (and DEV/art/prof-NAME, --profile) for each model of MODELS_DIR
 # (bench/make_models.py's GGUFs), and bench-NAME-nostage, the same target
 # with device=cpu (the only difference: the GPU schedule's staging of the
@@ -22,7 +22,11 @@ mkdir -p "$DEV/art"
 for g in "$M"/*.gguf; do
   n=$(basename "$g" .gguf)
   case "$n" in *-f32) continue ;; esac
-  for v in "bench-$n|$T|" "prof-$n|$T|--profile" "bench-$n-nostage|$T,device=cpu|"; do
+  variants=("bench-$n|$T|" "prof-$n|$T|--profile")
+  # The Vulkan rules' A/B variants (staging, barriers); a CUDA graph has
+  # neither.
+  case "$T" in cuda*) ;; *) variants+=("bench-$n-nostage|$T,device=cpu|") ;; esac
+  for v in "${variants[@]}"; do
     IFS="|" read -r out target extra <<<"$v"
     rm -rf "$DEV/art/$out"
     "$LLMC" compile "$g" --target "$target" --tokenizer none $extra \
@@ -30,6 +34,7 @@ for g in "$M"/*.gguf; do
     rm -f "$DEV/art/$out/weights.bin"
     echo "$out: $target $extra"
   done
+  case "$T" in cuda*) continue ;; esac
   rm -rf "$DEV/art/bench-$n-allbar"
   cp -r "$DEV/art/bench-$n" "$DEV/art/bench-$n-allbar"
   python3 - "$DEV/art/bench-$n-allbar/metadata.json" <<'PY'

@@ -764,11 +764,8 @@ std::vector<std::string> CudaDevice::list() {
     cu.DeviceGetAttribute(&sms, cu::ATTR_MULTIPROCESSOR_COUNT, dev);
     cu.DeviceTotalMem(&mem, dev);
     char line[512];
-    std::snprintf(line, sizeof(line),
-                  "cuda %d: %s (sm_%d%d, %.1f GiB, %d SMs)\n   --target "
-                  "cuda:sm_%d%d",
-                  i, name, major, minor, double(mem) / (1u << 30), sms, major,
-                  minor);
+    std::snprintf(line, sizeof(line), "cuda %d: %s (sm_%d%d, %.1f GiB, %d SMs)",
+                  i, name, major, minor, double(mem) / (1u << 30), sms);
     out.push_back(line);
   }
   return out;

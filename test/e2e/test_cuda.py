@@ -356,3 +356,13 @@ def test_device_bench_profile_and_roofline(llmc, tmp_path, stories_paths, ptxas,
     assert not [l for l in lines if l.startswith("graph_")]
     assert [l for l in lines if l.startswith("dtod ")]
     assert "forward_decode" in p.stdout, p.stdout
+
+
+def test_devices_lists_cuda_devices(llmc, tmp_path, fake_driver):
+    """`llmc devices` lists the driver's CUDA devices after the Vulkan ones,
+    each with the --target to compile for it."""
+    env = dict(os.environ, LLMC_CUDA_DRIVER=fake_driver)
+    p = e2e_util.run([llmc, "devices"], env=env)
+    assert p.returncode == 0, e2e_util.describe(p)
+    assert re.search(r"^cuda 0: llmc fake GPU \(sm_90, [0-9.]+ GiB, 132 SMs\)\n"
+                     r"   --target cuda:sm_90$", p.stdout, re.M), p.stdout

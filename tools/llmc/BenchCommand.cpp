@@ -82,10 +82,10 @@ const char *kBenchUsage =
     "whichever is longer, on the threads its parallel loop can use (both\n"
     "rates measured as --roofline does, in the same run).\n"
     "A vulkan or cuda artifact: --roofline puts decode against the device\n"
-    "memory's copy bandwidth (a 256 MiB buffer copy, bytes read and written,\n"
-    "the best of 5), and --profile times each kernel with timestamp queries "
-    "or\n"
-    "events (measured times only: GPU kernels have no cost model yet).\n"
+    "memory's bandwidth over 256 MiB, the best of 5 (Vulkan: a kernel reading\n"
+    "it; CUDA: a device-to-device copy, bytes read and written), and\n"
+    "--profile times each kernel with timestamp queries or events (measured\n"
+    "times only: GPU kernels have no cost model yet).\n"
     "--device N: the GPU of a vulkan or cuda artifact (as llmc run).\n"
     "--prompt-len and --gen are -p and -n; --repeat is -r.\n";
 
@@ -817,9 +817,12 @@ int bench(const BenchOptions &given) {
           perToken / 1e6, info.decode_read_bytes / 1e6, kv / 1e6,
           static_cast<long long>(opts.gen));
       if (onDevice)
-        std::printf("(a device artifact: its memory's read bandwidth as a "
-                    "kernel reading 256 MiB on the device in 16-byte loads "
-                    "measures it, the best of 5)\n");
+        std::printf(
+            "(a device artifact: its memory's bandwidth over 256 MiB, the "
+            "best of 5: %s)\n",
+            std::string(model.info().target) == "cuda"
+                ? "a device-to-device copy, the bytes it reads and writes"
+                : "a kernel reading it in 16-byte loads");
       for (size_t ti = 0; ti < threads.size(); ++ti) {
         double bw =
             onDevice ? deviceBandwidth() : readBandwidth(probe(), threads[ti]);

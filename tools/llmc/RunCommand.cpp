@@ -283,19 +283,29 @@ int llmcDevicesMain(int argc, char **argv) {
     llmc_string_free(error);
     return 1;
   }
-  // Each device, then the target description `--target vulkan` compiles
-  // for on it.
+  // Each device, then the target description to compile for it: the one
+  // `--target vulkan` resolves to on a Vulkan device, cuda:sm_NN on a CUDA
+  // one ("cuda N: NAME (sm_NN, ...)").
   std::string lines = list;
   llmc_string_free(list);
   if (lines.empty()) {
-    std::fputs("no Vulkan device\n", stdout);
+    std::fputs("no Vulkan or CUDA device\n", stdout);
     return 1;
   }
   int32_t index = 0;
-  for (size_t at = 0; at < lines.size(); ++index) {
+  for (size_t at = 0; at < lines.size();) {
     size_t end = lines.find('\n', at);
     std::string line = lines.substr(at, end - at);
     at = end == std::string::npos ? lines.size() : end + 1;
+    if (line.rfind("cuda ", 0) == 0) {
+      size_t sm = line.find("(sm_");
+      std::string arch =
+          sm == std::string::npos
+              ? std::string()
+              : line.substr(sm + 1, line.find_first_of(",)", sm) - sm - 1);
+      std::printf("%s\n   --target cuda:%s\n", line.c_str(), arch.c_str());
+      continue;
+    }
     char *description = nullptr;
     if (llmc_describe_device(index, &description, &error) != 0) {
       std::fprintf(stderr, "llmc: error: %s\n", error ? error : "unknown");
@@ -304,6 +314,7 @@ int llmcDevicesMain(int argc, char **argv) {
     }
     std::printf("%s\n   --target %s\n", line.c_str(), description);
     llmc_string_free(description);
+    ++index;
   }
   return 0;
 }
