@@ -16,6 +16,7 @@
 //   vulkan[:VERSION][+feat|-feat]...[,key=value]...
 //                               a Vulkan device (VERSION 1.2 or 1.3)
 //   cuda:sm_NN[,key=value]...   an NVIDIA GPU of that SM architecture
+//   cuda                        this machine's CUDA device (drivers only)
 //
 // CPU keys: cores=N, l1d=SIZE, l2=SIZE, l3=SIZE, prefetch=SIZE (SIZE in
 // bytes, or with K/M), prefetch_level=1|2|3. GPU keys: subgroup=N (threads in

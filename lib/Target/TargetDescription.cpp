@@ -333,8 +333,41 @@ static std::string describeVulkanDevice() {
   return desc;
 }
 
+/// CUDA device LLMC_DEVICE (else 0) as a description ("cuda:sm_90"), or an
+/// error saying why there is none.
+static llvm::Expected<std::string> describeCUDADevice() {
+  int32_t index = 0;
+  if (const char *s = std::getenv("LLMC_DEVICE"))
+    if (llvm::StringRef(s).getAsInteger(10, index))
+      return llvm::createStringError(std::string("LLMC_DEVICE: expected a "
+                                                 "device number, got \"") +
+                                     s + "\"");
+  char *out = nullptr, *error = nullptr;
+  if (llmc_describe_cuda_device(index, &out, &error) != 0) {
+    std::string why = error ? error : "unknown error";
+    llmc_string_free(error);
+    return llvm::createStringError(
+        "target 'cuda' describes this machine's CUDA device, and there is "
+        "none (" +
+        why + "); name the SM: cuda:sm_80, cuda:sm_90, ...");
+  }
+  std::string desc = out;
+  llmc_string_free(out);
+  return desc;
+}
+
 llvm::Expected<TargetDescription> llmc::resolveTarget(llvm::StringRef spec) {
   auto [head, rest] = spec.split(',');
+  if (head == "cuda") {
+    // The CUDA device of this machine (its SM; LLMC_DEVICE picks it), with
+    // any items given after it applied on top.
+    llvm::Expected<std::string> device = describeCUDADevice();
+    if (!device)
+      return device.takeError();
+    if (!rest.empty())
+      *device += "," + rest.str();
+    return TargetDescription::parse(*device);
+  }
   if (head == "vulkan") {
     // The Vulkan device this machine has (its version, features and
     // limits, LLMC_DEVICE picks it), with any items given after it applied

@@ -123,6 +123,16 @@ int llmc_describe_device(int32_t index, char **out, char **error) {
   });
 }
 
+int llmc_describe_cuda_device(int32_t index, char **out, char **error) {
+  return guard(error, [&] {
+    requireArg(out, "llmc_describe_cuda_device", "out");
+    *out = nullptr;
+    std::string text = CudaDevice::describe(index);
+    if (!(*out = copyString(text)))
+      throw std::bad_alloc();
+  });
+}
+
 int llmc_model_open(const char *dir, llmc_model **out, char **error) {
   return guard(error, [&] {
     requireArg(dir, "llmc_model_open", "dir");

@@ -771,4 +771,24 @@ std::vector<std::string> CudaDevice::list() {
   return out;
 }
 
+std::string CudaDevice::describe(int index) {
+  cu::Driver cu;
+  cu.load();
+  int count = 0;
+  cu.check(cu.DeviceGetCount(&count), "cuDeviceGetCount");
+  if (index < 0 || index >= count)
+    throw Error("cuda: no device " + std::to_string(index) + " (the driver " +
+                "lists " + std::to_string(count) + ")");
+  cu::Device dev = 0;
+  int major = 0, minor = 0;
+  cu.check(cu.DeviceGet(&dev, index), "cuDeviceGet");
+  cu.check(
+      cu.DeviceGetAttribute(&major, cu::ATTR_COMPUTE_CAPABILITY_MAJOR, dev),
+      "cuDeviceGetAttribute");
+  cu.check(
+      cu.DeviceGetAttribute(&minor, cu::ATTR_COMPUTE_CAPABILITY_MINOR, dev),
+      "cuDeviceGetAttribute");
+  return "cuda:sm_" + std::to_string(major * 10 + minor);
+}
+
 } // namespace llmc::rt

@@ -48,6 +48,10 @@ public:
   /// H100 (sm_90, 79.1 GiB, 132 SMs)"); empty where there is no driver.
   static std::vector<std::string> list();
 
+  /// Device `index` as an llmc target description ("cuda:sm_90"): what the
+  /// driver compiles for when told `--target cuda`. Throws Error.
+  static std::string describe(int index);
+
   struct Impl;
 
 private:

@@ -366,3 +366,23 @@ def test_devices_lists_cuda_devices(llmc, tmp_path, fake_driver):
     assert p.returncode == 0, e2e_util.describe(p)
     assert re.search(r"^cuda 0: llmc fake GPU \(sm_90, [0-9.]+ GiB, 132 SMs\)\n"
                      r"   --target cuda:sm_90$", p.stdout, re.M), p.stdout
+
+
+def test_bare_cuda_is_the_device(llmc, tmp_path, stories_paths, ptxas, fake_driver):
+    """`--target cuda` compiles for this machine's CUDA device (its SM, from
+    the driver); with no driver it is an error that says to name the SM."""
+    ckpt, tok = stories_paths
+    env = dict(os.environ, LLMC_CUDA_DRIVER=fake_driver)
+    p = e2e_util.run([llmc, "compile", ckpt, "--tokenizer", tok, "--target", "cuda,shared=32K",
+                      "-o", tmp_path / "cu"], env=env)
+    assert p.returncode == 0, e2e_util.describe(p)
+    meta = json.loads((tmp_path / "cu" / "metadata.json").read_text())
+    assert meta["target_description"].startswith("cuda:sm_90,")
+    assert "shared=32K" in meta["target_description"]
+    env["LLMC_CUDA_DRIVER"] = str(tmp_path / "none.so")
+    p = e2e_util.run([llmc, "compile", ckpt, "--tokenizer", tok, "--target", "cuda",
+                      "-o", tmp_path / "ART"], env=env)
+    assert p.returncode != 0
+    assert "target 'cuda' describes this machine's CUDA device, and there is none" in p.stderr
+    assert "name the SM: cuda:sm_80" in p.stderr, e2e_util.describe(p)
+    assert not e2e_util.no_artifact_left(tmp_path)

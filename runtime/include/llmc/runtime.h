@@ -77,10 +77,17 @@ typedef struct llmc_model_info {
 int llmc_model_open(const char *dir, llmc_model **out, char **error);
 
 /** Lists the Vulkan devices the loader sees, one line each ("0: NAME (KIND,
- *  Vulkan X.Y)"), into *out (free with llmc_string_free). Fails with a
- *  message when no Vulkan loader is installed. The loader is opened at run
- *  time: a runtime without Vulkan needs no Vulkan library. */
+ *  Vulkan X.Y)"), then the CUDA devices the driver sees ("cuda 0: NAME
+ *  (sm_NN, M GiB, N SMs)"), into *out (free with llmc_string_free). Fails
+ *  with a message when no Vulkan loader is installed and there is no CUDA
+ *  device. Both are opened at run time: a runtime without them needs
+ *  neither library. */
 int llmc_list_devices(char **out, char **error);
+
+/** Describes CUDA device `index` as an llmc target ("cuda:sm_90") into *out
+ *  (free with llmc_string_free): the compiler driver resolves `--target
+ *  cuda` with it. Fails without a driver or with no such device. */
+int llmc_describe_cuda_device(int32_t index, char **out, char **error);
 
 /** Describes Vulkan device `index` as an llmc target ("vulkan:1.3,+fp64,
  *  subgroup=8,...") into *out (free with llmc_string_free): the compiler
