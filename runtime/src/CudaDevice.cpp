@@ -84,6 +84,7 @@ void Driver::load() {
   sym(ModuleUnload, {"cuModuleUnload"});
   sym(ModuleGetFunction, {"cuModuleGetFunction"});
   sym(FuncGetParamInfo, {"cuFuncGetParamInfo"}, /*required=*/false);
+  sym(FuncGetAttribute, {"cuFuncGetAttribute"});
   sym(MemAlloc, {"cuMemAlloc_v2"});
   sym(MemFree, {"cuMemFree_v2"});
   sym(MemcpyHtoD, {"cuMemcpyHtoD_v2"});
@@ -242,6 +243,9 @@ CudaDevice::Impl::~Impl() {
     return;
   if (ctx)
     cu.CtxSetCurrent(ctx);
+  // Work a failed call left queued finishes before its memory goes.
+  if (stream)
+    cu.StreamSynchronize(stream);
   for (PhaseGraph &g : graphs)
     destroy(g);
   for (cu::Event e : events)
@@ -252,8 +256,12 @@ CudaDevice::Impl::~Impl() {
     cu.StreamDestroy(stream);
   if (module)
     cu.ModuleUnload(module);
-  if (retained)
+  if (retained) {
+    // Not left current once released (the thread's later CUDA calls would
+    // find a reset context).
+    cu.CtxSetCurrent(nullptr);
     cu.DevicePrimaryCtxRelease(device);
+  }
 }
 
 void CudaDevice::Impl::openDevice(int index) {
@@ -278,12 +286,21 @@ void CudaDevice::Impl::openDevice(int index) {
   maxGrid[2] = attr(cu::ATTR_MAX_GRID_DIM_Z);
   int warp = attr(cu::ATTR_WARP_SIZE);
   int maxThreads = attr(cu::ATTR_MAX_THREADS_PER_BLOCK);
+  int maxBlock[3] = {attr(cu::ATTR_MAX_BLOCK_DIM_X),
+                     attr(cu::ATTR_MAX_BLOCK_DIM_Y),
+                     attr(cu::ATTR_MAX_BLOCK_DIM_Z)};
   for (const ArtifactMetadata::DeviceKernel &k : md->deviceKernels) {
     if (k.subgroup && k.subgroup != warp)
       throw Error("cuda: kernel " + k.name +
                   " was scheduled for subgroups of " +
                   std::to_string(k.subgroup) + " threads; " + name +
                   "'s warps have " + std::to_string(warp));
+    for (int a = 0; a < 3; ++a)
+      if (k.workgroup[a] > maxBlock[a])
+        throw Error("cuda: kernel " + k.name + " runs workgroups of " +
+                    std::to_string(k.workgroup[a]) + " threads on axis " +
+                    "xyz"[a] + "; " + name + " runs at most " +
+                    std::to_string(maxBlock[a]));
     if (k.workgroup[0] * k.workgroup[1] * k.workgroup[2] > maxThreads)
       throw Error(
           "cuda: kernel " + k.name + " runs workgroups of " +
@@ -346,6 +363,16 @@ void CudaDevice::Impl::loadModule() {
       throw Error("cuda: " + m.libraryPath + " has no kernel " + k.name +
                   " (named by " + m.metadataPath +
                   "): " + cu.describe(fr, "cuModuleGetFunction"));
+    // Registers may hold a kernel below the device's threads per block.
+    int most = 0;
+    int64_t threads = k.workgroup[0] * k.workgroup[1] * k.workgroup[2];
+    if (cu.FuncGetAttribute(&most, cu::FUNC_ATTR_MAX_THREADS_PER_BLOCK, f) ==
+            cu::SUCCESS &&
+        threads > most)
+      throw Error("cuda: kernel " + k.name + " runs workgroups of " +
+                  std::to_string(threads) + " threads; compiled for " + gpu +
+                  ", it can run at most " + std::to_string(most) +
+                  " (its registers)");
     functions.push_back(f);
   }
   checkedParams.assign(functions.size(), false);
@@ -398,6 +425,10 @@ void CudaDevice::Impl::checkParams(size_t kernel,
   for (size_t i = 0; i <= sizes.size(); ++i) {
     size_t offset = 0, size = 0;
     cu::Result r = cu.FuncGetParamInfo(functions[kernel], i, &offset, &size);
+    // A driver that cannot tell (anything but an answer or "no such
+    // parameter" at the first): nothing to check against.
+    if (i == 0 && r != cu::SUCCESS && r != cu::ERROR_INVALID_VALUE)
+      break;
     if (i == sizes.size()) {
       if (r == cu::SUCCESS)
         throw Error("cuda: kernel " + kname + " takes more than the " +
@@ -454,6 +485,9 @@ cu::Memcpy3D CudaDevice::Impl::copyParams(const Step &s) const {
   c.WidthInBytes = static_cast<size_t>(s.bytes);
   c.Height = 1;
   c.Depth = 1;
+  // One row: pitch and height as a captured 1-D copy has them.
+  c.srcPitch = c.dstPitch = c.WidthInBytes;
+  c.srcHeight = c.dstHeight = 1;
   return c;
 }
 
@@ -597,7 +631,8 @@ void CudaDevice::forward(const int32_t *tokenIds, int64_t n, int64_t pos0,
   sizes.tokenIds = tokenIds;
 
   // Every step's grid, bindings and scalars at this call; each checked
-  // before anything runs, so that an error leaves the device as it was.
+  // before anything runs, so that an error launches nothing (the scratch
+  // buffers may have grown).
   std::vector<Step> steps;
   std::vector<uint64_t> addresses;
   std::vector<int64_t> bindingBytes, scalars;
@@ -634,7 +669,7 @@ void CudaDevice::forward(const int32_t *tokenIds, int64_t n, int64_t pos0,
       int64_t v = ArtifactMetadata::evaluate(l.grid[g], sizes);
       if (v <= 0) {
         empty = true;
-        continue;
+        break;
       }
       if (v > d.maxGrid[g])
         throw Error("cuda: kernel " + kname + " needs " + std::to_string(v) +

@@ -33,6 +33,7 @@ using GraphNode = struct CUgraphNode_st *;
 
 // CUresult values llmc names in messages or acts on.
 constexpr Result SUCCESS = 0;
+constexpr Result ERROR_INVALID_VALUE = 1;
 constexpr Result ERROR_STUB_LIBRARY = 34;
 constexpr Result ERROR_NO_DEVICE = 100;
 constexpr Result ERROR_INVALID_IMAGE = 200;
@@ -50,6 +51,14 @@ constexpr int ATTR_WARP_SIZE = 10;
 constexpr int ATTR_MULTIPROCESSOR_COUNT = 16;
 constexpr int ATTR_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int ATTR_COMPUTE_CAPABILITY_MINOR = 76;
+
+// CUfunction_attribute values.
+constexpr int FUNC_ATTR_MAX_THREADS_PER_BLOCK = 0;
+
+// CUdevice_attribute values of the block's axes.
+constexpr int ATTR_MAX_BLOCK_DIM_X = 2;
+constexpr int ATTR_MAX_BLOCK_DIM_Y = 3;
+constexpr int ATTR_MAX_BLOCK_DIM_Z = 4;
 
 // CUjit_option values (cuModuleLoadDataEx).
 constexpr int JIT_ERROR_LOG_BUFFER = 5;
@@ -111,6 +120,7 @@ struct Driver {
   /// Optional (drivers of CUDA 12.4 on): the offset and size of a kernel's
   /// parameter; nullptr where the driver lacks it.
   Result (*FuncGetParamInfo)(Function, size_t, size_t *, size_t *) = nullptr;
+  Result (*FuncGetAttribute)(int *, int, Function) = nullptr;
   Result (*MemAlloc)(DevicePtr *, size_t) = nullptr;
   Result (*MemFree)(DevicePtr) = nullptr;
   Result (*MemcpyHtoD)(DevicePtr, const void *, size_t) = nullptr;

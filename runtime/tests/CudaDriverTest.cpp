@@ -53,6 +53,7 @@ SAME_FIELD(cu::Memcpy3D, CUDA_MEMCPY3D_v2, Depth);
 static_assert(sizeof(cu::DevicePtr) == sizeof(CUdeviceptr));
 static_assert(sizeof(cu::Device) == sizeof(CUdevice));
 static_assert(sizeof(cu::Result) == sizeof(CUresult));
+static_assert(cu::ERROR_INVALID_VALUE == CUDA_ERROR_INVALID_VALUE);
 static_assert(cu::ERROR_STUB_LIBRARY == CUDA_ERROR_STUB_LIBRARY);
 static_assert(cu::ERROR_NO_DEVICE == CUDA_ERROR_NO_DEVICE);
 static_assert(cu::ERROR_INVALID_IMAGE == CUDA_ERROR_INVALID_IMAGE);
@@ -74,6 +75,11 @@ static_assert(cu::ATTR_COMPUTE_CAPABILITY_MAJOR ==
               CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
 static_assert(cu::ATTR_COMPUTE_CAPABILITY_MINOR ==
               CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+static_assert(cu::ATTR_MAX_BLOCK_DIM_X == CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
+static_assert(cu::ATTR_MAX_BLOCK_DIM_Y == CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
+static_assert(cu::ATTR_MAX_BLOCK_DIM_Z == CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
+static_assert(cu::FUNC_ATTR_MAX_THREADS_PER_BLOCK ==
+              CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
 static_assert(cu::JIT_ERROR_LOG_BUFFER == CU_JIT_ERROR_LOG_BUFFER);
 static_assert(cu::JIT_ERROR_LOG_BUFFER_SIZE_BYTES ==
               CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);

@@ -231,7 +231,12 @@ Result cuDeviceGetName(char *name, int len, int) {
 Result cuDeviceGetAttribute(int *v, int attr, int) {
   switch (attr) {
   case 1: // threads per block
+  case 2: // block x, y
+  case 3:
     *v = 1024;
+    return OK;
+  case 4: // block z
+    *v = 64;
     return OK;
   case 5:
     *v = 2147483647;
@@ -269,7 +274,8 @@ Result cuDevicePrimaryCtxRetain(void **ctx, int) {
 }
 Result cuDevicePrimaryCtxRelease_v2(int) { return OK; }
 Result cuCtxSetCurrent(void *ctx) {
-  return ctx == &contextTag ? OK : fail("cuCtxSetCurrent: not the context");
+  return !ctx || ctx == &contextTag ? OK
+                                    : fail("cuCtxSetCurrent: not the context");
 }
 Result cuModuleLoadDataEx(Module **m, const void *image, unsigned, int *,
                           void **) {
@@ -314,6 +320,12 @@ Result cuFuncGetParamInfo(Kernel *k, size_t i, size_t *offset, size_t *size) {
   }
   *offset = at;
   *size = k->params[i];
+  return OK;
+}
+Result cuFuncGetAttribute(int *v, int attr, Kernel *) {
+  if (attr != 0) // max threads per block
+    return fail("cuFuncGetAttribute " + std::to_string(attr));
+  *v = 1024;
   return OK;
 }
 Result cuMemAlloc_v2(uint64_t *p, size_t bytes) {

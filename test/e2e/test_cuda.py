@@ -356,6 +356,7 @@ def test_device_bench_profile_and_roofline(llmc, tmp_path, stories_paths, ptxas,
     assert not [l for l in lines if l.startswith("graph_")]
     assert [l for l in lines if l.startswith("dtod ")]
     assert "forward_decode" in p.stdout, p.stdout
+    assert "best of 5: a device-to-device copy, the bytes it reads and writes" in p.stdout
 
 
 def test_devices_lists_cuda_devices(llmc, tmp_path, fake_driver):
