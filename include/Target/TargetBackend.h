@@ -55,6 +55,20 @@ private:
   TargetDescription description;
 };
 
+/// What a tool a back end runs (a linker, ptxas) did.
+struct ToolRun {
+  int exitCode = 0;
+  /// Why it could not run at all (empty when it ran).
+  std::string error;
+  /// Its standard output and error.
+  std::string output;
+};
+
+/// Runs `program` with `args` (args[0] is the program), its standard output
+/// and error into the file `log`, which is read back and removed.
+ToolRun runTool(llvm::StringRef program, llvm::ArrayRef<llvm::StringRef> args,
+                llvm::StringRef log);
+
 /// The back end for `target`, or an error when llmc has none for its kind.
 llvm::Expected<std::unique_ptr<TargetBackend>>
 createTargetBackend(const TargetDescription &target);

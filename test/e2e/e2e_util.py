@@ -126,6 +126,26 @@ def write_raw(path, header, body, pad=True):
         f.write(struct.pack("<Q", len(hb)) + hb + body)
 
 
+def compile_for(llmc, model, out, target, extra=()):
+    """`llmc compile MODEL --target TARGET [EXTRA] -o OUT`, which must succeed. -> out"""
+    p = run([llmc, "compile", model, "--target", target, *extra, "-o", out])
+    assert p.returncode == 0, describe(p, "llmc compile --target %s failed" % target)
+    return out
+
+
+def float_gguf(tmp_path, arch, tied, dtype, seed=5):
+    """A random tiny checkpoint (tmp_path/hf) written as an F32 or F16 GGUF
+    (`dtype`) at tmp_path/model.gguf. -> (hf dir, gguf path)"""
+    import gguf_writer
+    import make_hf_model
+    hf = tmp_path / "hf"
+    make_hf_model.make_model(str(hf), arch=arch, tied=tied, dtype=dtype, seed=seed)
+    gguf = tmp_path / "model.gguf"
+    gguf_writer.hf_to_gguf(str(hf), str(gguf),
+                           gguf_writer.GGML_F16 if dtype == "f16" else gguf_writer.GGML_F32)
+    return hf, gguf
+
+
 def quantized_gguf(tmp_path, arch, tied, qtype, dequantized_dir=None):
     """A random tiny checkpoint (tmp_path/hf) written as a GGUF of `qtype`
     (q8_0, q4_0, q4_k, q6_k) at tmp_path/model.gguf; K-quant rows are 256

@@ -250,3 +250,15 @@ def test_llama_cpp_mode_is_refused_for_gpus(llmc, tmp_path, tiny_model):
                       "llama.cpp", "-o", tmp_path / "ART"])
     _fails(p, "is for CPU targets")
     assert not e2e_util.no_artifact_left(tmp_path)
+
+
+def test_link_failure_is_reported(llmc, tmp_path, tiny_model):
+    """A C compiler driver that fails to link model.so: the compile names it
+    and quotes its output; nothing is left behind."""
+    cc = tmp_path / "cc"
+    cc.write_text("#!/bin/sh\necho 'ld: cannot find -lm' >&2\nexit 1\n")
+    cc.chmod(0o755)
+    env = dict(os.environ, LLMC_CC=str(cc))
+    p = e2e_util.run([llmc, "compile", tiny_model, "-o", tmp_path / "ART"], env=env)
+    _fails(p, "linking failed (%s): ld: cannot find -lm" % cc)
+    assert not e2e_util.no_artifact_left(tmp_path)

@@ -18,7 +18,6 @@ import pytest
 import e2e_util
 
 sys.path.insert(0, os.path.join(e2e_util.E2E_DIR, "tools"))
-import gguf_writer  # noqa: E402
 import make_hf_model  # noqa: E402
 
 SMS = ("sm_80", "sm_90")
@@ -43,12 +42,6 @@ def ptxas():
             pytest.fail(msg)
         pytest.skip(msg)
     return exe
-
-
-def _compile(llmc, model, out, target, extra=(), env=None):
-    p = e2e_util.run([llmc, "compile", model, "--target", target, *extra, "-o", out], env=env)
-    assert p.returncode == 0, e2e_util.describe(p, "llmc compile --target %s failed" % target)
-    return out
 
 
 def _check_artifact(ptxas, art, sm):
@@ -77,7 +70,7 @@ def _check_artifact(ptxas, art, sm):
 @pytest.mark.parametrize("sm", SMS)
 def test_stories260k(llmc, tmp_path, stories_paths, ptxas, sm):
     ckpt, tok = stories_paths
-    art = _compile(llmc, ckpt, tmp_path / "cu", "cuda:" + sm, ("--tokenizer", tok))
+    art = e2e_util.compile_for(llmc, ckpt, tmp_path / "cu", "cuda:" + sm, ("--tokenizer", tok))
     meta = _check_artifact(ptxas, art, sm)
     assert meta["target_description"].startswith("cuda:" + sm)
 
@@ -85,13 +78,9 @@ def test_stories260k(llmc, tmp_path, stories_paths, ptxas, sm):
 @pytest.mark.parametrize("arch,tied,dtype", [("llama", False, "f32"), ("qwen3", True, "f16"),
                                              ("qwen2", False, "f32")])
 def test_gguf_float_models(llmc, tmp_path, ptxas, arch, tied, dtype):
-    hf = tmp_path / "hf"
-    make_hf_model.make_model(str(hf), arch=arch, tied=tied, dtype=dtype, seed=5)
-    gguf = tmp_path / "model.gguf"
-    gguf_writer.hf_to_gguf(str(hf), str(gguf),
-                           gguf_writer.GGML_F16 if dtype == "f16" else gguf_writer.GGML_F32)
+    _, gguf = e2e_util.float_gguf(tmp_path, arch, tied, dtype)
     for sm in SMS:
-        _check_artifact(ptxas, _compile(llmc, gguf, tmp_path / sm, "cuda:" + sm), sm)
+        _check_artifact(ptxas, e2e_util.compile_for(llmc, gguf, tmp_path / sm, "cuda:" + sm), sm)
 
 
 @pytest.mark.parametrize("arch,tied,qtype", [("llama", False, "q8_0"), ("qwen3", True, "q4_0"),
@@ -100,7 +89,7 @@ def test_gguf_quantized_models(llmc, tmp_path, ptxas, arch, tied, qtype):
     """Quantized matrices stay quantized: the kernels read the blocks."""
     _, gguf = e2e_util.quantized_gguf(tmp_path, arch, tied, qtype)
     for sm in SMS:
-        meta = _check_artifact(ptxas, _compile(llmc, gguf, tmp_path / sm, "cuda:" + sm), sm)
+        meta = _check_artifact(ptxas, e2e_util.compile_for(llmc, gguf, tmp_path / sm, "cuda:" + sm), sm)
         assert any(p["dtype"] == qtype for p in meta["params"])
 
 
@@ -109,7 +98,7 @@ def test_hf_checkpoints(llmc, tmp_path, ptxas, arch):
     hf = tmp_path / "hf"
     make_hf_model.make_model(str(hf), arch=arch, tied=arch != "llama", dtype="f32", seed=3)
     for sm in SMS:
-        _check_artifact(ptxas, _compile(llmc, hf, tmp_path / sm, "cuda:" + sm), sm)
+        _check_artifact(ptxas, e2e_util.compile_for(llmc, hf, tmp_path / sm, "cuda:" + sm), sm)
 
 
 def _fake_toolkit(tmp_path, script):
@@ -173,7 +162,7 @@ def test_qwen3_06b_shape(llmc, tmp_path, ptxas):
     gguf = tmp_path / "qwen3-0.6b-q4_0.gguf"
     make_gguf_model.make_shape_model(str(gguf), "qwen3", "q4_0", True, QWEN3_06B, ctx=2048)
     for sm in SMS:
-        meta = _check_artifact(ptxas, _compile(llmc, gguf, tmp_path / sm, "cuda:" + sm), sm)
+        meta = _check_artifact(ptxas, e2e_util.compile_for(llmc, gguf, tmp_path / sm, "cuda:" + sm), sm)
         assert meta["target_description"].endswith("range=2G")
 
 
@@ -188,7 +177,7 @@ def _has_cuda_device(llmc):
 @pytest.fixture(scope="session")
 def stories_cuda(llmc, stories_paths, ptxas, tmp_path_factory):
     ckpt, tok = stories_paths
-    return _compile(llmc, ckpt, tmp_path_factory.mktemp("cu") / "sm_80", "cuda:sm_80",
+    return e2e_util.compile_for(llmc, ckpt, tmp_path_factory.mktemp("cu") / "sm_80", "cuda:sm_80",
                     ("--tokenizer", tok))
 
 
@@ -243,8 +232,8 @@ def test_gpu_matches_cpu(llmc, tmp_path, stories_paths):
     ckpt, tok = stories_paths
     p = e2e_util.run([llmc, "devices"])
     sm = re.search(r"--target (cuda:sm_\d+)", p.stdout).group(1)
-    cu = _compile(llmc, ckpt, tmp_path / "cu", sm, ("--tokenizer", tok))
-    cpu = _compile(llmc, ckpt, tmp_path / "cpu", "cpu", ("--tokenizer", tok))
+    cu = e2e_util.compile_for(llmc, ckpt, tmp_path / "cu", sm, ("--tokenizer", tok))
+    cpu = e2e_util.compile_for(llmc, ckpt, tmp_path / "cpu", "cpu", ("--tokenizer", tok))
     texts = []
     for art in (cu, cpu):
         q = e2e_util.run([llmc, "run", art, "--prompt", "Once upon a time", "--max-tokens", 100,
@@ -347,7 +336,7 @@ def test_device_bench_profile_and_roofline(llmc, tmp_path, stories_paths, ptxas,
     instead; every kernel timed between events (no graphs), the bandwidth
     from device copies."""
     ckpt, tok = stories_paths
-    art = _compile(llmc, ckpt, tmp_path / "cu", "cuda:sm_90", ("--tokenizer", tok, "--profile"))
+    art = e2e_util.compile_for(llmc, ckpt, tmp_path / "cu", "cuda:sm_90", ("--tokenizer", tok, "--profile"))
     p, lines = _fake_run(llmc, fake_driver, tmp_path,
                          ["bench", art, "-p", 8, "-n", 4, "-r", 1, "--vs", "none", "--profile",
                           "--roofline"])
@@ -387,3 +376,59 @@ def test_bare_cuda_is_the_device(llmc, tmp_path, stories_paths, ptxas, fake_driv
     assert "target 'cuda' describes this machine's CUDA device, and there is none" in p.stderr
     assert "name the SM: cuda:sm_80" in p.stderr, e2e_util.describe(p)
     assert not e2e_util.no_artifact_left(tmp_path)
+
+
+def _edit_first_launch(meta, edit):
+    """Applies `edit` to the first kernel launch of the prefill phase."""
+    for launch in meta["device"]["phases"]["prefill"]:
+        if "kernel" in launch:
+            edit(launch)
+            return
+
+
+@pytest.mark.parametrize("case,message", [
+    ("device", "cuda: no device 3 (the driver lists 1; LLMC_DEVICE picks one)"),
+    ("arch", "the kernels are compiled for sm_100; llmc fake GPU (sm_90) is older "
+             "(compile for it: --target cuda:sm_90)"),
+    ("subgroup", "was scheduled for subgroups of 16 threads; llmc fake GPU's warps have 32"),
+    ("block", "threads on axis z; llmc fake GPU runs at most 64"),
+    ("kernel", "_gone (named by"),
+    ("params", "(the artifact's program and its kernels disagree)"),
+    ("binding", "buffer of"),
+])
+def test_device_errors_are_named(llmc, tmp_path, stories_cuda, fake_driver, case, message):
+    """What the CUDA device refuses before it launches anything, each a clear
+    error with exit code not 0: a device number past the driver's list, an SM
+    newer than the GPU's, a subgroup size other than the warp's, a block past
+    an axis' limit, a kernel the module lacks, launches whose parameters are
+    not the kernel's, a binding outside its buffer."""
+    art = tmp_path / "art"
+    shutil.copytree(stories_cuda, art)
+    meta = json.loads((art / "metadata.json").read_text())
+    env = {}
+    kernel0 = meta["device"]["kernels"][0]
+    if case == "device":
+        env["LLMC_DEVICE"] = "3"
+    elif case == "arch":
+        meta["device"]["arch"] = "sm_100"
+    elif case == "subgroup":
+        kernel0["subgroup"] = 16
+    elif case == "block":
+        kernel0["workgroup"] = [1, 1, 128]
+    elif case == "kernel":
+        kernel0["name"] += "_gone"
+    elif case == "params":
+        _edit_first_launch(meta, lambda l: l["args"].pop())
+    elif case == "binding":
+        def far(launch):
+            for a in launch["args"]:
+                if "buffer" in a:
+                    a["offset"] = 1 << 40
+                    return
+        _edit_first_launch(meta, far)
+    (art / "metadata.json").write_text(json.dumps(meta))
+    env.update(LLMC_CUDA_DRIVER=fake_driver)
+    p = e2e_util.run([llmc, "run", art, "--prompt-ids", "1,2,3", "--max-tokens", 2],
+                     env=dict(os.environ, **env))
+    assert p.returncode != 0
+    assert "cuda: " in p.stderr and message in p.stderr, e2e_util.describe(p)

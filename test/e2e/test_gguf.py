@@ -59,11 +59,7 @@ def _logits_and_torch(llmc, art, hf, ids, steps):
                                              ("qwen3", True, "f32"), ("qwen3", False, "f16"),
                                              ("qwen2", True, "f32"), ("qwen2", False, "f16")])
 def test_gguf_matches_torch(llmc, tmp_path, arch, tied, dtype):
-    hf = tmp_path / "hf"
-    make_hf_model.make_model(str(hf), arch=arch, tied=tied, dtype=dtype, seed=5)
-    gguf = tmp_path / "model.gguf"
-    gguf_writer.hf_to_gguf(str(hf), str(gguf),
-                           gguf_writer.GGML_F16 if dtype == "f16" else gguf_writer.GGML_F32)
+    hf, gguf = e2e_util.float_gguf(tmp_path, arch, tied, dtype)
     art = tmp_path / "art"
     e2e_util.run([llmc, "compile", gguf, "-o", art], check=True)
     ids = e2e_util.deterministic_prompt_ids(32, 300)

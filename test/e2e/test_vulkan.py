@@ -54,19 +54,13 @@ def _spirv_val(art):
     assert p.returncode == 0, "spirv-val rejects %s: %s" % (art, p.stdout + p.stderr)
 
 
-def _compile(llmc, model, out, target, extra=()):
-    p = e2e_util.run([llmc, "compile", model, "--target", target, *extra, "-o", out])
-    assert p.returncode == 0, e2e_util.describe(p, "llmc compile --target %s failed" % target)
-    return out
-
-
 def _against_cpu(llmc, tmp_path, model, extra=(), prompt_len=32, steps=12):
     """Compiles `model` for lavapipe and the CPU, runs both from the same prompt ids
     (every prompt row's logits, then greedy steps) and checks the Vulkan target
     against the CPU's: logits within 1e-3 x max|logit| at every position, greedy
     tokens identical; the kernels pass spirv-val."""
-    vk = _compile(llmc, model, tmp_path / "vk", LAVAPIPE, extra)
-    cpu = _compile(llmc, model, tmp_path / "cpu", "cpu", extra)
+    vk = e2e_util.compile_for(llmc, model, tmp_path / "vk", LAVAPIPE, extra)
+    cpu = e2e_util.compile_for(llmc, model, tmp_path / "cpu", "cpu", extra)
     _spirv_val(vk)
     ids = e2e_util.deterministic_prompt_ids(prompt_len, 300)
     _, vp, vs, vids = e2e_util.run_logits(llmc, vk, ids, steps, threads=1)
@@ -86,8 +80,8 @@ def test_stories260k_text_matches_cpu(llmc, tmp_path, stories_paths, vulkan):
     prompt and from a 40-token one (the prompt's rows on the grid: each with a
     scores tile of its own)."""
     ckpt, tok = stories_paths
-    vk = _compile(llmc, ckpt, tmp_path / "vk", LAVAPIPE, ("--tokenizer", tok))
-    cpu = _compile(llmc, ckpt, tmp_path / "cpu", "cpu", ("--tokenizer", tok))
+    vk = e2e_util.compile_for(llmc, ckpt, tmp_path / "vk", LAVAPIPE, ("--tokenizer", tok))
+    cpu = e2e_util.compile_for(llmc, ckpt, tmp_path / "cpu", "cpu", ("--tokenizer", tok))
     _spirv_val(vk)
     meta = (vk / "metadata.json").read_text()
     assert '"target": "vulkan"' in meta and '"device"' in meta
@@ -107,11 +101,7 @@ def test_stories260k_text_matches_cpu(llmc, tmp_path, stories_paths, vulkan):
 @pytest.mark.parametrize("arch,tied,dtype", [("llama", False, "f32"), ("qwen3", True, "f16"),
                                              ("qwen2", False, "f32")])
 def test_gguf_float_models_match_cpu(llmc, tmp_path, vulkan, arch, tied, dtype):
-    hf = tmp_path / "hf"
-    make_hf_model.make_model(str(hf), arch=arch, tied=tied, dtype=dtype, seed=5)
-    gguf = tmp_path / "model.gguf"
-    gguf_writer.hf_to_gguf(str(hf), str(gguf),
-                           gguf_writer.GGML_F16 if dtype == "f16" else gguf_writer.GGML_F32)
+    _, gguf = e2e_util.float_gguf(tmp_path, arch, tied, dtype)
     _against_cpu(llmc, tmp_path, gguf)
 
 
@@ -138,7 +128,7 @@ def test_device_errors(llmc, tmp_path, stories_paths, vulkan):
     """A device number past the list, no driver, no loader: a clear error,
     exit != 0."""
     ckpt, tok = stories_paths
-    vk = _compile(llmc, ckpt, tmp_path / "vk", LAVAPIPE, ("--tokenizer", tok))
+    vk = e2e_util.compile_for(llmc, ckpt, tmp_path / "vk", LAVAPIPE, ("--tokenizer", tok))
     env = dict(os.environ, LLMC_DEVICE="7")
     p = e2e_util.run([llmc, "run", vk, "--prompt", "Hi", "--max-tokens", 2], env=env)
     assert p.returncode != 0 and "no device 7" in p.stderr, e2e_util.describe(p)
@@ -168,7 +158,7 @@ def test_bare_vulkan_is_the_device(llmc, tmp_path, stories_paths, vulkan):
     sums without fp64) is a clear error."""
     import json
     ckpt, tok = stories_paths
-    art = _compile(llmc, ckpt, tmp_path / "vk", "vulkan", ("--tokenizer", tok))
+    art = e2e_util.compile_for(llmc, ckpt, tmp_path / "vk", "vulkan", ("--tokenizer", tok))
     meta = json.loads((art / "metadata.json").read_text())
     assert meta["target_description"] == \
         "vulkan:1.3,+fp64,subgroup=8,workgroup=1024,shared=32K,range=128M,device=cpu" or \
@@ -188,7 +178,7 @@ def test_llmc_run_without_the_compiler(llmc, tmp_path, stories_paths, vulkan):
     libs = subprocess.run(["ldd", run], capture_output=True, text=True).stdout
     assert "libMLIR" not in libs and "libLLVM" not in libs, libs
     ckpt, tok = stories_paths
-    vk = _compile(llmc, ckpt, tmp_path / "vk", LAVAPIPE, ("--tokenizer", tok))
+    vk = e2e_util.compile_for(llmc, ckpt, tmp_path / "vk", LAVAPIPE, ("--tokenizer", tok))
     outs = []
     for exe in (llmc, run):
         p = e2e_util.run([exe, "run", vk, "--prompt", "Once", "--max-tokens", 20,
@@ -210,7 +200,7 @@ def test_bench_profile_and_roofline_on_the_device(llmc, tmp_path, stories_paths,
     calls: 5 layers), --roofline measures the device's copy bandwidth;
     --device past the list is an error."""
     ckpt, tok = stories_paths
-    vk = _compile(llmc, ckpt, tmp_path / "vk", LAVAPIPE, ("--tokenizer", tok, "--profile"))
+    vk = e2e_util.compile_for(llmc, ckpt, tmp_path / "vk", LAVAPIPE, ("--tokenizer", tok, "--profile"))
     p = e2e_util.run([llmc, "bench", vk, "-p", 8, "-n", 4, "-r", 1, "--vs", "none",
                       "--profile", "--roofline", "--device", 0])
     assert p.returncode == 0, e2e_util.describe(p)
@@ -267,7 +257,7 @@ def test_subgroup_size_mismatch(llmc, tmp_path, vulkan):
     gguf_writer.hf_to_gguf(str(hf), str(gguf), gguf_writer.GGML_F32)
     other = 32 if SUBGROUP != 32 else 16
     wide = LAVAPIPE.replace("subgroup=%d" % SUBGROUP, "subgroup=%d" % other)
-    art = _compile(llmc, gguf, tmp_path / "vk", wide)
+    art = e2e_util.compile_for(llmc, gguf, tmp_path / "vk", wide)
     meta = json.loads((art / "metadata.json").read_text())
     assert any(k.get("subgroup") == other for k in meta["device"]["kernels"])
     p = e2e_util.run([llmc, "run", art, "--prompt-ids", "1,2,3", "--max-tokens", 2])
@@ -324,8 +314,8 @@ def test_buffers_past_the_range_bound_in_windows(llmc, tmp_path, vulkan):
     hf = tmp_path / "hf"
     make_hf_model.make_model(str(hf), arch="llama", tied=False, dtype="f32", seed=5)
     target = LAVAPIPE + ",range=32K"
-    vk = _compile(llmc, hf, tmp_path / "vk", target)
-    cpu = _compile(llmc, hf, tmp_path / "cpu", "cpu")
+    vk = e2e_util.compile_for(llmc, hf, tmp_path / "vk", target)
+    cpu = e2e_util.compile_for(llmc, hf, tmp_path / "cpu", "cpu")
     meta = json.loads((vk / "metadata.json").read_text())
     windowed = 0
     for phase in meta["device"]["phases"].values():
@@ -359,7 +349,7 @@ def test_bindings_say_what_the_kernels_write(llmc, tmp_path, vulkan):
     import json
     hf = tmp_path / "hf"
     make_hf_model.make_model(str(hf), arch="qwen3", tied=True, dtype="f32", seed=5)
-    art = _compile(llmc, hf, tmp_path / "vk", LAVAPIPE)
+    art = e2e_util.compile_for(llmc, hf, tmp_path / "vk", LAVAPIPE)
     meta = json.loads((art / "metadata.json").read_text())
     for phase in meta["device"]["phases"].values():
         for launch in phase:
@@ -409,7 +399,7 @@ def test_kernels_checked_against_the_module(llmc, tmp_path, stories_paths, vulka
     usage), as is a module cut short."""
     import json
     ckpt, tok = stories_paths
-    art = _compile(llmc, ckpt, tmp_path / "vk", LAVAPIPE, ("--tokenizer", tok))
+    art = e2e_util.compile_for(llmc, ckpt, tmp_path / "vk", LAVAPIPE, ("--tokenizer", tok))
     meta_path = art / "metadata.json"
     meta = json.loads(meta_path.read_text())
     name = meta["device"]["kernels"][0]["name"]

@@ -19,7 +19,6 @@
 #include "mlir/Dialect/Vector/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 
@@ -152,19 +151,11 @@ llvm::Expected<std::string> CPUBackend::emit(ModuleOp lowered,
     args.push_back(rpath);
     args.push_back("-lomp");
   }
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
-                                                log.str()};
-  std::string errMsg;
-  int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, redirects, 0, 0,
-                                     &errMsg);
-  if (rc != 0) {
-    std::string detail;
-    if (auto buf = llvm::MemoryBuffer::getFile(log))
-      detail = (*buf)->getBuffer().str();
-    return fileError(so, "linking failed (" + *cc + "): " + errMsg + detail);
-  }
+  ToolRun run = runTool(*cc, args, log);
+  if (run.exitCode != 0)
+    return fileError(so,
+                     "linking failed (" + *cc + "): " + run.error + run.output);
   for (const std::string &o : *objects)
     llvm::sys::fs::remove(o);
-  llvm::sys::fs::remove(log);
   return std::string("model.so");
 }

@@ -25,7 +25,6 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
@@ -180,20 +179,14 @@ llvm::Expected<std::string> CUDABackend::emit(ModuleOp lowered,
   std::string arch = "-arch=" + target().name;
   llvm::SmallVector<llvm::StringRef> args = {ptxas,   arch, "-O3",
                                              ptxPath, "-o", cubinPath};
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath, logPath};
-  std::string error;
-  int rc =
-      llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,
-                                /*SecondsToWait=*/0, /*MemoryLimit=*/0, &error);
-  std::string log;
-  if (auto buf = llvm::MemoryBuffer::getFile(logPath))
-    log = (*buf)->getBuffer().str();
-  llvm::sys::fs::remove(logPath);
-  if (rc != 0) {
+  ToolRun run = runTool(ptxas, args, logPath);
+  if (run.exitCode != 0) {
     llvm::sys::fs::remove(cubinPath);
     return llvm::createStringError(
         ptxas.str().str() + " " + arch + " rejects the kernels' PTX (" +
-        (error.empty() ? "exit " + std::to_string(rc) : error) + "): " + log);
+        (run.error.empty() ? "exit " + std::to_string(run.exitCode)
+                           : run.error) +
+        "): " + run.output);
   }
   return std::string("kernels.cubin");
 }
