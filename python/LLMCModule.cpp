@@ -725,6 +725,16 @@ PYBIND11_MODULE(_llmc, m) {
            [](PySchedule &s, const OpHandle &b, unsigned i) {
              return s.cache(b, i, "cache_write", llmc::tl::cacheWrite);
            })
+      .def("split_halves",
+           [](PySchedule &s, const OpHandle &b, unsigned i) {
+             return s.cache(
+                 b, i, "split_halves",
+                 [](RewriterBase &rw, llmc::tl::BlockOp block, unsigned read) {
+                   return llmc::tl::splitHalves(rw, block, read);
+                 });
+           })
+      .def("mma", [](PySchedule &s,
+                     const OpHandle &h) { s.mark(h, "mma", llmc::tl::mma); })
       .def("parallel",
            [](PySchedule &s, const OpHandle &h) {
              s.mark(h, "parallel", llmc::tl::parallel);

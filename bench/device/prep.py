@@ -25,7 +25,9 @@ T = sys.argv[1]
 art = pathlib.Path(sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, ".dev")) / "art"
 root = pathlib.Path(sys.argv[3] if len(sys.argv) > 3 else "/tmp/llmc-device-ref")
 root.mkdir(parents=True, exist_ok=True); art.mkdir(parents=True, exist_ok=True)
-ids = e2e_util.deterministic_prompt_ids(32, 300)
+# 45 tokens: a whole tile of a prompt product on a GPU's matrix units (32)
+# and a tail.
+ids = e2e_util.deterministic_prompt_ids(45, 300)
 ref = {}
 def comp(model, out, target):
     subprocess.check_call([LLMC, "compile", str(model), "--target", target, "-o", str(out)],

@@ -9,7 +9,8 @@
 # run.sh), and bench-NAME-allbar, bench-NAME with every binding of its
 # dispatch program marked written (the runtime then puts a barrier between
 # almost every two launches, as before the hazard tracking): an A/B of the
-# barriers. Only kernels.spv and metadata.json are kept (run.sh fills the
+# barriers; for CUDA, bench-NAME-nomma of an f16 model (`-mma`: the
+# prompt's products without the tensor cores). Only the kernels and metadata.json are kept (run.sh fills the
 # weights with random bytes of the recorded size).
 #
 #   bench/device/prep_bench.sh TARGET [MODELS_DIR] [DEV]
@@ -25,7 +26,12 @@ for g in "$M"/*.gguf; do
   variants=("bench-$n|$T|" "prof-$n|$T|--profile")
   # The Vulkan rules' A/B variants (staging, barriers); a CUDA graph has
   # neither.
-  case "$T" in cuda*) ;; *) variants+=("bench-$n-nostage|$T,device=cpu|") ;; esac
+  # The tensor cores' A/B on CUDA (f16: the prompt's products through WMMA
+  # or not).
+  case "$T" in
+    cuda*) case "$n" in *-f16) variants+=("bench-$n-nomma|$T,-mma|") ;; esac ;;
+    *) variants+=("bench-$n-nostage|$T,device=cpu|") ;;
+  esac
   for v in "${variants[@]}"; do
     IFS="|" read -r out target extra <<<"$v"
     rm -rf "$DEV/art/$out"

@@ -20,7 +20,8 @@ $R devices || exit 1
 $R run art/s260 --prompt "Once upon a time" --max-tokens 100 --print-ids > /tmp/s260.ids
 cmp /tmp/s260.ids s260.ref && echo "stories260K: 100 greedy tokens identical to the CPU target"
 mkdir -p /tmp/lg
-P=11,48,85,122,159,196,233,270,7,44,81,118,155,192,229,266,3,40,77,114,151,188,225,262,299,36,73,110,147,184,221,258
+# prep.py's 45 prompt ids (a matrix tile of 32 tokens and a tail)
+P=11,48,85,122,159,196,233,270,7,44,81,118,155,192,229,266,3,40,77,114,151,188,225,262,299,36,73,110,147,184,221,258,295,32,69,106,143,180,217,254,291,28,65,102,139
 for a in art/tiny-*; do
   n=${a#art/tiny-}
   $R run $a --prompt-ids $P --max-tokens 12 --dump-prompt-logits /tmp/lg/$n-P.npy \
@@ -46,7 +47,7 @@ for d in sorted(os.listdir("art")):
         os.symlink(os.path.abspath("art/bench-%s/weights.bin" % d[5:]), "art/%s/weights.bin" % d)
 PY
 date
-for m in ${MODELS-qwen3-0.6b-f16 qwen3-0.6b-q8_0 qwen3-0.6b-q4_0}; do
+for m in ${MODELS-qwen3-0.6b-f16 qwen3-0.6b-f16-nomma qwen3-0.6b-q8_0 qwen3-0.6b-q4_0}; do
   echo "== $m"; timeout ${BENCH_TIMEOUT:-60} $R bench art/bench-$m -p ${PP:-512} -n ${TG:-128} -r ${REPS:-2} --vs none --roofline -t 1
 done
 for m in ${PROFILES-qwen3-0.6b-f16 qwen3-0.6b-q4_0}; do

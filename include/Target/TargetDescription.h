@@ -23,7 +23,7 @@
 // lockstep), workgroup=N (most threads in a workgroup), shared=SIZE (workgroup
 // memory), range=SIZE (the most bytes one kernel argument may span); GPU
 // features: fp16, int8, fp64, int64 (arithmetic and storage of those
-// types).
+// types), mma (matrix units: tensor cores; CUDA only, on by default there).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_TARGET_TARGETDESCRIPTION_H
@@ -115,6 +115,9 @@ struct TargetDescription {
   bool hasGPUInt8() const { return has("int8"); }
   bool hasGPUFloat64() const { return has("fp64"); }
   bool hasGPUInt64() const { return has("int64"); }
+  /// Matrix units that multiply f16 tiles in one subgroup (NVIDIA's tensor
+  /// cores, through WMMA).
+  bool hasMatrixUnits() const { return has("mma"); }
   /// Lanes of `elementBits`-wide elements in one vector register.
   unsigned lanes(unsigned elementBits) const {
     return vectorBits / elementBits;

@@ -58,9 +58,14 @@ static llvm::StringMap<bool> defaultGPUFeatures(TargetKind kind) {
   f["int8"] = true;
   f["fp64"] = kind == TargetKind::CUDA;
   f["int64"] = true;
+  // Matrix units (tensor cores) that multiply tiles in one subgroup: every
+  // SM llmc compiles for has them; Vulkan's (cooperative matrices) are not
+  // lowered.
+  f["mma"] = kind == TargetKind::CUDA;
   return f;
 }
-static constexpr const char *kGPUFeatures[] = {"fp16", "int8", "fp64", "int64"};
+static constexpr const char *kGPUFeatures[] = {"fp16", "int8", "fp64", "int64",
+                                               "mma"};
 
 std::string TargetDescription::str() const {
   std::string s = kind == TargetKind::CPU    ? "cpu"
@@ -191,7 +196,9 @@ parseGPUItems(TargetDescription &t, llvm::StringRef spec,
     if (item.starts_with("+") || item.starts_with("-")) {
       llvm::StringRef f = item.drop_front();
       if (!llvm::is_contained(kGPUFeatures, f))
-        return bad(item, "GPU features: fp16, int8, fp64, int64");
+        return bad(item, "GPU features: fp16, int8, fp64, int64, mma");
+      if (f == "mma" && item[0] == '+' && t.kind != TargetKind::CUDA)
+        return bad(item, "matrix units are lowered for CUDA targets only");
       t.features[f] = item[0] == '+';
       continue;
     }

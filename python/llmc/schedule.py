@@ -315,6 +315,18 @@ class Schedule:
         copy, stored back just after its loop nest; returns the copy block."""
         return self._cache("cache_write", block, write_index)
 
+    def split_halves(self, block, read_index):
+        """Holds the f32 values `block` multiplies from its `read_index`-th
+        read as two f16 halves (hi + lo) written by a nest before its own;
+        returns the halves' block."""
+        return self._cache("split_halves", block, read_index)
+
+    def mma(self, loop):
+        """Marks the matrix band rooted at `loop` (rows, columns, the
+        reduction around one f16 product block) to run on a GPU's matrix
+        units."""
+        self._mark("mma", loop)
+
     def _mark(self, method, loop, *extra):
         getattr(self._native, method)(self._loop(loop, method), *extra)
         self._record(method, [loop] + list(extra), [])

@@ -78,9 +78,28 @@ def test_stories260k(llmc, tmp_path, stories_paths, ptxas, sm):
 @pytest.mark.parametrize("arch,tied,dtype", [("llama", False, "f32"), ("qwen3", True, "f16"),
                                              ("qwen2", False, "f32")])
 def test_gguf_float_models(llmc, tmp_path, ptxas, arch, tied, dtype):
+    """f16 weights: the prompt's products on the tensor cores (WMMA), whose
+    kernels record the subgroup (warp) they were compiled for."""
     _, gguf = e2e_util.float_gguf(tmp_path, arch, tied, dtype)
     for sm in SMS:
-        _check_artifact(ptxas, e2e_util.compile_for(llmc, gguf, tmp_path / sm, "cuda:" + sm), sm)
+        art = e2e_util.compile_for(llmc, gguf, tmp_path / sm, "cuda:" + sm)
+        meta = _check_artifact(ptxas, art, sm)
+        ptx = (art / "kernels.ptx").read_text()
+        assert ("wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32" in ptx) == (dtype == "f16")
+        if dtype == "f16":
+            mma = [k for k in meta["device"]["kernels"] if k.get("subgroup") == 32
+                   and k["name"].startswith("forward_prefill_matmul")]
+            assert mma and all(k["workgroup"][0] == 32 for k in mma), meta["device"]["kernels"]
+
+
+def test_without_matrix_units_no_wmma(llmc, tmp_path, ptxas):
+    """`-mma` in the description: the same f16 model without tensor cores
+    (the GPU schedule's other prompt rules)."""
+    _, gguf = e2e_util.float_gguf(tmp_path, "llama", False, "f16")
+    art = e2e_util.compile_for(llmc, gguf, tmp_path / "nomma", "cuda:sm_90,-mma")
+    meta = _check_artifact(ptxas, art, "sm_90")
+    assert "-mma" in meta["target_description"]
+    assert "wmma" not in (art / "kernels.ptx").read_text()
 
 
 @pytest.mark.parametrize("arch,tied,qtype", [("llama", False, "q8_0"), ("qwen3", True, "q4_0"),
@@ -166,6 +185,32 @@ def test_qwen3_06b_shape(llmc, tmp_path, ptxas):
         assert meta["target_description"].endswith("range=2G")
 
 
+def test_qwen3_06b_shape_f16_tensor_cores(llmc, tmp_path, ptxas):
+    """The Qwen3-0.6B shape in f16: every prompt product (Q, K, V, O, gate,
+    up, down, the head; 1024-3072 wide) on the tensor cores, the
+    activations' halves written once per shared input, through ptxas for
+    both SMs."""
+    import make_gguf_model
+    gguf = tmp_path / "qwen3-0.6b-f16.gguf"
+    make_gguf_model.make_shape_model(str(gguf), "qwen3", "f16", True, QWEN3_06B, ctx=2048)
+    for sm in SMS:
+        art = e2e_util.compile_for(llmc, gguf, tmp_path / sm, "cuda:" + sm)
+        meta = _check_artifact(ptxas, art, sm)
+        dev = meta["device"]
+        names = [k["name"] for k in dev["kernels"]]
+        prefill = [names[l["kernel"]] for l in dev["phases"]["prefill"] if "kernel" in l]
+        bands = [n for n in prefill if dev["kernels"][names.index(n)].get("subgroup") == 32
+                 and n.startswith("forward_prefill_matmul") and not n.endswith("_tail")]
+        halves = [n for n in prefill if n.endswith("_halves")]
+        # 7 products a layer and the head; 4 shared inputs a layer (Q/K/V's,
+        # O's, gate/up's, down's) and the head's.
+        layers = QWEN3_06B["layers"]
+        assert len(bands) == 7 * layers + 1, prefill[:40]
+        assert len(halves) == 4 * layers + 1, prefill[:40]
+        assert not any(n.endswith("_halves") for n in
+                       (names[l["kernel"]] for l in dev["phases"]["decode"] if "kernel" in l))
+
+
 # ---- the runtime's CUDA device ----------------------------------------------------
 
 
@@ -225,7 +270,8 @@ def test_bad_cuda_metadata(llmc, tmp_path, stories_cuda, field, value, message):
 def test_gpu_matches_cpu(llmc, tmp_path, stories_paths):
     """On a machine with an NVIDIA GPU (never in CI): stories260K's greedy
     text identical to the CPU target's; logits of a prompt and of decode
-    steps within 1e-3 x max|logit|, through graphs and with LLMC_CUDA_GRAPHS=0."""
+    steps within 1e-3 x max|logit|, through graphs and with LLMC_CUDA_GRAPHS=0,
+    for stories260K and an f16 model (tensor cores)."""
     import numpy as np
     if not _has_cuda_device(llmc):
         pytest.skip("no CUDA device (llmc devices lists none)")
@@ -241,18 +287,26 @@ def test_gpu_matches_cpu(llmc, tmp_path, stories_paths):
         assert q.returncode == 0, e2e_util.describe(q)
         texts.append(q.stdout)
     assert texts[0] == texts[1]
+    # 40 tokens: a whole tile of the tensor cores' prompt products (32) and a
+    # tail; the f16 model's products run on them (its activations' halves).
     ids = e2e_util.deterministic_prompt_ids(40, 300)
-    _, cp, cs, cids = e2e_util.run_logits(llmc, cpu, ids, 12, threads=1)
-    scale = max(np.abs(cp).max(), 1e-30)
-    for env in ({}, {"LLMC_CUDA_GRAPHS": "0"}):
-        os.environ.update(env)
-        try:
-            _, gp, gs, gids = e2e_util.run_logits(llmc, cu, ids, 12, threads=1)
-        finally:
-            for k in env:
-                del os.environ[k]
-        assert gids == cids
-        assert np.abs(gp - cp).max() <= 1e-3 * scale
+    _, gguf = e2e_util.float_gguf(tmp_path, "qwen3", True, "f16")
+    pairs = [(cu, cpu),
+             (e2e_util.compile_for(llmc, gguf, tmp_path / "cu16", sm),
+              e2e_util.compile_for(llmc, gguf, tmp_path / "cpu16", "cpu"))]
+    for gpu_art, cpu_art in pairs:
+        _, cp, cs, cids = e2e_util.run_logits(llmc, cpu_art, ids, 12, threads=1)
+        scale = max(np.abs(cp).max(), 1e-30)
+        for env in ({}, {"LLMC_CUDA_GRAPHS": "0"}):
+            os.environ.update(env)
+            try:
+                _, gp, gs, gids = e2e_util.run_logits(llmc, gpu_art, ids, 12, threads=1)
+            finally:
+                for k in env:
+                    del os.environ[k]
+            assert gids == cids
+            assert np.abs(gp - cp).max() <= 1e-3 * scale
+            assert np.abs(gs - cs).max() <= 1e-3 * max(np.abs(cs).max(), 1e-30)
         assert np.abs(gs - cs).max() <= 1e-3 * scale
 
 

@@ -387,6 +387,56 @@ def test_unrolled_and_decomposed_model_matches_default(llmc, tiny_model, tmp_pat
 
 # ---- cache_read / cache_write --------------------------------------------------
 
+F16_PRODUCT = """
+func.func @p(%x: memref<32x32xf32>, %w: memref<16x32xf16>, %y: memref<32x16xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  tl.for %t = %c0 to %c32 step %c1 {
+    tl.for %o = %c0 to %c16 step %c1 {
+      tl.for %i = %c0 to %c32 step %c1 {
+        tl.block "matmul" (%vt = spatial %t, %vo = spatial %o, %vi = reduce %i)
+            reads(%x[%vt, %vi] : memref<32x32xf32>, %w[%vo, %vi] : memref<16x32xf16>,
+                  %y[%vt, %vo] : memref<32x16xf32>)
+            writes(%y[%vt, %vo] : memref<32x16xf32>) init {
+          affine.store %cst, %y[%vt, %vo] : memref<32x16xf32>
+        } {
+          %a = affine.load %x[%vt, %vi] : memref<32x32xf32>
+          %b = affine.load %w[%vo, %vi] : memref<16x32xf16>
+          %e = arith.extf %b : f16 to f32
+          %s = affine.load %y[%vt, %vo] : memref<32x16xf32>
+          %p = arith.mulf %a, %e : f32
+          %r = arith.addf %s, %p : f32
+          affine.store %r, %y[%vt, %vo] : memref<32x16xf32>
+        }
+      }
+    }
+  }
+  return
+}
+"""
+
+
+def test_split_halves_and_mma(llmc):
+    """A product of f32 activations and an f16 weight: its activations as
+    two f16 halves, then its loops a matrix band (kind mma); before the
+    split the band refuses the f32 operand."""
+    m = llmc.parse(F16_PRODUCT)
+    sch = llmc.Schedule(m)
+    t, o, i = sch.get_loops(sch.get_block("matmul"))
+    fails(llmc, lambda: sch.mma(t), "mma: the block must add the product of two f16 values")
+    halves = sch.split_halves(sch.get_block("matmul"), 0)
+    assert len(sch.get_loops(halves)) == 2  # its own nest over the activations
+    t, o, i = sch.get_loops(sch.get_block("matmul"))
+    sch.mma(t)
+    m.verify()
+    text = str(m)
+    assert text.count("kind(mma)") == 3 and 'tl.block "matmul_halves"' in text
+    assert "split_halves" in str(sch.trace) and "mma" in str(sch.trace)
+
+
 def test_cache_read_and_write(llmc, tiny_model, tmp_path):
     m = tl_matmul(llmc)
     sch = llmc.Schedule(m)

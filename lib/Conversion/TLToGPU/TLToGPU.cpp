@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 #include "Conversion/TLToGPU/TLToGPU.h"
 #include "Conversion/TLToSCF/TLToSCF.h"
+#include "Dialect/TL/Analysis/MatrixBand.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -53,7 +54,14 @@ struct Binding {
   /// its shared stack buffers; empty for a single chain of thread loops.
   SmallVector<tl::ForOp> steps;
   SmallVector<memref::AllocaOp> shared;
+  /// A matrix band right after the chain (kind mma): one subgroup per
+  /// workgroup slot of the chain, its lanes on threadIdx.x.
+  tl::ForOp band;
 };
+
+/// Lanes of the subgroup a matrix band runs on (a warp: the band is lowered
+/// to WMMA, NVIDIA's).
+static constexpr int64_t kBandLanes = 32;
 
 /// Collects the workgroup's steps in `body`: every loop there bound to
 /// threadIdx.x with a constant extent, beside pure ops and stack buffers
@@ -154,9 +162,17 @@ static FailureOr<Binding> collectBinding(func::FuncOp fn) {
       break;
     }
     l = inner.size() == 1 ? inner[0] : tl::ForOp();
+    if (l && l.getKind() == tl::LoopKind::mma) {
+      if (b.threads[0])
+        return l.emitOpError("a matrix band's lanes are threadIdx.x, which "
+                             "the loops around it bind already");
+      b.band = l;
+      b.threadCount[0] = kBandLanes;
+    }
   }
 
-  // Every other loop must be one the kernel runs serially.
+  // Every other loop must be one the kernel runs serially (or a matrix
+  // band's).
   WalkResult r = fn.walk([&](tl::ForOp l) {
     if (l.getKind() == tl::LoopKind::thread_bound &&
         !llvm::is_contained(b.blocks, l) && !llvm::is_contained(b.threads, l) &&
@@ -164,6 +180,13 @@ static FailureOr<Binding> collectBinding(func::FuncOp fn) {
       l.emitOpError("is bound to ")
           << *l.getThread()
           << " but is not in the chain of bound loops at the top of the nest";
+      return WalkResult::interrupt();
+    }
+    auto parent = l->getParentOfType<tl::ForOp>();
+    if (l.getKind() == tl::LoopKind::mma && l != b.band &&
+        !(parent && parent.getKind() == tl::LoopKind::mma)) {
+      l.emitOpError("is a loop of a matrix band (kind mma), which must "
+                    "follow the chain of bound loops at the top of the nest");
       return WalkResult::interrupt();
     }
     if (l.getKind() == tl::LoopKind::parallel ||
@@ -320,6 +343,108 @@ static void inlineBound(RewriterBase &rw, tl::ForOp l, bool isBlock,
   rw.eraseOp(l);
 }
 
+/// Lowers matrix band `rows` (kind mma; Analysis/MatrixBand.h) to WMMA on
+/// the subgroup that runs it: a 16 x 16 fragment of sums per tile of out
+/// (zero, or loaded from out where the block has no init), a loop over the
+/// reduction in steps of 16 that loads each row tile's fragment of `a` (and
+/// of its low half, where a is split) and each column tile's of `b`
+/// (transposed: b's rows are the columns) and multiplies them into the
+/// sums, then the sums stored into out.
+static LogicalResult lowerMatrixBand(RewriterBase &rw, tl::ForOp rows) {
+  std::string reason;
+  FailureOr<tl::MatrixBand> band =
+      tl::matchMatrixBand(rows, [&](const Twine &why) { reason = why.str(); });
+  if (failed(band))
+    return rows.emitOpError(reason);
+  Location loc = rows.getLoc();
+  tl::BlockOp block = band->block;
+  rw.setInsertionPoint(rows);
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(rw, loc, v);
+  };
+  // The indices of access `m` at the band's point (r, c, k): the pure ops
+  // of the band's bodies cloned with its loops' variables mapped.
+  auto indices = [&](Value r, Value c, Value k, AffineMap m) {
+    IRMapping map;
+    map.map(band->rows.getInductionVar(), r);
+    map.map(band->cols.getInductionVar(), c);
+    map.map(band->red.getInductionVar(), k);
+    for (tl::ForOp l : {band->rows, band->cols, band->red})
+      for (Operation &op : l.getBody()->without_terminator())
+        if (!op.getNumRegions())
+          rw.clone(op, map);
+    SmallVector<Value> iters;
+    for (Value v : block.getIterValues())
+      iters.push_back(map.lookupOrDefault(v));
+    SmallVector<Value> at;
+    for (unsigned i = 0; i < m.getNumResults(); ++i)
+      at.push_back(
+          affine::AffineApplyOp::create(rw, loc, m.getSubMap({i}), iters));
+    return at;
+  };
+  constexpr int64_t t = tl::kMatrixTile;
+  Type f16 = rw.getF16Type(), f32 = rw.getF32Type();
+  auto aType = gpu::MMAMatrixType::get({t, t}, f16, "AOp");
+  auto bType = gpu::MMAMatrixType::get({t, t}, f16, "BOp");
+  auto cType = gpu::MMAMatrixType::get({t, t}, f32, "COp");
+  auto lead = [&](int64_t v) { return rw.getIndexAttr(v); };
+  int64_t rowTiles = band->rowCount / t, colTiles = band->colCount / t;
+  Value zero = index(0);
+  SmallVector<Value> sums;
+  Value zeroSum = arith::ConstantOp::create(rw, loc, rw.getF32FloatAttr(0.0));
+  for (int64_t i = 0; i < rowTiles; ++i)
+    for (int64_t j = 0; j < colTiles; ++j)
+      sums.push_back(band->zeroInit ? gpu::SubgroupMmaConstantMatrixOp::create(
+                                          rw, loc, cType, zeroSum)
+                                          .getResult()
+                                    : gpu::SubgroupMmaLoadMatrixOp::create(
+                                          rw, loc, cType, band->out,
+                                          indices(index(i * t), index(j * t),
+                                                  zero, band->outMap),
+                                          lead(band->outLead), UnitAttr())
+                                          .getResult());
+  auto steps = scf::ForOp::create(
+      rw, loc, zero, index(band->redCount), index(t), sums,
+      [&](OpBuilder &b, Location, Value k, ValueRange acc) {
+        rw.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
+        SmallVector<Value> as, lows, bs, next;
+        for (int64_t i = 0; i < rowTiles; ++i)
+          for (Value a : {band->a, band->aLow})
+            if (a)
+              (a == band->a ? as : lows)
+                  .push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+                      rw, loc, aType, a,
+                      indices(index(i * t), zero, k, band->aMap),
+                      lead(band->aLead), UnitAttr()));
+        for (int64_t j = 0; j < colTiles; ++j)
+          bs.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+              rw, loc, bType, band->b,
+              indices(zero, index(j * t), k, band->bMap), lead(band->bLead),
+              rw.getUnitAttr()));
+        for (int64_t i = 0; i < rowTiles; ++i)
+          for (int64_t j = 0; j < colTiles; ++j) {
+            Value sum = gpu::SubgroupMmaComputeOp::create(
+                rw, loc, cType, as[i], bs[j], acc[i * colTiles + j], UnitAttr(),
+                rw.getUnitAttr());
+            if (!lows.empty())
+              sum = gpu::SubgroupMmaComputeOp::create(rw, loc, cType, lows[i],
+                                                      bs[j], sum, UnitAttr(),
+                                                      rw.getUnitAttr());
+            next.push_back(sum);
+          }
+        scf::YieldOp::create(rw, loc, next);
+      });
+  rw.setInsertionPointAfter(steps);
+  for (int64_t i = 0; i < rowTiles; ++i)
+    for (int64_t j = 0; j < colTiles; ++j)
+      gpu::SubgroupMmaStoreMatrixOp::create(
+          rw, loc, steps.getResult(i * colTiles + j), band->out,
+          indices(index(i * t), index(j * t), zero, band->outMap),
+          lead(band->outLead), UnitAttr());
+  rw.eraseOp(rows);
+  return success();
+}
+
 /// Clones the computation of `v` (pure ops of the kernel function's body,
 /// from its arguments) at `b`'s insertion point, its arguments mapped.
 static FailureOr<Value> cloneFromArgs(OpBuilder &b, Value v, IRMapping &map) {
@@ -416,6 +541,10 @@ struct ConvertTLToGPUPass : llmc::impl::ConvertTLToGPUBase<ConvertTLToGPUPass> {
         rw.replaceAllUsesWith(local.getResult(), memory);
         rw.eraseOp(local);
       }
+      if (binding->band &&
+          failed(lowerMatrixBand(
+              rw, cast<tl::ForOp>(map.lookup(binding->band.getOperation())))))
+        return signalPassFailure();
       if (failed(unrollLoops(kernel)))
         return signalPassFailure();
       RewritePatternSet patterns(ctx);

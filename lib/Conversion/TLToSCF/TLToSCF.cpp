@@ -87,7 +87,8 @@ struct PrefetchToMemRef : OpRewritePattern<tl::PrefetchOp> {
 };
 
 /// Loop kinds the loops of a CPU cannot honour: thread_bound (a GPU thread
-/// axis) anywhere, and a parallel loop inside another (one level of threads).
+/// axis) and mma (a GPU's matrix units) anywhere, and a parallel loop inside
+/// another (one level of threads).
 static LogicalResult checkKinds(Operation *root) {
   WalkResult r = root->walk([](tl::ForOp loop) {
     if (loop.getKind() == tl::LoopKind::thread_bound) {
@@ -95,6 +96,12 @@ static LogicalResult checkKinds(Operation *root) {
           << loop.getThreadAttr()
           << ", which the loops of a CPU cannot honour (bind is for GPU "
              "targets)";
+      return WalkResult::interrupt();
+    }
+    if (loop.getKind() == tl::LoopKind::mma) {
+      loop.emitOpError("is a loop of a matrix band (kind mma), which runs on "
+                       "a GPU's matrix units; the loops of a CPU cannot "
+                       "honour it");
       return WalkResult::interrupt();
     }
     if (loop.getKind() == tl::LoopKind::parallel)

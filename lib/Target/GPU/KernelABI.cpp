@@ -469,6 +469,28 @@ static LogicalResult linearizeArguments(gpu::GPUFuncOp kernel,
         Value at = linear(ub, store.getLoc(), store.getIndices());
         memref::StoreOp::create(ub, store.getLoc(), store.getValue(), flat, at);
         store.erase();
+      } else if (auto mload = dyn_cast<gpu::SubgroupMmaLoadMatrixOp>(user)) {
+        // A matrix band's fragment: its first element's offset, the rows'
+        // stride (the leading dimension) unchanged.
+        if (windows.count > 1)
+          return mload.emitOpError("reads a fragment of a buffer bound in "
+                                   "windows (past the target's range)");
+        Value at = linear(ub, mload.getLoc(), mload.getIndices());
+        auto flatLoad = gpu::SubgroupMmaLoadMatrixOp::create(
+            ub, mload.getLoc(), mload.getType(), flat, ValueRange{at},
+            mload.getLeadDimensionAttr(), mload.getTransposeAttr());
+        mload.getResult().replaceAllUsesWith(flatLoad.getResult());
+        mload.erase();
+      } else if (auto mstore = dyn_cast<gpu::SubgroupMmaStoreMatrixOp>(user)) {
+        if (windows.count > 1)
+          return mstore.emitOpError("writes a buffer of ")
+                 << windows.span << " bytes, past the target's range of "
+                 << target.maxBufferRange;
+        Value at = linear(ub, mstore.getLoc(), mstore.getIndices());
+        gpu::SubgroupMmaStoreMatrixOp::create(
+            ub, mstore.getLoc(), mstore.getSrc(), flat, ValueRange{at},
+            mstore.getLeadDimensionAttr(), mstore.getTransposeAttr());
+        mstore.erase();
       } else if (auto dim = dyn_cast<memref::DimOp>(user)) {
         auto d = getConstantIntValue(dim.getIndex());
         if (!d)
@@ -622,8 +644,10 @@ LogicalResult gpu_abi::writeDispatchProgram(ModuleOp module,
     json::Object entry{{"name", k.getName()}, {"workgroup", std::move(wg)}};
     // A kernel whose lanes combine values across a subgroup needs the
     // device's subgroups to be the size it was scheduled for.
-    if (k.walk([](gpu::SubgroupReduceOp) {
-           return WalkResult::interrupt();
+    if (k.walk([](Operation *op) {
+           return isa<gpu::SubgroupReduceOp, gpu::SubgroupMmaComputeOp>(op)
+                      ? WalkResult::interrupt()
+                      : WalkResult::advance();
          }).wasInterrupted())
       entry["subgroup"] = int64_t(target.subgroupSize);
     kernelList.push_back(std::move(entry));

@@ -71,3 +71,29 @@ func.func @dynamic_vector(%y: memref<?xf32>, %n: index) {
   }
   return
 }
+
+// -----
+
+// A matrix band runs on a GPU's matrix units: the CPU refuses it.
+func.func @matrix_band(%a: memref<16x16xf16>, %b: memref<16x16xf16>, %y: memref<16x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  tl.for %r = %c0 to %c16 step %c1 kind(mma) {
+    tl.for %c = %c0 to %c16 step %c1 kind(mma) {
+      // expected-error @+1 {{is a loop of a matrix band (kind mma), which runs on a GPU's matrix units; the loops of a CPU cannot honour it}}
+      tl.for %k = %c0 to %c16 step %c1 kind(mma) {
+        tl.block "matmul" (%vr = spatial %r, %vc = spatial %c, %vk = reduce %k) reads(%a[%vr, %vk] : memref<16x16xf16>, %b[%vc, %vk] : memref<16x16xf16>, %y[%vr, %vc] : memref<16x16xf32>) writes(%y[%vr, %vc] : memref<16x16xf32>) {
+          %0 = affine.load %a[symbol(%vr), symbol(%vk)] : memref<16x16xf16>
+          %1 = affine.load %b[symbol(%vc), symbol(%vk)] : memref<16x16xf16>
+          %2 = arith.extf %0 : f16 to f32
+          %3 = arith.extf %1 : f16 to f32
+          %4 = affine.load %y[symbol(%vr), symbol(%vc)] : memref<16x16xf32>
+          %5 = math.fma %2, %3, %4 : f32
+          affine.store %5, %y[symbol(%vr), symbol(%vc)] : memref<16x16xf32>
+        }
+      }
+    }
+  }
+  return
+}

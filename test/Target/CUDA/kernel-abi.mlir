@@ -74,3 +74,39 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A matrix band's fragments: loads and stores of one-dimensional buffers at
+// their first element's offset, the rows' stride (leading dimension) kept;
+// the kernel records the subgroup its fragments belong to.
+// CHECK: llmc.dispatch = "{\22kernels\22:[{\22name\22:\22mm\22,\22subgroup\22:32,\22workgroup\22:[32,1,1]}]
+// CHECK: gpu.func @mm(%[[A:.*]]: memref<?xf16>, %[[AN:.*]]: index, %[[Y:.*]]: memref<?xf32>, %[[YN:.*]]: index)
+// CHECK: gpu.subgroup_mma_load_matrix %[[A]][%{{.*}}] {leadDimension = 64 : index} : memref<?xf16> -> !gpu.mma_matrix<16x16xf16, "AOp">
+// CHECK: gpu.subgroup_mma_load_matrix %[[A]][%{{.*}}] {leadDimension = 64 : index, transpose} : memref<?xf16> -> !gpu.mma_matrix<16x16xf16, "BOp">
+// CHECK: gpu.subgroup_mma_store_matrix %{{.*}}, %[[Y]][%{{.*}}] {leadDimension = 16 : index} : !gpu.mma_matrix<16x16xf32, "COp">, memref<?xf32>
+module attributes {gpu.container_module} {
+  func.func private @forward_prefill(%tokens: memref<?xi32>, %pos0: index, %weights: memref<?xi8>, %kv: memref<1x2x1x64xf32>, %n_out: index, %logits: memref<?x64xf32>, %arena: memref<?xi8>) attributes {llmc.phase = "prefill"} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    %n = memref.dim %tokens, %c0 : memref<?xi32>
+    %a = memref.view %arena[%c0][%n] : memref<?xi8> to memref<?x64xf16>
+    %y = memref.view %arena[%c0][%n] : memref<?xi8> to memref<?x16xf32>
+    gpu.launch_func @llmc_kernels::@mm blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1) args(%a : memref<?x64xf16>, %y : memref<?x16xf32>)
+    return
+  }
+  gpu.module @llmc_kernels {
+    gpu.func @mm(%a: memref<?x64xf16>, %y: memref<?x16xf32>) kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %c16 = arith.constant 16 : index
+      %A = gpu.subgroup_mma_load_matrix %a[%c16, %c0] {leadDimension = 64 : index} : memref<?x64xf16> -> !gpu.mma_matrix<16x16xf16, "AOp">
+      %B = gpu.subgroup_mma_load_matrix %a[%c0, %c16] {leadDimension = 64 : index, transpose} : memref<?x64xf16> -> !gpu.mma_matrix<16x16xf16, "BOp">
+      %z = arith.constant 0.0 : f32
+      %C = gpu.subgroup_mma_constant_matrix %z : !gpu.mma_matrix<16x16xf32, "COp">
+      %D = gpu.subgroup_mma_compute %A, %B, %C {b_transpose} : !gpu.mma_matrix<16x16xf16, "AOp">, !gpu.mma_matrix<16x16xf16, "BOp"> -> !gpu.mma_matrix<16x16xf32, "COp">
+      gpu.subgroup_mma_store_matrix %D, %y[%c16, %c0] {leadDimension = 16 : index} : !gpu.mma_matrix<16x16xf32, "COp">, memref<?x16xf32>
+      gpu.return
+    }
+  }
+}

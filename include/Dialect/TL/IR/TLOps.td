@@ -14,7 +14,8 @@ def TL_LoopKind : I32EnumAttr<"LoopKind", "how a tl.for loop executes", [
     I32EnumAttrCase<"parallel", 1>,
     I32EnumAttrCase<"vectorized", 2>,
     I32EnumAttrCase<"unrolled", 3>,
-    I32EnumAttrCase<"thread_bound", 4>
+    I32EnumAttrCase<"thread_bound", 4>,
+    I32EnumAttrCase<"mma", 5>
   ]> {
   let cppNamespace = "::llmc::tl";
   let genSpecializedAttr = 0;
@@ -57,7 +58,10 @@ def TL_ForOp : TL_Op<"for", [SingleBlockImplicitTerminator<"YieldOp">,
     iterations execute: `serial` in order; `parallel` in any order or at once
     (the body must not carry dependences between iterations); `vectorized`
     as SIMD lanes; `unrolled` fully unrolled; `thread_bound` mapped onto the
-    GPU thread axis named by `thread` (e.g. `"threadIdx.x"`). Bounds are index
+    GPU thread axis named by `thread` (e.g. `"threadIdx.x"`); `mma` one of
+    the three loops of a matrix band (rows, columns, the reduction, directly
+    nested, each a multiple of 16: `tl::matchMatrixBand`), which one
+    subgroup of a GPU runs on its matrix units (tensor cores). Bounds are index
     values and may depend on enclosing loop variables (triangular loops).
 
     ```mlir

@@ -254,6 +254,8 @@ def TLSchedule : Pass<"tl-schedule"> {
     hoist(matmul, 0, 0)             # its widening 0's operand computed at loop 0
     parallel(matmul, 0); vectorize(matmul_rf, 3); unroll(matmul, 1)
     decompose_reduction(matmul, 1); bind(matmul, 0, threadIdx.x)
+    mma(matmul, 3)                  # loops 3, 4, 5: a matrix band (kind mma)
+    split_halves(matmul, 0)         # its f32 read 0 as two f16 halves
     ```
 
     A primitive that refuses reports its located error and the pass fails.

@@ -82,6 +82,12 @@ mlir::LogicalResult unroll(ForOp loop);
 mlir::LogicalResult bind(ForOp loop, llvm::StringRef thread,
                          bool verify = true);
 
+/// Marks the matrix band rooted at `rows` (rows, columns and the reduction,
+/// directly nested around one matmul block: Analysis/MatrixBand.h) as kind
+/// `mma`: one subgroup of a GPU computes it on its matrix units. The rows
+/// and columns must be independent (the conditions of parallel).
+mlir::LogicalResult mma(ForOp rows);
+
 /// Moves the init of reduction block `block` out of its reduction loops:
 /// a new block "<name>_init" (the spatial variables, the init as its body,
 /// the block's writes as its writes) runs right before `loop`, and `block`
@@ -218,6 +224,21 @@ mlir::FailureOr<BlockOp> cacheRead(mlir::RewriterBase &rewriter, BlockOp block,
 /// read it only where its init has written it first. Returns the copy block.
 mlir::FailureOr<BlockOp> cacheWrite(mlir::RewriterBase &rewriter,
                                     BlockOp block, unsigned writeIndex);
+
+/// Holds the f32 values reduction `block` multiplies from its read
+/// `readIndex` as the sum of two f16 halves: a nest before the block's
+/// writes hi = f16(v) and lo = f16(v - hi) into two new buffers shaped like
+/// the read's (block "<name>_halves"), and the block's product v * f
+/// becomes ext(hi) * f + ext(lo) * f (hi + lo keeps v to about 22 bits).
+/// The form f16 matrix units multiply (Analysis/MatrixBand.h) without
+/// rounding the values to f16. The block must add v * f (or fma) into its
+/// accumulator, v the read's one load; nothing in the nest may write the
+/// buffer. Returns the halves' block. With `reuse` (an earlier halves block
+/// of the same buffer, which the caller knows nothing writes since) the
+/// block reads its halves instead of a new nest's.
+mlir::FailureOr<BlockOp> splitHalves(mlir::RewriterBase &rewriter,
+                                     BlockOp block, unsigned readIndex,
+                                     BlockOp reuse = {});
 
 /// Moves producer `block` (alone in its own loop nest, before `loop`) to the
 /// start of the body of `loop`, computing in each iteration exactly the

@@ -11,7 +11,7 @@
 // a bare block) runs on one thread: a loop of one iteration is put around
 // it and bound.
 //
-// Four rules come first (the first that applies maps the nest):
+// Five rules come first (the first that applies maps the nest):
 // - reduceInWorkgroup: a reduction whose outputs are a constant number
 //   (decode's matmuls and norms: one token) gets a workgroup per output (up
 //   to 8 where each lane would get few iterations): consecutive threads take
@@ -21,6 +21,9 @@
 //   the lanes, else in a tree (tree_reduce) whose levels, like every loop
 //   bound to a thread axis, run one after another across the workgroup;
 //   each thread sums its iterations in a register first;
+// - matrixTiles (a target with matrix units): a prompt's matmul of f16
+//   operands as bands of kind mma, a subgroup's fragments over 32 tokens
+//   and 32 outputs;
 // - tileTokensStaged (not on a CPU device): tileTokens with the reduction
 //   in chunks, at each chunk the tokens' activations copied into workgroup
 //   memory first (stage), every thread reading them there;
@@ -38,6 +41,7 @@
 #include "Dialect/TL/Transforms/GPUSchedule.h"
 #include "Dialect/TL/Analysis/AffineIndex.h"
 #include "Dialect/TL/Analysis/Independence.h"
+#include "Dialect/TL/Analysis/MatrixBand.h"
 #include "Dialect/TL/Analysis/Reduction.h"
 #include "Dialect/TL/IR/TL.h"
 #include "Dialect/TL/Transforms/Schedule.h"
@@ -769,6 +773,102 @@ static FailureOr<bool> tileTokens(RewriterBase &rw, ArrayRef<ForOp> chain,
   return true;
 }
 
+/// Tokens a workgroup's matrix band covers (two fragments of rows).
+static constexpr int64_t kMatrixRows = 2 * kMatrixTile;
+
+/// The matrix units rule (a target with them: hasMatrixUnits): a prompt's
+/// matmul of an f16 weight whose products fit the matrix band's form
+/// (Analysis/MatrixBand.h) runs on them, its f32 activations held as two
+/// f16 halves (splitHalves, one nest for every product of the same
+/// activations; products whose activations are f16 already need none):
+/// the tokens in
+/// whole tiles of kMatrixRows (split_peel; the rest a nest of their own,
+/// which the other rules map), the outputs split into workgroups of up to
+/// 4 subgroups, each subgroup 32 outputs (16 where 32 do not divide them)
+/// of the tile's tokens over the whole reduction: a band of kind mma
+/// (rows, columns, reduction), its sums in the subgroup's fragments. The
+/// tiles on blockIdx.y, the workgroups on blockIdx.x, the subgroups on
+/// threadIdx.y (the band's own lanes are threadIdx.x). Returns false,
+/// changing nothing, where it does not apply.
+static FailureOr<bool> matrixTiles(RewriterBase &rw, ArrayRef<ForOp> chain,
+                                   const TargetDescription &target) {
+  SmallVector<ForOp> reduction;
+  BlockOp block = promptMatmul(chain, reduction);
+  if (!target.hasMatrixUnits() || !block || reduction.size() != 1)
+    return false;
+  // f32 activations (the exact mode's) are split into two f16 halves
+  // (splitHalves: near f32's precision, two products per step).
+  FailureOr<MatrixBand> form =
+      matchMatrixBand(chain[0], {}, /*anyRowCount=*/true);
+  bool halves = failed(form);
+  if (halves)
+    form = matchMatrixBand(chain[0], {}, /*anyRowCount=*/true,
+                           /*f32Rows=*/true);
+  if (failed(form))
+    return false;
+  if (halves) {
+    unsigned read =
+        llvm::find(block.getReads(), form->a) - block.getReads().begin();
+    // Another product's halves of the same activations (a layer's Q, K
+    // and V), where nothing between writes them, serve this one too.
+    BlockOp reuse;
+    Operation *root = chain[0];
+    for (Operation *op = root->getPrevNode(); op && !reuse;
+         op = op->getPrevNode()) {
+      bool writes = false;
+      op->walk([&](BlockOp b) {
+        if (b.getName().ends_with("_halves") && b.getReads().size() == 1 &&
+            b.getReads()[0] == form->a && b.getWrites().size() == 2)
+          reuse = b;
+        writes |= llvm::is_contained(b.getWrites(), form->a);
+      });
+      if (writes && !reuse)
+        break;
+    }
+    if (failed(splitHalves(rw, block, read, reuse)))
+      return failure();
+  }
+  int64_t n = *constantExtent(chain[1]);
+  int64_t cols = n % (2 * kMatrixTile) == 0 ? 2 * kMatrixTile : kMatrixTile;
+  int64_t warps = 4;
+  while (warps > 1 && (n % (warps * cols) ||
+                       warps * target.subgroupSize > target.maxWorkgroupSize))
+    warps /= 2;
+  MLIRContext *ctx = rw.getContext();
+  auto peel =
+      quietly(ctx, [&] { return splitPeel(rw, chain[0], {kMatrixRows}); });
+  if (failed(peel))
+    return false;
+  ForOp tiles = peel->loops[0], tile = peel->loops[1];
+  SmallVector<int64_t> factors = {-1};
+  if (warps > 1)
+    factors.push_back(warps);
+  factors.push_back(cols);
+  auto split = tl::split(rw, chain[1], factors);
+  if (failed(split))
+    return failure();
+  ForOp blocks = (*split)[0];
+  ForOp subgroups = warps > 1 ? (*split)[1] : ForOp();
+  // tiles, workgroups, subgroups, then the band: the tile's tokens, the
+  // subgroup's outputs, the reduction.
+  SmallVector<ForOp> order = {blocks};
+  if (subgroups)
+    order.push_back(subgroups);
+  order.push_back(tile);
+  auto moved = quietly(ctx, [&] { return reorder(rw, order); });
+  if (failed(moved))
+    return failure();
+  blocks = (*moved)[0];
+  if (subgroups)
+    subgroups = (*moved)[1];
+  tile = moved->back();
+  if (failed(tl::mma(tile)) || failed(bindLoop(tiles, "blockIdx.y")) ||
+      failed(bindLoop(blocks, "blockIdx.x")) ||
+      (subgroups && failed(bindLoop(subgroups, "threadIdx.y"))))
+    return failure();
+  return true;
+}
+
 /// Elements of the activations one chunk of a staged prompt matmul's
 /// reduction covers (8 tokens x 256 f32: 8 KiB of workgroup memory).
 static constexpr int64_t kStageElements = 256;
@@ -968,6 +1068,8 @@ static LogicalResult scheduleNest(RewriterBase &rw, Operation *root,
   std::pair<std::function<FailureOr<bool>()>, const char *> rules[] = {
       {[&] { return reduceInWorkgroup(rw, root, chain, target); },
        "split this reduction across a workgroup"},
+      {[&] { return matrixTiles(rw, chain, target); },
+       "put this prompt matmul on the matrix units"},
       {[&] { return tileTokensStaged(rw, chain, target); },
        "stage this prompt matmul's activations"},
       {[&] { return tileTokens(rw, chain, target); },

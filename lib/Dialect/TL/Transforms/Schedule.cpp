@@ -2,18 +2,20 @@
 #include "Dialect/TL/Transforms/Schedule.h"
 #include "Dialect/TL/Analysis/AffineIndex.h"
 #include "Dialect/TL/Analysis/Independence.h"
+#include "Dialect/TL/Analysis/MatrixBand.h"
 #include "Dialect/TL/Analysis/Reduction.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
-#include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
@@ -836,6 +838,20 @@ LogicalResult llmc::tl::unroll(ForOp loop) {
   return success();
 }
 
+LogicalResult llmc::tl::mma(ForOp rows) {
+  std::string reason;
+  FailureOr<MatrixBand> band =
+      matchMatrixBand(rows, [&](const Twine &why) { reason = why.str(); });
+  if (failed(band))
+    return rows.emitError("mma: ") << reason;
+  if (failed(verifyIndependent(band->rows, "mma")) ||
+      failed(verifyIndependent(band->cols, "mma")))
+    return failure();
+  for (ForOp l : {band->rows, band->cols, band->red})
+    setKind(l, LoopKind::mma);
+  return success();
+}
+
 LogicalResult llmc::tl::bind(ForOp loop, StringRef thread, bool verify) {
   static const char *axes[] = {"threadIdx.x", "threadIdx.y", "threadIdx.z",
                                "blockIdx.x",  "blockIdx.y",  "blockIdx.z"};
@@ -1000,9 +1016,12 @@ static Value allocLike(RewriterBase &rw, Value buffer, Operation *at) {
 }
 
 /// Builds, at the insertion point, a loop nest over `from`'s shape with a
-/// block `name` copying `from` into `to` element by element.
-static BlockOp buildCopy(RewriterBase &rw, Location loc, StringRef name,
-                         Value from, Value to) {
+/// block `name` copying `from` into `to` element by element; with `values`,
+/// each element of `from` gives one value per buffer of `to` (their types').
+static BlockOp
+buildCopy(RewriterBase &rw, Location loc, StringRef name, Value from,
+          ValueRange to,
+          function_ref<SmallVector<Value>(OpBuilder &, Value)> values = {}) {
   auto type = llvm::cast<MemRefType>(from.getType());
   unsigned rank = type.getRank();
   MLIRContext *ctx = rw.getContext();
@@ -1024,10 +1043,11 @@ static BlockOp buildCopy(RewriterBase &rw, Location loc, StringRef name,
   AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
   SmallVector<Attribute> kinds(rank,
                                IterKindAttr::get(ctx, IterKind::spatial));
-  auto copy = BlockOp::create(
-      rw, loc, rw.getStringAttr(name), ivs, rw.getArrayAttr(kinds),
-      ValueRange{from}, rw.getArrayAttr({AffineMapAttr::get(id)}),
-      ValueRange{to}, rw.getArrayAttr({AffineMapAttr::get(id)}));
+  SmallVector<Attribute> writeMaps(to.size(), AffineMapAttr::get(id));
+  auto copy = BlockOp::create(rw, loc, rw.getStringAttr(name), ivs,
+                              rw.getArrayAttr(kinds), ValueRange{from},
+                              rw.getArrayAttr({AffineMapAttr::get(id)}), to,
+                              rw.getArrayAttr(writeMaps));
   Block *body = new Block();
   copy.getBody().push_back(body);
   for (unsigned i = 0; i < rank; ++i)
@@ -1035,7 +1055,10 @@ static BlockOp buildCopy(RewriterBase &rw, Location loc, StringRef name,
   rw.setInsertionPointToStart(body);
   Value v = affine::AffineLoadOp::create(rw, loc, from, id,
                                          body->getArguments());
-  affine::AffineStoreOp::create(rw, loc, v, to, id, body->getArguments());
+  SmallVector<Value> stored =
+      values ? values(rw, v) : SmallVector<Value>(to.size(), v);
+  for (auto [x, buffer] : llvm::zip(stored, to))
+    affine::AffineStoreOp::create(rw, loc, x, buffer, id, body->getArguments());
   YieldOp::create(rw, loc);
   return copy;
 }
@@ -1075,12 +1098,137 @@ static Operation *rootOf(BlockOp block) {
   return loops.empty() ? block.getOperation() : loops.front().getOperation();
 }
 
+/// Whether `block` has a read `readIndex`; if not, an error of `primitive`
+/// saying how many it has.
+static LogicalResult checkRead(BlockOp block, unsigned readIndex,
+                               StringRef primitive) {
+  if (readIndex < block.getReads().size())
+    return success();
+  return block.emitError(primitive)
+         << ": tl.block '" << block.getName() << "' has "
+         << block.getReads().size() << " reads, no read " << readIndex;
+}
+
+FailureOr<BlockOp> llmc::tl::splitHalves(RewriterBase &rw, BlockOp block,
+                                         unsigned readIndex, BlockOp reuse) {
+  auto fail = [&](const Twine &why) {
+    return block.emitError("split_halves: ") << why;
+  };
+  if (failed(checkRead(block, readIndex, "split_halves")))
+    return failure();
+  Value buffer = block.getReads()[readIndex];
+  auto type = cast<MemRefType>(buffer.getType());
+  if (!type.getElementType().isF32() ||
+      llvm::is_contained(block.getWrites(), buffer))
+    return fail("read " + Twine(readIndex) +
+                " must be of an f32 buffer the block does not write");
+  // acc + v * f (or fma(v, f, acc)) with v the one load of the buffer.
+  FailureOr<ReductionUpdate> update = matchReductionUpdate(block);
+  affine::AffineLoadOp load;
+  for (Operation &op : *block.getBodyBlock())
+    if (auto l = dyn_cast<affine::AffineLoadOp>(op);
+        l && l.getMemRef() == buffer)
+      load = load ? affine::AffineLoadOp() : l;
+  Operation *mul = nullptr;
+  if (succeeded(update) && update->kind == arith::AtomicRMWKind::addf)
+    mul = update->fma ? update->combine
+                      : update->operand.getDefiningOp<arith::MulFOp>();
+  if (!load || !mul || !load->hasOneUse() || *load->user_begin() != mul ||
+      mul->getOperand(0) == mul->getOperand(1))
+    return fail("the block must add the product of the read's one load and "
+                "another value into its accumulator");
+  Operation *root = rootOf(block);
+  WalkResult written = root->walk([&](BlockOp other) {
+    return llvm::is_contained(other.getWrites(), buffer)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  if (written.wasInterrupted())
+    return fail("the nest writes the buffer of read " + Twine(readIndex));
+  // The halves, shaped like the buffer, written by a nest of their own
+  // before the block's (or by `reuse`, such a nest already there).
+  Location loc = block.getLoc();
+  Type f16 = rw.getF16Type();
+  BlockOp halves = reuse;
+  if (halves &&
+      (halves.getReads().size() != 1 || halves.getReads()[0] != buffer ||
+       halves.getWrites().size() != 2))
+    return fail("the halves to reuse must be of the same buffer");
+  if (!halves) {
+    auto half = [&] {
+      rw.setInsertionPoint(root);
+      SmallVector<Value> dyn;
+      for (int64_t i = 0; i < type.getRank(); ++i)
+        if (type.isDynamicDim(i))
+          dyn.push_back(memref::DimOp::create(rw, loc, buffer, i));
+      return memref::AllocOp::create(rw, loc,
+                                     MemRefType::get(type.getShape(), f16), dyn,
+                                     rw.getI64IntegerAttr(64));
+    };
+    Value high = half(), low = half();
+    // hi = f16(v), lo = f16(v - hi); the nest's loops serial (a schedule
+    // maps them).
+    rw.setInsertionPoint(root);
+    halves = buildCopy(rw, loc, (block.getName() + "_halves").str(), buffer,
+                       ValueRange{high, low}, [&](OpBuilder &b, Value v) {
+                         Value hi = arith::TruncFOp::create(b, loc, f16, v);
+                         Value rest = arith::SubFOp::create(
+                             b, loc, v,
+                             arith::ExtFOp::create(b, loc, b.getF32Type(), hi));
+                         return SmallVector<Value>{
+                             hi, arith::TruncFOp::create(b, loc, f16, rest)};
+                       });
+    for (ForOp l : getLoops(halves))
+      setKind(l, LoopKind::serial);
+  }
+  Value high = halves.getWrites()[0], low = halves.getWrites()[1];
+  // The block reads both halves where it read the buffer: its product
+  // v * f becomes ext(hi) * f + ext(lo) * f.
+  SmallVector<Value> reads(block.getReads());
+  SmallVector<Attribute> readMaps(block.getReadMaps().getValue());
+  reads[readIndex] = high;
+  reads.insert(reads.begin() + readIndex + 1, low);
+  readMaps.insert(readMaps.begin() + readIndex + 1, readMaps[readIndex]);
+  rw.setInsertionPoint(block);
+  auto split = BlockOp::create(rw, block.getLoc(), block.getNameAttr(),
+                               block.getIterValues(), block.getIterKindsAttr(),
+                               reads, rw.getArrayAttr(readMaps),
+                               block.getWrites(), block.getWriteMapsAttr());
+  rw.inlineRegionBefore(block.getInit(), split.getInit(),
+                        split.getInit().end());
+  rw.inlineRegionBefore(block.getBody(), split.getBody(),
+                        split.getBody().end());
+  rw.eraseOp(block);
+  rw.setInsertionPoint(load);
+  auto loadHalf = [&](Value from) -> Value {
+    Value h = affine::AffineLoadOp::create(rw, loc, from, load.getAffineMap(),
+                                           load.getMapOperands());
+    return arith::ExtFOp::create(rw, loc, rw.getF32Type(), h);
+  };
+  Value vh = loadHalf(high), vl = loadHalf(low);
+  unsigned at = mul->getOperand(0) == load.getResult() ? 0 : 1;
+  Value f = mul->getOperand(1 - at);
+  rw.setInsertionPoint(mul);
+  auto times = [&](Value h) -> Value {
+    return at == 0 ? arith::MulFOp::create(rw, loc, h, f).getResult()
+                   : arith::MulFOp::create(rw, loc, f, h).getResult();
+  };
+  Value sum = arith::AddFOp::create(rw, loc, times(vh), times(vl));
+  if (isa<math::FmaOp>(mul)) {
+    // fma(v, f, acc) -> acc + (hi * f + lo * f)
+    Value acc = mul->getOperand(2);
+    rw.replaceOp(mul, arith::AddFOp::create(rw, loc, acc, sum).getResult());
+  } else {
+    rw.replaceOp(mul, sum);
+  }
+  rw.eraseOp(load);
+  return halves;
+}
+
 FailureOr<BlockOp> llmc::tl::cacheRead(RewriterBase &rw, BlockOp block,
                                        unsigned readIndex) {
-  if (readIndex >= block.getReads().size())
-    return block.emitError("cache_read: tl.block '")
-           << block.getName() << "' has " << block.getReads().size()
-           << " reads, no read " << readIndex;
+  if (failed(checkRead(block, readIndex, "cache_read")))
+    return failure();
   Value buffer = block.getReads()[readIndex];
   if (llvm::is_contained(block.getWrites(), buffer))
     return block.emitError("cache_read: tl.block '")
@@ -1410,10 +1558,8 @@ FailureOr<BlockOp> llmc::tl::stage(RewriterBase &rw, BlockOp block,
   auto error = [&](const Twine &msg) {
     return block.emitError("stage: ") << msg;
   };
-  if (readIndex >= block.getReads().size())
-    return error("tl.block '" + block.getName() + "' has " +
-                 Twine(block.getReads().size()) + " reads, no read " +
-                 Twine(readIndex));
+  if (failed(checkRead(block, readIndex, "stage")))
+    return failure();
   if (!loop->isProperAncestor(block))
     return error("the loop is not around tl.block '" + block.getName() + "'");
   Value buffer = block.getReads()[readIndex];

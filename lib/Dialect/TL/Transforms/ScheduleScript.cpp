@@ -203,8 +203,13 @@ struct TLSchedulePass : llmc::tl::impl::TLScheduleBase<TLSchedulePass> {
       return failed(l) ? failure()
                        : LogicalResult(decomposeReduction(rw, *block, *l));
     }
+    if (c.name == "split_halves") {
+      if (failed(needs(1)))
+        return failure();
+      return splitHalves(rw, *block, ints[0]);
+    }
     if (c.name == "parallel" || c.name == "vectorize" || c.name == "unroll" ||
-        c.name == "bind") {
+        c.name == "bind" || c.name == "mma") {
       if (failed(needs(1)))
         return failure();
       auto l = loopAt(ints[0]);
@@ -216,6 +221,8 @@ struct TLSchedulePass : llmc::tl::impl::TLScheduleBase<TLSchedulePass> {
         return vectorize(*l);
       if (c.name == "unroll")
         return unroll(*l);
+      if (c.name == "mma")
+        return mma(*l);
       return llmc::tl::bind(*l, c.args.back());
     }
     return argError("unknown primitive");

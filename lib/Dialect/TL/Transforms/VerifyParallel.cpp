@@ -1,5 +1,6 @@
 //===- VerifyParallel.cpp - independence of concurrent loops --------------===//
 #include "Dialect/TL/Analysis/Independence.h"
+#include "Dialect/TL/Analysis/MatrixBand.h"
 #include "Dialect/TL/IR/TL.h"
 #include "Dialect/TL/Transforms/Passes.h"
 
@@ -15,7 +16,7 @@ namespace {
 struct TLVerifyParallelPass
     : llmc::tl::impl::TLVerifyParallelBase<TLVerifyParallelPass> {
   void runOnOperation() override {
-    WalkResult r = getOperation()->walk([&](ForOp loop) {
+    WalkResult r = getOperation()->walk<WalkOrder::PreOrder>([&](ForOp loop) {
       switch (loop.getKind()) {
       case LoopKind::parallel:
         for (auto outer = loop->getParentOfType<ForOp>(); outer;
@@ -37,6 +38,31 @@ struct TLVerifyParallelPass
         return failed(verifyIndependent(loop, "tl-verify-parallel"))
                    ? WalkResult::interrupt()
                    : WalkResult::advance();
+      case LoopKind::mma: {
+        // The band's first loop: its form, and rows and columns
+        // independent; the loops inside must be the band's.
+        auto outer = loop->getParentOfType<ForOp>();
+        if (outer && outer.getKind() == LoopKind::mma)
+          return WalkResult::advance();
+        std::string reason;
+        FailureOr<MatrixBand> band = matchMatrixBand(
+            loop, [&](const Twine &why) { reason = why.str(); });
+        if (failed(band)) {
+          loop.emitError("tl-verify-parallel: ") << reason;
+          return WalkResult::interrupt();
+        }
+        if (band->cols.getKind() != LoopKind::mma ||
+            band->red.getKind() != LoopKind::mma) {
+          loop.emitError("tl-verify-parallel: a matrix band's three loops "
+                         "must all be of kind mma");
+          return WalkResult::interrupt();
+        }
+        return failed(verifyIndependent(loop, "tl-verify-parallel")) ||
+                       failed(
+                           verifyIndependent(band->cols, "tl-verify-parallel"))
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      }
       default:
         return WalkResult::advance();
       }
