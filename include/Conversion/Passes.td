@@ -75,16 +75,21 @@ def ConvertTLToGPU : Pass<"convert-tl-to-gpu", "mlir::ModuleOp"> {
       buffers beside them become workgroup attributions, unless every
       access indexes one dimension by the step's thread: then each thread
       allocates its own slice (a stack buffer without that dimension);
+    - a matrix band (kind `mma`) right after the bound loops runs on one
+      subgroup (32 lanes on `threadIdx.x`) as WMMA: `gpu.subgroup_mma_*`;
     - the rest of the nest lowers as `convert-tl-to-scf` lowers it (unrolled
-      loops copied, serial loops to `scf.for`, blocks inlined).
+      loops copied, serial loops to `scf.for`, blocks inlined, `vectorized`
+      bands as vector code, each load with the alignment it is known to
+      have: a kernel's buffers start at multiples of 64 bytes).
     Errors, located at the loop: a bound loop that is not at the top of its
     nest, an axis bound twice, blockIdx inside threadIdx, a workgroup
-    without a constant extent, a `vectorized` or `parallel` loop in a
-    kernel, a kernel with no bound loop.
+    without a constant extent, a `parallel` loop in a kernel, a matrix band
+    that does not follow the bound loops, a kernel with no bound loop.
   }];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::memref::MemRefDialect",
-                           "mlir::arith::ArithDialect"];
+                           "mlir::arith::ArithDialect",
+                           "mlir::vector::VectorDialect"];
 }
 
 #endif // LLMC_CONVERSION_PASSES_TD

@@ -87,6 +87,10 @@ struct TargetDescription {
   /// memory, so staging tiles there only adds copies and barriers.
   /// Spelled device=cpu (device=gpu, the default, is not printed).
   bool cpuDevice = false;
+  /// The widest load one GPU thread issues (bytes): CUDA's 16
+  /// (ld.global.v4.b32); 0 where vector loads are not lowered (Vulkan).
+  /// Derived from the kind.
+  int64_t gpuLoadBytes = 0;
 
   //===--- derived (set by parse) -------------------------------------===//
   /// Every feature the CPU has, implied ones included.

@@ -284,6 +284,7 @@ TargetDescription::parse(llvm::StringRef spec) {
       // The kernels index with 32 bits (the lowering's index width): a
       // binding spans at most 2 GiB, larger weights are read in windows.
       t.maxBufferRange = int64_t(1) << 31;
+      t.gpuLoadBytes = 16;
     }
     return parseGPUItems(t, spec, llvm::drop_begin(items));
   }

@@ -4,8 +4,9 @@
 // A CUDA compile: the GPU schedule's kernels, the dispatch program (their
 // names PTX identifiers), and one gpu.binary of PTX for the target's SM in
 // the oldest PTX ISA that knows it: an entry per kernel with its block size,
-// the products fused into their sums (fma.rn), the decode matmul's subgroup
-// sum as five butterfly shuffles, its partials in shared memory.
+// the products fused into their sums (fma.rn), the decode matmul's lanes
+// reading 4 floats at a time (16-byte loads, 4 rows a workgroup), its
+// subgroup sum as five butterfly shuffles, its partials in shared memory.
 // CHECK: llmc.dispatch = "{\22kernels\22:[{\22name\22:\22forward_prefill_embedding\22
 // CHECK-SAME: \22phases\22:{\22decode\22:[{
 // CHECK-NOT: gpu.launch_func
@@ -16,7 +17,8 @@
 // CHECK-SAME: .maxntid 64, 1, 1
 // CHECK-SAME: fma.rn.f32
 // CHECK-SAME: .visible .entry forward_decode_matmul(
-// CHECK-SAME: .shared .align 4 .b8 __wg_forward_decode_matmul_0[256]
+// CHECK-SAME: .shared .align 4 .b8 __wg_forward_decode_matmul_0[1024]
+// CHECK-SAME: ld.global.v4.b32
 // CHECK-SAME: shfl.sync.bfly.b32 {{.*}}shfl.sync.bfly.b32 {{.*}}shfl.sync.bfly.b32 {{.*}}shfl.sync.bfly.b32 {{.*}}shfl.sync.bfly.b32
 // SM80: #nvvm.target<O = 3, chip = "sm_80", features = "+ptx70">
 // SM80-SAME: .version 7.0\0A.target sm_80

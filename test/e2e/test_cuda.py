@@ -188,8 +188,8 @@ def test_qwen3_06b_shape(llmc, tmp_path, ptxas):
 def test_qwen3_06b_shape_f16_tensor_cores(llmc, tmp_path, ptxas):
     """The Qwen3-0.6B shape in f16: every prompt product (Q, K, V, O, gate,
     up, down, the head; 1024-3072 wide) on the tensor cores, the
-    activations' halves written once per shared input, through ptxas for
-    both SMs."""
+    activations' halves written once per shared input, decode's products
+    with 16-byte loads, through ptxas for both SMs."""
     import make_gguf_model
     gguf = tmp_path / "qwen3-0.6b-f16.gguf"
     make_gguf_model.make_shape_model(str(gguf), "qwen3", "f16", True, QWEN3_06B, ctx=2048)
@@ -209,6 +209,11 @@ def test_qwen3_06b_shape_f16_tensor_cores(llmc, tmp_path, ptxas):
         assert len(halves) == 4 * layers + 1, prefill[:40]
         assert not any(n.endswith("_halves") for n in
                        (names[l["kernel"]] for l in dev["phases"]["decode"] if "kernel" in l))
+        # Decode's products read their f16 rows 16 bytes a lane at a time.
+        ptx = (art / "kernels.ptx").read_text()
+        entry = ptx[ptx.index(".entry forward_decode_matmul("):]
+        entry = entry[:entry.index("\n}\n")]
+        assert "ld.global.v4.b32" in entry, entry[:2000]
 
 
 # ---- the runtime's CUDA device ----------------------------------------------------

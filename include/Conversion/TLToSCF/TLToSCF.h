@@ -25,9 +25,13 @@ mlir::LogicalResult unrollLoops(mlir::Operation *root);
 
 /// Replaces every band of `vectorized` tl.for loops under `root` by vector
 /// code (VectorizeBands.cpp); fails, with a located error, on a band it
-/// cannot vectorize.
+/// cannot vectorize. With `baseAlignment` (a GPU kernel's buffers, which
+/// start at multiples of it), each contiguous vector load states the
+/// alignment its first element is known to have (a 16-byte load then
+/// becomes one instruction).
 mlir::LogicalResult vectorizeBands(mlir::Operation *root,
-                                   mlir::RewriterBase &rewriter);
+                                   mlir::RewriterBase &rewriter,
+                                   int64_t baseAlignment = 0);
 } // namespace llmc
 
 #endif // LLMC_CONVERSION_TLTOSCF_TLTOSCF_H

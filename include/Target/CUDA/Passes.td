@@ -57,6 +57,19 @@ def CUDASubgroupShuffles : Pass<"cuda-subgroup-shuffles",
                            "mlir::vector::VectorDialect"];
 }
 
+def CUDALowerVectors : Pass<"cuda-lower-vectors", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Vector code of vectorized loops in the forms NVVM lowers";
+  let description = [{
+    The kernels' vector code (a lane's vectorized loop: its 16-byte loads and
+    the group reduction of their elements) in forms `convert-gpu-to-nvvm`
+    lowers: each `vector.multi_reduction` of a group into one
+    `vector.reduction` per row (inner reduction), n-D shape casts into 1-D
+    extracts and inserts. The loads keep their alignment, so a 16-byte one
+    stays one instruction (`ld.global.v4.b32`).
+  }];
+  let dependentDialects = ["mlir::vector::VectorDialect"];
+}
+
 def CUDAContractFMA : Pass<"cuda-contract-fma", "mlir::gpu::GPUModuleOp"> {
   let summary = "Let a kernel's float multiplies and adds fuse into FMAs";
   let description = [{

@@ -18,7 +18,8 @@
 //   (workgroup attributions), which the steps share;
 // - the rest of the nest lowers as on the CPU (unrolled loops copied,
 //   serial loops to scf.for, blocks inlined with their accesses spelled
-//   out); a vectorized or parallel loop inside a kernel is an error.
+//   out; vectorized loops as vector code whose loads state their known
+//   alignment); a parallel loop inside a kernel is an error.
 //
 //===----------------------------------------------------------------------===//
 #include "Conversion/TLToGPU/TLToGPU.h"
@@ -58,6 +59,12 @@ struct Binding {
   /// workgroup slot of the chain, its lanes on threadIdx.x.
   tl::ForOp band;
 };
+
+/// The alignment (bytes) of every buffer a kernel is given: the arena's
+/// views and the weights start at multiples of 64 (tl-plan-arena,
+/// graph-layout-weights), windows at multiples of 256, device allocations
+/// more.
+static constexpr int64_t kBufferAlignment = 64;
 
 /// Lanes of the subgroup a matrix band runs on (a warp: the band is lowered
 /// to WMMA, NVIDIA's).
@@ -189,12 +196,9 @@ static FailureOr<Binding> collectBinding(func::FuncOp fn) {
                     "follow the chain of bound loops at the top of the nest");
       return WalkResult::interrupt();
     }
-    if (l.getKind() == tl::LoopKind::parallel ||
-        l.getKind() == tl::LoopKind::vectorized) {
-      l.emitOpError("is ")
-          << stringifyLoopKind(l.getKind())
-          << ", which a GPU kernel does not lower (bind it to a thread axis, "
-             "or leave it serial)";
+    if (l.getKind() == tl::LoopKind::parallel) {
+      l.emitOpError("is parallel, which a GPU kernel does not lower (bind it "
+                    "to a thread axis, or leave it serial)");
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -545,7 +549,11 @@ struct ConvertTLToGPUPass : llmc::impl::ConvertTLToGPUBase<ConvertTLToGPUPass> {
           failed(lowerMatrixBand(
               rw, cast<tl::ForOp>(map.lookup(binding->band.getOperation())))))
         return signalPassFailure();
-      if (failed(unrollLoops(kernel)))
+      // Vectorized loops (a lane's consecutive elements) as vector code,
+      // each load stating the alignment it is known to have: a kernel's
+      // buffers start at multiples of kBufferAlignment.
+      if (failed(unrollLoops(kernel)) ||
+          failed(vectorizeBands(kernel, rw, kBufferAlignment)))
         return signalPassFailure();
       RewritePatternSet patterns(ctx);
       populateTLToSCFPatterns(patterns);

@@ -30,6 +30,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace llmc;
 using llmc::tl::AffineIndexBuilder;
@@ -55,10 +57,11 @@ struct Context {
 class BandVectorizer {
 public:
   BandVectorizer(RewriterBase &rw, ArrayRef<tl::ForOp> band,
-                 ArrayRef<int64_t> extents, unsigned numGroup)
+                 ArrayRef<int64_t> extents, unsigned numGroup,
+                 int64_t baseAlignment)
       : rw(rw), band(band.begin(), band.end()),
         extents(extents.begin(), extents.end()), numGroup(numGroup),
-        loc(band.front()->getLoc()) {
+        baseAlignment(baseAlignment), loc(band.front()->getLoc()) {
     lanes = 1;
     for (unsigned d = 0; d + numGroup < extents.size(); ++d)
       lanes *= extents[d];
@@ -116,6 +119,13 @@ private:
                                                  ValueRange operands);
   SmallVector<Value> materialize(ArrayRef<AffineExpr> exprs,
                                  ArrayRef<int64_t> bandValues);
+  /// The alignment (bytes) a vector load of `bytes` at the element `exprs`
+  /// (the band dims at `bandValues`) of `memType` is known to have, where
+  /// buffers start at multiples of baseAlignment: none (the element's) when
+  /// baseAlignment is 0 or an index or stride is not known well enough.
+  llvm::MaybeAlign knownAlignment(MemRefType memType,
+                                  ArrayRef<AffineExpr> exprs,
+                                  ArrayRef<int64_t> bandValues, int64_t bytes);
   /// The lanes of an access (its indices `exprs`, the lanes' coordinates
   /// `coords`) in aligned segments that each read consecutive elements of
   /// the last index, at least 16 bytes (of `elemBytes` each) a segment, a
@@ -139,6 +149,7 @@ private:
   SmallVector<tl::ForOp> band;
   SmallVector<int64_t> extents;
   unsigned numGroup;
+  int64_t baseAlignment;
   Location loc;
   int64_t lanes, groupSize;
   /// Widened values outside blocks, per context.
@@ -162,6 +173,55 @@ SmallVector<Value> BandVectorizer::materialize(ArrayRef<AffineExpr> exprs,
   for (AffineExpr e : exprs)
     out.push_back(affine::expandAffineExpr(rw, loc, e, dimValues, {}));
   return out;
+}
+
+llvm::MaybeAlign BandVectorizer::knownAlignment(MemRefType memType,
+                                                ArrayRef<AffineExpr> exprs,
+                                                ArrayRef<int64_t> bandValues,
+                                                int64_t bytes) {
+  int64_t elemBytes = memType.getElementTypeBitWidth() / 8;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!baseAlignment || elemBytes < 1 ||
+      failed(memType.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset))
+    return {};
+  MLIRContext *ctx = rw.getContext();
+  unsigned n = std::max<unsigned>(ab->dims.size(), 1);
+  SmallVector<AffineExpr> repl;
+  for (unsigned d = 0; d < n; ++d)
+    repl.push_back(d < band.size()
+                       ? getAffineConstantExpr(
+                             d < bandValues.size() ? bandValues[d] : 0, ctx)
+                       : getAffineDimExpr(d, ctx));
+  SmallVector<AffineExpr> zeros(n, getAffineConstantExpr(0, ctx));
+  // The gcd of every term of the element offset (in elements).
+  uint64_t g = std::abs(offset);
+  for (auto [e, stride] : llvm::zip(exprs, strides)) {
+    AffineExpr at = simplifyAffineExpr(e.replaceDims(repl), n, 0);
+    if (auto c = dyn_cast<AffineConstantExpr>(at); c && c.getValue() == 0)
+      continue;
+    if (ShapedType::isDynamic(stride))
+      return {};
+    for (unsigned d = band.size(); d < n; ++d) {
+      std::optional<int64_t> k = linearCoefficient(at, d, n);
+      if (!k)
+        return {};
+      g = std::gcd(g, uint64_t(std::abs(*k * stride)));
+    }
+    auto c = dyn_cast<AffineConstantExpr>(
+        simplifyAffineExpr(at.replaceDims(zeros), n, 0));
+    if (!c)
+      return {};
+    g = std::gcd(g, uint64_t(std::abs(c.getValue() * stride)));
+  }
+  // The largest power of two dividing every term, in bytes.
+  uint64_t align = std::min<uint64_t>(baseAlignment, llvm::PowerOf2Ceil(bytes));
+  while (align > uint64_t(elemBytes) && g % (align / elemBytes))
+    align /= 2;
+  if (align <= uint64_t(elemBytes))
+    return {};
+  return llvm::Align(align);
 }
 
 FailureOr<SmallVector<AffineExpr>>
@@ -391,7 +451,9 @@ FailureOr<Value> BandVectorizer::load(tl::BlockOp block,
         at.push_back(coords[d][minLane]);
       SmallVector<Value> idx = materialize(*exprs, at);
       Value result = vector::LoadOp::create(
-          rw, loc, VectorType::get({range}, elem), op.getMemRef(), idx);
+          rw, loc, VectorType::get({range}, elem), op.getMemRef(), idx,
+          /*nontemporal=*/false,
+          knownAlignment(memType, *exprs, at, range * elemBytes));
       bool identity = range == width(lc);
       for (int64_t l = 0; identity && l < range; ++l)
         identity = offsets[l] == l;
@@ -418,9 +480,12 @@ FailureOr<Value> BandVectorizer::load(tl::BlockOp block,
       SmallVector<int64_t> at;
       for (unsigned d = 0; d < nd; ++d)
         at.push_back(coords[d][start]);
-      parts.push_back(
-          vector::LoadOp::create(rw, loc, VectorType::get({seg}, elem),
-                                 op.getMemRef(), materialize(*exprs, at)));
+      int64_t elemBytes =
+          std::max<int64_t>(1, elem.getIntOrFloatBitWidth() / 8);
+      parts.push_back(vector::LoadOp::create(
+          rw, loc, VectorType::get({seg}, elem), op.getMemRef(),
+          materialize(*exprs, at), /*nontemporal=*/false,
+          knownAlignment(memType, *exprs, at, seg * elemBytes)));
     }
     while (parts.size() > 1) {
       SmallVector<Value> joined;
@@ -691,7 +756,8 @@ LogicalResult BandVectorizer::run() {
   return success();
 }
 
-LogicalResult llmc::vectorizeBands(Operation *root, RewriterBase &rw) {
+LogicalResult llmc::vectorizeBands(Operation *root, RewriterBase &rw,
+                                   int64_t baseAlignment) {
   SmallVector<tl::ForOp> roots;
   root->walk([&](tl::ForOp l) {
     if (l.getKind() != tl::LoopKind::vectorized)
@@ -738,7 +804,7 @@ LogicalResult llmc::vectorizeBands(Operation *root, RewriterBase &rw) {
         break;
       ++numGroup;
     }
-    BandVectorizer v(rw, band, extents, numGroup);
+    BandVectorizer v(rw, band, extents, numGroup, baseAlignment);
     if (failed(v.run()))
       return failure();
   }

@@ -101,6 +101,7 @@ void llmc::buildCUDALowering(OpPassManager &pm, const TargetDescription &target,
   shuffles.target = target.str();
   kernels.addPass(cuda::createCUDASubgroupShuffles(shuffles));
   kernels.addPass(cuda::createCUDAContractFMA());
+  kernels.addPass(cuda::createCUDALowerVectors());
   kernels.addPass(createSCFToControlFlowPass());
   // 32-bit indices, as the kernels were scheduled for (and the dispatch
   // program's range bounds every binding to).

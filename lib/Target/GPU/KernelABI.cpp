@@ -25,6 +25,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -469,6 +470,30 @@ static LogicalResult linearizeArguments(gpu::GPUFuncOp kernel,
         Value at = linear(ub, store.getLoc(), store.getIndices());
         memref::StoreOp::create(ub, store.getLoc(), store.getValue(), flat, at);
         store.erase();
+      } else if (isa<vector::LoadOp, vector::StoreOp>(user)) {
+        // A lane's consecutive elements (a vectorized loop): the first
+        // one's offset, the alignment kept.
+        if (!target.gpuLoadBytes)
+          return user->emitOpError("a vector access, which this target's "
+                                   "kernels do not lower (CUDA's do)");
+        if (windows.count > 1)
+          return user->emitOpError("a vector access of a buffer bound in "
+                                   "windows (past the target's range)");
+        if (auto vload = dyn_cast<vector::LoadOp>(user)) {
+          Value at = linear(ub, vload.getLoc(), vload.getIndices());
+          auto flatLoad = vector::LoadOp::create(
+              ub, vload.getLoc(), vload.getVectorType(), flat, ValueRange{at},
+              vload.getNontemporal(), vload.getAlignmentAttr());
+          vload.getResult().replaceAllUsesWith(flatLoad.getResult());
+          vload.erase();
+        } else {
+          auto vstore = cast<vector::StoreOp>(user);
+          Value at = linear(ub, vstore.getLoc(), vstore.getIndices());
+          vector::StoreOp::create(ub, vstore.getLoc(), vstore.getValueToStore(),
+                                  flat, ValueRange{at}, vstore.getNontemporal(),
+                                  vstore.getAlignmentAttr());
+          vstore.erase();
+        }
       } else if (auto mload = dyn_cast<gpu::SubgroupMmaLoadMatrixOp>(user)) {
         // A matrix band's fragment: its first element's offset, the rows'
         // stride (the leading dimension) unchanged.

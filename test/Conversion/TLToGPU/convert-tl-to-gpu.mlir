@@ -90,20 +90,42 @@ module {
 
 // -----
 
+// A vectorized loop in a kernel is vector code (the CPU's vectorizer): each
+// thread's 4 consecutive elements one vector load, which states the
+// alignment it is known to have (buffers start at multiples of 64 bytes;
+// t * 4 floats: 16 bytes), the group reduction of its lanes one
+// vector.multi_reduction; a load whose first element is at an odd offset
+// states none.
+// CHECK-LABEL: gpu.func @vec
+// CHECK: %[[V:.*]] = vector.load %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<64xf32>, vector<4xf32>
+// CHECK: vector.multi_reduction <add>
+// CHECK: vector.load %{{.*}}[%{{.*}}] : memref<65xf32>, vector<4xf32>
 module {
-  func.func private @k(%x: memref<64xf32>) attributes {llmc.kernel} {
+  func.func private @vec(%x: memref<64xf32>, %u: memref<65xf32>, %y: memref<16xf32>) attributes {llmc.kernel} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
     %c16 = arith.constant 16 : index
-    tl.for %t = %c0 to %c4 step %c1 kind(thread_bound) thread("threadIdx.x") {
-      // expected-error @+1 {{'tl.for' op is vectorized, which a GPU kernel does not lower}}
-      tl.for %l = %c0 to %c16 step %c1 kind(vectorized) {
-        %i = arith.muli %t, %c16 : index
+    tl.for %t = %c0 to %c16 step %c1 kind(thread_bound) thread("threadIdx.x") {
+      tl.for %l = %c0 to %c4 step %c1 kind(vectorized) {
+        %i = arith.muli %t, %c4 : index
         %j = arith.addi %i, %l : index
-        tl.block "zero" (%jj = spatial %j) reads() writes(%x[%jj] : memref<64xf32>) {
-          %z = arith.constant 0.0 : f32
-          affine.store %z, %x[symbol(%jj)] : memref<64xf32>
+        tl.block "sum" (%vt = spatial %t, %jj = reduce %j) reads(%x[%jj] : memref<64xf32>, %y[%vt] : memref<16xf32>) writes(%y[%vt] : memref<16xf32>) {
+          %a = affine.load %x[symbol(%jj)] : memref<64xf32>
+          %s = affine.load %y[symbol(%vt)] : memref<16xf32>
+          %r = arith.addf %s, %a : f32
+          affine.store %r, %y[symbol(%vt)] : memref<16xf32>
+        }
+      }
+      tl.for %l = %c0 to %c4 step %c1 kind(vectorized) {
+        %i = arith.muli %t, %c4 : index
+        %j = arith.addi %i, %l : index
+        %o = arith.addi %j, %c1 : index
+        tl.block "odd" (%vt = spatial %t, %jj = reduce %o) reads(%u[%jj] : memref<65xf32>, %y[%vt] : memref<16xf32>) writes(%y[%vt] : memref<16xf32>) {
+          %a = affine.load %u[symbol(%jj)] : memref<65xf32>
+          %s = affine.load %y[symbol(%vt)] : memref<16xf32>
+          %r = arith.addf %s, %a : f32
+          affine.store %r, %y[symbol(%vt)] : memref<16xf32>
         }
       }
     }

@@ -110,3 +110,27 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A lane's vector load (a vectorized loop) of a buffer made one-dimensional:
+// its first element's offset, its alignment kept.
+// CHECK: gpu.func @vl(%[[W:.*]]: memref<?xf16>)
+// CHECK: vector.load %[[W]][%{{.*}}] {alignment = 16 : i64} : memref<?xf16>, vector<8xf16>
+module attributes {gpu.container_module} {
+  func.func private @forward_decode(%tokens: memref<?xi32>, %pos0: index, %weights: memref<?xi8>, %kv: memref<1x2x1x64xf32>, %n_out: index, %logits: memref<?x64xf32>, %arena: memref<?xi8>) attributes {llmc.phase = "decode"} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %w = memref.view %weights[%c0][] : memref<?xi8> to memref<4x64xf16>
+    gpu.launch_func @llmc_kernels::@vl blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%w : memref<4x64xf16>)
+    return
+  }
+  gpu.module @llmc_kernels {
+    gpu.func @vl(%w: memref<4x64xf16>) kernel {
+      %c1 = arith.constant 1 : index
+      %c8 = arith.constant 8 : index
+      %v = vector.load %w[%c1, %c8] {alignment = 16 : i64} : memref<4x64xf16>, vector<8xf16>
+      gpu.return
+    }
+  }
+}

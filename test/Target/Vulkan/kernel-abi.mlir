@@ -288,3 +288,25 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// Vulkan's kernels do not lower vector accesses (a vectorized loop's loads,
+// which the GPU schedule makes for CUDA only): a located error.
+module attributes {gpu.container_module} {
+  func.func private @forward_decode(%tokens: memref<?xi32>, %pos0: index, %weights: memref<?xi8>, %kv: memref<1x2x1x64xf32>, %n_out: index, %logits: memref<?x64xf32>, %arena: memref<?xi8>) attributes {llmc.phase = "decode"} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %w = memref.view %weights[%c0][] : memref<?xi8> to memref<64xf32>
+    gpu.launch_func @llmc_kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%w : memref<64xf32>)
+    return
+  }
+  gpu.module @llmc_kernels {
+    gpu.func @k(%w: memref<64xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      // expected-error @+1 {{'vector.load' op a vector access, which this target's kernels do not lower (CUDA's do)}}
+      %v = vector.load %w[%c0] : memref<64xf32>, vector<4xf32>
+      gpu.return
+    }
+  }
+}

@@ -434,6 +434,44 @@ static LogicalResult shareReduction(RewriterBase &rw, BlockOp block,
   return success();
 }
 
+/// Elements of reduction loop `k` (the only one of `block`) that a lane
+/// reads with one of the target's widest loads (gpuLoadBytes: CUDA's 16
+/// bytes): every read that uses `k` reads consecutive elements along it
+/// (only its last index uses k, with coefficient 1), the narrowest element
+/// setting the count; 1 where that does not hold or the target has no such
+/// loads.
+static int64_t vectorElements(BlockOp block, ForOp k,
+                              const TargetDescription &target) {
+  if (!target.gpuLoadBytes)
+    return 1;
+  AffineIndexBuilder ib(k.getOperation());
+  int64_t narrowest = 0;
+  for (auto [buffer, m] : llvm::zip(block.getReads(), block.getReadMaps())) {
+    if (llvm::is_contained(block.getWrites(), buffer))
+      continue;
+    auto type = cast<MemRefType>(buffer.getType());
+    auto exprs =
+        ib.compose(cast<AffineMapAttr>(m).getValue(), block.getIterValues());
+    if (!exprs)
+      return 1;
+    auto at = llvm::find(ib.dims, k.getInductionVar());
+    if (at == ib.dims.end())
+      continue;
+    unsigned dim = at - ib.dims.begin(), n = ib.dims.size();
+    for (AffineExpr e : ArrayRef<AffineExpr>(*exprs).drop_back())
+      if (e.isFunctionOfDim(dim))
+        return 1;
+    if (linearCoefficient(exprs->back(), dim, n) != 1 ||
+        !type.isLastDimUnitStride() || !type.getElementType().isIntOrFloat())
+      return 1;
+    int64_t bytes = type.getElementTypeBitWidth() / 8;
+    if (bytes < 2 || bytes > target.gpuLoadBytes)
+      return 1;
+    narrowest = narrowest ? std::min(narrowest, bytes) : bytes;
+  }
+  return narrowest ? target.gpuLoadBytes / narrowest : 1;
+}
+
 /// The workgroup reduction rule (see the file comment). Applies to a nest
 /// whose independent top loops `chain` (possibly none) have constant
 /// extents and whose rest is a perfect nest of reduction loops around one
@@ -468,6 +506,14 @@ static FailureOr<bool> reduceInWorkgroup(RewriterBase &rw, Operation *root,
           reductionLanes(target, *constantExtent(reduction[laneAt])))
         laneAt = i;
   int64_t outer = *constantExtent(reduction[laneAt]);
+  // Vector loads (a float row read along its one reduction loop): each lane
+  // takes `vec` consecutive elements at a time, a vectorized loop inside
+  // (its elements summed as a group), the lanes on the loop of vectors.
+  int64_t vec =
+      reduction.size() == 1 ? vectorElements(block, first, target) : 1;
+  if (vec > 1 && (outer % vec || !reductionLanes(target, outer / vec)))
+    vec = 1;
+  outer /= vec;
   int64_t lanes = reductionLanes(target, outer);
   if (!lanes || iterations < 2 * lanes)
     return false;
@@ -486,6 +532,9 @@ static FailureOr<bool> reduceInWorkgroup(RewriterBase &rw, Operation *root,
   MLIRContext *ctx = root->getContext();
   // Without output loops, one workgroup (a loop of one iteration around
   // the nest, which keeps the workgroup's buffer inside it).
+  // The nest's neighbours in the function (its own ops change below).
+  Block *home = root->getBlock();
+  Operation *before = root->getPrevNode(), *after = root->getNextNode();
   SmallVector<ForOp> grid(chain);
   if (grid.empty())
     grid.push_back(unitLoop(rw, root, "blockIdx.x"));
@@ -498,6 +547,14 @@ static FailureOr<bool> reduceInWorkgroup(RewriterBase &rw, Operation *root,
     while (outer / lanes * rows < 4 && rows < 8 && n % (rows * 2) == 0 &&
            2 * rows * partBytes <= target.sharedMemory)
       rows *= 2;
+  }
+  ForOp vecLoop;
+  if (vec > 1) {
+    auto split = tl::split(rw, reduction[0], {-1, vec});
+    if (failed(split))
+      return failure();
+    reduction[0] = (*split)[0];
+    vecLoop = (*split)[1];
   }
   ForOp rowLoop;
   if (rows > 1) {
@@ -525,6 +582,8 @@ static FailureOr<bool> reduceInWorkgroup(RewriterBase &rw, Operation *root,
       order.push_back(l);
   if (rowLoop)
     order.push_back(rowLoop);
+  if (vecLoop)
+    order.push_back(vecLoop);
   auto moved = quietly(ctx, [&] { return reorder(rw, order); });
   if (failed(moved))
     return failure();
@@ -532,6 +591,26 @@ static FailureOr<bool> reduceInWorkgroup(RewriterBase &rw, Operation *root,
   if (failed(shareReduction(rw, block, laneLoop, lanes, target)) ||
       failed(bindGrid(rw, grid)))
     return failure();
+  // The vectors' loop (innermost around the lanes' products, rfactor kept
+  // it) becomes the lanes' vector loads.
+  if (vecLoop) {
+    // (The nest's ops now lie between its old neighbours.)
+    SmallVector<ForOp> vectors;
+    for (Operation *op = before ? before->getNextNode() : &home->front();
+         op != after; op = op->getNextNode())
+      op->walk([&](ForOp l) {
+        auto blocks = l.getBody()->getOps<BlockOp>();
+        if (constantExtent(l) != vec || l.getKind() != LoopKind::serial ||
+            !llvm::hasSingleElement(blocks))
+          return;
+        BoundKinds kinds = boundKinds(*blocks.begin(), l);
+        if (kinds.reduction && !kinds.spatial)
+          vectors.push_back(l);
+      });
+    for (ForOp l : vectors)
+      if (failed(vectorize(l)))
+        return failure();
+  }
   return true;
 }
 
