@@ -52,16 +52,28 @@ static std::string sizeString(int64_t bytes) {
 }
 
 /// The GPU features a kind has unless told otherwise.
-static llvm::StringMap<bool> defaultGPUFeatures(TargetKind kind) {
+/// The SM number of a CUDA target's name ("sm_90" -> 90; 0 when malformed,
+/// which parse() refuses).
+static unsigned smNumber(llvm::StringRef name) {
+  unsigned sm = 0;
+  if (!name.consume_front("sm_") || name.getAsInteger(10, sm))
+    return 0;
+  return sm;
+}
+
+/// The oldest SM with matrix units (Volta's tensor cores, WMMA).
+static constexpr unsigned kFirstMatrixSM = 70;
+
+static llvm::StringMap<bool> defaultGPUFeatures(TargetKind kind,
+                                                llvm::StringRef name) {
   llvm::StringMap<bool> f;
   f["fp16"] = true;
   f["int8"] = true;
   f["fp64"] = kind == TargetKind::CUDA;
   f["int64"] = true;
   // Matrix units (tensor cores) that multiply tiles in one subgroup: every
-  // SM llmc compiles for has them; Vulkan's (cooperative matrices) are not
-  // lowered.
-  f["mma"] = kind == TargetKind::CUDA;
+  // SM from Volta's; Vulkan's (cooperative matrices) are not lowered.
+  f["mma"] = kind == TargetKind::CUDA && smNumber(name) >= kFirstMatrixSM;
   return f;
 }
 static constexpr const char *kGPUFeatures[] = {"fp16", "int8", "fp64", "int64",
@@ -75,7 +87,7 @@ std::string TargetDescription::str() const {
     s += ":" + name;
   if (isGPU()) {
     // Features where they differ from the kind's, in a fixed order.
-    llvm::StringMap<bool> defaults = defaultGPUFeatures(kind);
+    llvm::StringMap<bool> defaults = defaultGPUFeatures(kind, name);
     for (const char *f : kGPUFeatures)
       if (has(f) != defaults.lookup(f))
         s += std::string(",") + (has(f) ? "+" : "-") + f;
@@ -199,6 +211,8 @@ parseGPUItems(TargetDescription &t, llvm::StringRef spec,
         return bad(item, "GPU features: fp16, int8, fp64, int64, mma");
       if (f == "mma" && item[0] == '+' && t.kind != TargetKind::CUDA)
         return bad(item, "matrix units are lowered for CUDA targets only");
+      if (f == "mma" && item[0] == '+' && smNumber(t.name) < kFirstMatrixSM)
+        return bad(item, "tensor cores start at sm_70");
       t.features[f] = item[0] == '+';
       continue;
     }
@@ -277,7 +291,7 @@ TargetDescription::parse(llvm::StringRef spec) {
     // The facts a device of the kind has at least: Vulkan's required
     // limits (and the fp16/int8 arithmetic desktop devices have), a CUDA
     // GPU's.
-    t.features = defaultGPUFeatures(t.kind);
+    t.features = defaultGPUFeatures(t.kind, t.name);
     if (t.kind == TargetKind::CUDA) {
       t.maxWorkgroupSize = 1024;
       t.sharedMemory = 48 * 1024;

@@ -39,6 +39,8 @@ def test_unknown_target(llmc, tmp_path, tiny_model):
     ("cuda:90", "expected cuda:sm_NN"),
     ("cuda:sm_90,cores=2", "bad item 'cores=2'"),
     ("cuda:sm_90,+avx2", "bad item '+avx2' (GPU features: fp16, int8, fp64, int64, mma)"),
+    ("vulkan,+mma", "bad item '+mma' (matrix units are lowered for CUDA targets only)"),
+    ("cuda:sm_61,+mma", "bad item '+mma' (tensor cores start at sm_70)"),
     ("vulkan:1.4", "expected vulkan or vulkan:VERSION (1.2 or 1.3)"),
     ("vulkan,subgroup=3", "bad item 'subgroup=3' (a power of two up to 1024)"),
     ("vulkan,+avx512f", "bad item '+avx512f' (GPU features: fp16, int8, fp64, int64, mma)"),

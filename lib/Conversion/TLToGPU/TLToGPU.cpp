@@ -351,9 +351,10 @@ static void inlineBound(RewriterBase &rw, tl::ForOp l, bool isBlock,
 /// the subgroup that runs it: a 16 x 16 fragment of sums per tile of out
 /// (zero, or loaded from out where the block has no init), a loop over the
 /// reduction in steps of 16 that loads each row tile's fragment of `a` (and
-/// of its low half, where a is split) and each column tile's of `b`
-/// (transposed: b's rows are the columns) and multiplies them into the
-/// sums, then the sums stored into out.
+/// of its low half, where a is split: its products from zero, scaled by
+/// 2^-11 and added) and each column tile's of `b` (transposed: b's rows are
+/// the columns) and multiplies them into the sums, then the sums stored
+/// into out.
 static LogicalResult lowerMatrixBand(RewriterBase &rw, tl::ForOp rows) {
   std::string reason;
   FailureOr<tl::MatrixBand> band =
@@ -407,6 +408,14 @@ static LogicalResult lowerMatrixBand(RewriterBase &rw, tl::ForOp rows) {
                                                   zero, band->outMap),
                                           lead(band->outLead), UnitAttr())
                                           .getResult());
+  Value zeros, lowScale;
+  if (band->aLow) {
+    zeros = gpu::SubgroupMmaConstantMatrixOp::create(rw, loc, cType, zeroSum);
+    lowScale = gpu::SubgroupMmaConstantMatrixOp::create(
+        rw, loc, cType,
+        arith::ConstantOp::create(rw, loc,
+                                  rw.getF32FloatAttr(1.0 / tl::kLowHalfScale)));
+  }
   auto steps = scf::ForOp::create(
       rw, loc, zero, index(band->redCount), index(t), sums,
       [&](OpBuilder &b, Location, Value k, ValueRange acc) {
@@ -430,10 +439,18 @@ static LogicalResult lowerMatrixBand(RewriterBase &rw, tl::ForOp rows) {
             Value sum = gpu::SubgroupMmaComputeOp::create(
                 rw, loc, cType, as[i], bs[j], acc[i * colTiles + j], UnitAttr(),
                 rw.getUnitAttr());
-            if (!lows.empty())
-              sum = gpu::SubgroupMmaComputeOp::create(rw, loc, cType, lows[i],
-                                                      bs[j], sum, UnitAttr(),
-                                                      rw.getUnitAttr());
+            if (!lows.empty()) {
+              // The low half's products on their own, scaled into the sums.
+              Value low = gpu::SubgroupMmaComputeOp::create(
+                  rw, loc, cType, lows[i], bs[j], zeros, UnitAttr(),
+                  rw.getUnitAttr());
+              low = gpu::SubgroupMmaElementwiseOp::create(
+                  rw, loc, cType, ValueRange{low, lowScale},
+                  gpu::MMAElementwiseOp::MULF);
+              sum = gpu::SubgroupMmaElementwiseOp::create(
+                  rw, loc, cType, ValueRange{sum, low},
+                  gpu::MMAElementwiseOp::ADDF);
+            }
             next.push_back(sum);
           }
         scf::YieldOp::create(rw, loc, next);

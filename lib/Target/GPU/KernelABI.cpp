@@ -575,6 +575,12 @@ static SmallVector<bool> writtenArgs(gpu::GPUFuncOp kernel) {
       written[*root] = true;
   };
   kernel.walk([&](Operation *op) {
+    // A fragment store writes its destination only (the op declares a
+    // write of no particular value besides).
+    if (auto st = dyn_cast<gpu::SubgroupMmaStoreMatrixOp>(op)) {
+      write(st.getDstMemref());
+      return;
+    }
     auto iface = dyn_cast<MemoryEffectOpInterface>(op);
     if (!iface) {
       // Unknown effects (a call, an op without the interface that touches

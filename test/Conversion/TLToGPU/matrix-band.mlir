@@ -5,15 +5,19 @@
 // Its 32 x 32 outputs are 2 x 2 WMMA fragments of sums, zero at first (the
 // block's init stores 0); each step of 16 over the reduction loads the row
 // tiles' fragments of both halves of a (row-major, the rows' stride the
-// leading dimension) and the column tiles' of b (transposed), and adds two
-// products into each sum; the sums are stored into out.
+// leading dimension) and the column tiles' of b (transposed), and adds the
+// high half's products into each sum, the low half's (from zero) scaled by
+// 2^-11; the sums are stored into out.
 // CHECK-LABEL: gpu.func @k
 // CHECK-SAME: known_block_size = array<i32: 32, 2, 1>
 // CHECK-COUNT-4: gpu.subgroup_mma_constant_matrix
 // CHECK: scf.for %[[K:.*]] = %{{.*}} to %c64{{.*}} step %c16{{.*}} iter_args
 // CHECK-COUNT-4: gpu.subgroup_mma_load_matrix {{.*}} {leadDimension = 64 : index} : memref<?x64xf16> -> !gpu.mma_matrix<16x16xf16, "AOp">
 // CHECK-COUNT-2: gpu.subgroup_mma_load_matrix {{.*}} {leadDimension = 64 : index, transpose} : memref<128x64xf16> -> !gpu.mma_matrix<16x16xf16, "BOp">
-// CHECK-COUNT-8: gpu.subgroup_mma_compute {{.*}} {b_transpose}
+// CHECK: gpu.subgroup_mma_compute {{.*}} {b_transpose}
+// CHECK-NEXT: gpu.subgroup_mma_compute {{.*}} {b_transpose}
+// CHECK-NEXT: gpu.subgroup_mma_elementwise  mulf
+// CHECK-NEXT: gpu.subgroup_mma_elementwise  addf
 // CHECK: scf.yield
 // CHECK-COUNT-4: gpu.subgroup_mma_store_matrix {{.*}} {leadDimension = 128 : index} : !gpu.mma_matrix<16x16xf32, "COp">, memref<?x128xf32>
 // CHECK-NOT: tl.
@@ -46,7 +50,9 @@ module {
                 %5 = arith.extf %2 : f16 to f32
                 %6 = arith.mulf %3, %5 : f32
                 %7 = arith.mulf %4, %5 : f32
-                %8 = arith.addf %6, %7 : f32
+                %s = arith.constant 4.8828125E-4 : f32
+                %ls = arith.mulf %7, %s : f32
+                %8 = arith.addf %6, %ls : f32
                 %9 = affine.load %y[symbol(%vr), symbol(%vc)] : memref<?x128xf32>
                 %10 = arith.addf %9, %8 : f32
                 affine.store %10, %y[symbol(%vr), symbol(%vc)] : memref<?x128xf32>

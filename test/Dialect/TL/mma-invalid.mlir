@@ -40,7 +40,7 @@ func.func @f32(%a: memref<16x32xf32>, %b: memref<16x32xf32>, %y: memref<16x16xf3
   %cr = arith.constant 16 : index
   %cc = arith.constant 16 : index
   %ck = arith.constant 32 : index
-  // expected-error @+1 {{mma: the block must add the product of two f16 values widened to f32 (or two such products sharing one factor)}}
+  // expected-error @+1 {{mma: the block must add the product of two f16 values widened to f32 (or two such products sharing one factor, the second scaled by 2^-11)}}
   tl.for %r = %c0 to %cr step %c1 {
     tl.for %c = %c0 to %cc step %c1 {
       tl.for %k = %c0 to %ck step %c1 {

@@ -1,9 +1,9 @@
 // RUN: llm-opt %s -split-input-file -verify-diagnostics -tl-schedule='script={split_halves(matmul, 0)}' | FileCheck %s
 
 // split_halves holds the f32 values a product reads as two f16 halves: a
-// nest before the product's writes hi = f16(v) and lo = f16(v - hi) into
-// two buffers shaped like the read's, and the product v * w becomes
-// ext(hi) * w + ext(lo) * w (its fma too).
+// nest before the product's writes hi = f16(v) and lo = f16((v - hi) *
+// 2^11) into two buffers shaped like the read's, and the product v * w
+// becomes ext(hi) * w + (ext(lo) * w) * 2^-11 (its fma too).
 // CHECK-LABEL: func.func @halves
 // CHECK: %[[HI:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x32xf16>
 // CHECK: %[[LO:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x32xf16>
@@ -12,7 +12,8 @@
 // CHECK-NEXT: %[[H:.*]] = arith.truncf %[[V]] : f32 to f16
 // CHECK-NEXT: %[[HW:.*]] = arith.extf %[[H]] : f16 to f32
 // CHECK-NEXT: %[[R:.*]] = arith.subf %[[V]], %[[HW]] : f32
-// CHECK-NEXT: %[[L:.*]] = arith.truncf %[[R]] : f32 to f16
+// CHECK: %[[RS:.*]] = arith.mulf %[[R]], %{{.*}} : f32
+// CHECK-NEXT: %[[L:.*]] = arith.truncf %[[RS]] : f32 to f16
 // CHECK-NEXT: affine.store %[[H]], %[[HI]]
 // CHECK-NEXT: affine.store %[[L]], %[[LO]]
 // CHECK: tl.block "matmul" ({{.*}}) reads(%[[HI]]{{.*}}, %[[LO]]{{.*}}, %arg1
@@ -20,9 +21,11 @@
 // CHECK-NEXT: %[[AW:.*]] = arith.extf %[[A]]
 // CHECK-NEXT: %[[B:.*]] = affine.load %[[LO]]
 // CHECK-NEXT: %[[BW:.*]] = arith.extf %[[B]]
-// CHECK: %[[P:.*]] = arith.mulf %[[AW]], %[[W:.*]] : f32
-// CHECK-NEXT: %[[Q:.*]] = arith.mulf %[[BW]], %[[W]] : f32
-// CHECK-NEXT: %[[S:.*]] = arith.addf %[[P]], %[[Q]] : f32
+// CHECK: %[[Q:.*]] = arith.mulf %[[BW]], %[[W:.*]] : f32
+// CHECK-NEXT: %[[C:.*]] = arith.constant 4.8828125E-4 : f32
+// CHECK-NEXT: %[[QS:.*]] = arith.mulf %[[Q]], %[[C]] : f32
+// CHECK-NEXT: %[[P:.*]] = arith.mulf %[[AW]], %[[W]] : f32
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[P]], %[[QS]] : f32
 // CHECK-NEXT: %[[T:.*]] = arith.addf %[[ACC:.*]], %[[S]] : f32
 func.func @halves(%x: memref<?x32xf32>, %w: memref<16x32xf16>, %y: memref<?x16xf32>) {
   %c0 = arith.constant 0 : index

@@ -79,8 +79,10 @@ module attributes {gpu.container_module} {
 
 // A matrix band's fragments: loads and stores of one-dimensional buffers at
 // their first element's offset, the rows' stride (leading dimension) kept;
-// the kernel records the subgroup its fragments belong to.
+// the kernel records the subgroup its fragments belong to, and only the
+// stored buffer is written.
 // CHECK: llmc.dispatch = "{\22kernels\22:[{\22name\22:\22mm\22,\22subgroup\22:32,\22workgroup\22:[32,1,1]}]
+// CHECK-SAME: \22offset\22:0,\22writes\22:false},{\22scalar\22:\22tokens\22},{{.*}}\22offset\22:0,\22writes\22:true}
 // CHECK: gpu.func @mm(%[[A:.*]]: memref<?xf16>, %[[AN:.*]]: index, %[[Y:.*]]: memref<?xf32>, %[[YN:.*]]: index)
 // CHECK: gpu.subgroup_mma_load_matrix %[[A]][%{{.*}}] {leadDimension = 64 : index} : memref<?xf16> -> !gpu.mma_matrix<16x16xf16, "AOp">
 // CHECK: gpu.subgroup_mma_load_matrix %[[A]][%{{.*}}] {leadDimension = 64 : index, transpose} : memref<?xf16> -> !gpu.mma_matrix<16x16xf16, "BOp">

@@ -5,8 +5,8 @@
 //
 //   out[.., r, c] += ext(a[.., r, k]) * ext(b[.., c, k])
 //
-// (or ext(a) * ext(b) + ext(aLow) * ext(b): a's f32 values split into two
-// f16 halves, which keeps the product's precision near f32's)
+// (or ext(a) * ext(b) + (ext(aLow) * ext(b)) * 2^-11: a's f32 values split
+// into two f16 halves, which keeps the product's precision near f32's)
 // with `a` and `b` f16 and `out` f32, each operand a row-major matrix in its
 // last two dimensions (unit stride along the row, a constant stride between
 // rows), every extent a multiple of the fragment edge (16). One subgroup
@@ -30,6 +30,11 @@ namespace llmc::tl {
 /// reduction steps are multiples of it).
 constexpr int64_t kMatrixTile = 16;
 
+/// The scale of a split operand's low half (split_halves: lo = f16((v -
+/// hi) * 2^11), so that the rest of a small value is no f16 subnormal; the
+/// block multiplies its product by the inverse).
+constexpr double kLowHalfScale = 2048.0;
+
 /// Bytes a fragment's first element must be aligned to (WMMA's loads and
 /// stores: 256 bits).
 constexpr int64_t kMatrixAlignment = 32;
@@ -42,7 +47,7 @@ struct MatrixBand {
   /// Where a's values are held as the sum of two f16 halves (an f32
   /// operand split: a the high half, aLow the low one, read at the same
   /// element with the same layout): the block adds ext(a) * ext(b) +
-  /// ext(aLow) * ext(b). Null otherwise.
+  /// (ext(aLow) * ext(b)) / kLowHalfScale. Null otherwise.
   mlir::Value aLow;
   /// Their accesses, as maps over the block's iteration variables.
   mlir::AffineMap aMap, bMap, outMap;

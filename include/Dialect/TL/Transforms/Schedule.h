@@ -226,10 +226,12 @@ mlir::FailureOr<BlockOp> cacheWrite(mlir::RewriterBase &rewriter,
                                     BlockOp block, unsigned writeIndex);
 
 /// Holds the f32 values reduction `block` multiplies from its read
-/// `readIndex` as the sum of two f16 halves: a nest before the block's
-/// writes hi = f16(v) and lo = f16(v - hi) into two new buffers shaped like
-/// the read's (block "<name>_halves"), and the block's product v * f
-/// becomes ext(hi) * f + ext(lo) * f (hi + lo keeps v to about 22 bits).
+/// `readIndex` as two f16 halves: a nest before the block's writes hi =
+/// f16(v) and lo = f16((v - hi) * 2^11) into two new buffers shaped like the
+/// read's (block "<name>_halves"), and the block's product v * f becomes
+/// ext(hi) * f + (ext(lo) * f) * 2^-11 (hi and lo keep v to about 22 bits,
+/// for |v| below f16's largest, 65504; past it hi is infinite, as an f16
+/// model's activations would be).
 /// The form f16 matrix units multiply (Analysis/MatrixBand.h) without
 /// rounding the values to f16. The block must add v * f (or fma) into its
 /// accumulator, v the read's one load; nothing in the nest may write the

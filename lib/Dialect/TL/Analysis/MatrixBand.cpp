@@ -105,9 +105,24 @@ llmc::tl::matchMatrixBand(ForOp rows,
     x = fma.getA();
     y = fma.getB();
   } else if (!product(update->operand, x, y)) {
-    if (auto add = update->operand.getDefiningOp<arith::AddFOp>())
-      if (!product(add.getLhs(), x, y) || !product(add.getRhs(), x2, y2))
-        x = y = x2 = y2 = Value();
+    // x * y + (x2 * y2) * 2^-11, the scale constant on either side.
+    auto scaled = [&](Value v) -> Value {
+      auto mul = v.getDefiningOp<arith::MulFOp>();
+      if (!mul)
+        return {};
+      for (auto [p, c] : {std::pair(mul.getLhs(), mul.getRhs()),
+                          std::pair(mul.getRhs(), mul.getLhs())}) {
+        auto k = c.getDefiningOp<arith::ConstantOp>();
+        auto f = k ? dyn_cast<FloatAttr>(k.getValue()) : FloatAttr();
+        if (f && f.getValueAsDouble() == 1.0 / kLowHalfScale)
+          return p;
+      }
+      return {};
+    };
+    auto add = update->operand.getDefiningOp<arith::AddFOp>();
+    Value low = add ? scaled(add.getRhs()) : Value();
+    if (!add || !low || !product(add.getLhs(), x, y) || !product(low, x2, y2))
+      x = y = x2 = y2 = Value();
   }
   auto load = [&](Value v) -> affine::AffineLoadOp {
     if (!v)
@@ -140,7 +155,8 @@ llmc::tl::matchMatrixBand(ForOp rows,
               failed(over(loadX)) || failed(over(loadX2)) ||
               *over(loadX) != *over(loadX2))))
     return fail("the block must add the product of two f16 values widened "
-                "to f32 (or two such products sharing one factor)");
+                "to f32 (or two such products sharing one factor, the second "
+                "scaled by 2^-11)");
   FailureOr<AffineMap> mapX = over(loadX), mapY = over(loadY);
   FailureOr<AffineMap> mapOut = accessOverIters(
       update->store.getAffineMap(), update->store.getMapOperands(), body);
@@ -242,7 +258,12 @@ llmc::tl::matchMatrixBand(ForOp rows,
   auto lead = [&](Value v, ArrayRef<AffineExpr> e,
                   int64_t &out) -> LogicalResult {
     auto type = cast<MemRefType>(v.getType());
-    int64_t bytes = type.getElementTypeBitWidth() / 8;
+    // (An f32 operand to be split is checked as its f16 halves will be:
+    // shaped and indexed alike.)
+    int64_t bytes =
+        type.getElementType().isF32() && v == loadX.getMemRef() && f32Rows
+            ? 2
+            : type.getElementTypeBitWidth() / 8;
     int64_t align = kMatrixAlignment / bytes;
     SmallVector<int64_t> strides;
     int64_t offset;

@@ -1166,8 +1166,9 @@ FailureOr<BlockOp> llmc::tl::splitHalves(RewriterBase &rw, BlockOp block,
                                      rw.getI64IntegerAttr(64));
     };
     Value high = half(), low = half();
-    // hi = f16(v), lo = f16(v - hi); the nest's loops serial (a schedule
-    // maps them).
+    // hi = f16(v), lo = f16((v - hi) * 2^11) (scaled so that small
+    // values keep their bits: no f16 subnormals); the nest's loops serial
+    // (a schedule maps them).
     rw.setInsertionPoint(root);
     halves = buildCopy(rw, loc, (block.getName() + "_halves").str(), buffer,
                        ValueRange{high, low}, [&](OpBuilder &b, Value v) {
@@ -1175,8 +1176,12 @@ FailureOr<BlockOp> llmc::tl::splitHalves(RewriterBase &rw, BlockOp block,
                          Value rest = arith::SubFOp::create(
                              b, loc, v,
                              arith::ExtFOp::create(b, loc, b.getF32Type(), hi));
+                         Value scaled = arith::MulFOp::create(
+                             b, loc, rest,
+                             arith::ConstantOp::create(
+                                 b, loc, b.getF32FloatAttr(kLowHalfScale)));
                          return SmallVector<Value>{
-                             hi, arith::TruncFOp::create(b, loc, f16, rest)};
+                             hi, arith::TruncFOp::create(b, loc, f16, scaled)};
                        });
     for (ForOp l : getLoops(halves))
       setKind(l, LoopKind::serial);
@@ -1213,9 +1218,14 @@ FailureOr<BlockOp> llmc::tl::splitHalves(RewriterBase &rw, BlockOp block,
     return at == 0 ? arith::MulFOp::create(rw, loc, h, f).getResult()
                    : arith::MulFOp::create(rw, loc, f, h).getResult();
   };
-  Value sum = arith::AddFOp::create(rw, loc, times(vh), times(vl));
+  // hi * f + (lo * f) * 2^-11
+  Value low2 = arith::MulFOp::create(
+      rw, loc, times(vl),
+      arith::ConstantOp::create(rw, loc,
+                                rw.getF32FloatAttr(1.0 / kLowHalfScale)));
+  Value sum = arith::AddFOp::create(rw, loc, times(vh), low2);
   if (isa<math::FmaOp>(mul)) {
-    // fma(v, f, acc) -> acc + (hi * f + lo * f)
+    // fma(v, f, acc) -> acc + (hi * f + (lo * f) * 2^-11)
     Value acc = mul->getOperand(2);
     rw.replaceOp(mul, arith::AddFOp::create(rw, loc, acc, sum).getResult());
   } else {
