@@ -423,11 +423,12 @@ struct PySchedule {
       diags.raise("compute_at");
     return {module, *r};
   }
-  void reverseComputeInline(const OpHandle &block) {
+  void reverseComputeInline(const OpHandle &block, bool intoReduction) {
     DiagnosticCollector diags(module->ctx.get());
     llmc::tl::BlockOp b = blockOf(block, "reverse_compute_inline");
     IRRewriter rw(module->ctx.get());
-    if (failed(llmc::tl::reverseComputeInline(rw, b)))
+    if (failed(llmc::tl::reverseComputeInline(rw, b, /*quiet=*/false,
+                                              intoReduction)))
       diags.raise("reverse_compute_inline");
   }
   std::vector<OpHandle> distribute(const OpHandle &l) {
@@ -712,7 +713,8 @@ PYBIND11_MODULE(_llmc, m) {
       .def("fuse_siblings", &PySchedule::fuseSiblings)
       .def("decompose_reduction", &PySchedule::decomposeReduction)
       .def("compute_at", &PySchedule::computeAt)
-      .def("reverse_compute_inline", &PySchedule::reverseComputeInline)
+      .def("reverse_compute_inline", &PySchedule::reverseComputeInline,
+           py::arg("block"), py::arg("into_reduction") = false)
       .def("compute_inline", &PySchedule::computeInline)
       .def("distribute", &PySchedule::distribute)
       .def("expand", &PySchedule::expand)

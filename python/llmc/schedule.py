@@ -250,14 +250,17 @@ class Schedule:
         self._record("compute_at", [block, loop], [rv])
         return rv
 
-    def reverse_compute_inline(self, block):
+    def reverse_compute_inline(self, block, into_reduction=False):
         """Computes elementwise `block` where its producer stores each element
         of the buffer it reads (TVM's reverse_compute_inline); `block`, its
-        loop nest and the intermediate buffer are gone afterwards."""
+        loop nest and the intermediate buffer are gone afterwards. With
+        `into_reduction`, a producer that sums into the buffer takes a
+        `block` adding one value to each element (z = y + x) into its init."""
         if not isinstance(block, _RV) or block.kind != "block":
             raise TypeError("reverse_compute_inline: expected a block, got %r" % (block,))
-        self._native.reverse_compute_inline(block.handle)
-        self._record("reverse_compute_inline", [block], [])
+        self._native.reverse_compute_inline(block.handle, bool(into_reduction))
+        self._record("reverse_compute_inline",
+                     [block] + ([True] if into_reduction else []), [])
 
     def distribute(self, loop):
         """Splits `loop` into one loop per loop nest or block of its body, in

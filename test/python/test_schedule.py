@@ -437,6 +437,62 @@ def test_split_halves_and_mma(llmc):
     assert "split_halves" in str(sch.trace) and "mma" in str(sch.trace)
 
 
+RESIDUAL = """
+func.func @r(%h: memref<1x64xf32>, %w: memref<32x64xf16>, %x: memref<1x32xf32>, %z: memref<1x32xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %y = memref.alloc() {alignment = 64 : i64} : memref<1x32xf32>
+  tl.for %o = %c0 to %c32 step %c1 {
+    tl.for %i = %c0 to %c64 step %c1 {
+      tl.block "matmul" (%vt = spatial %c0, %vo = spatial %o, %vi = reduce %i)
+          reads(%h[%vt, %vi] : memref<1x64xf32>, %w[%vo, %vi] : memref<32x64xf16>,
+                %y[%vt, %vo] : memref<1x32xf32>)
+          writes(%y[%vt, %vo] : memref<1x32xf32>) init {
+        affine.store %cst, %y[%vt, %vo] : memref<1x32xf32>
+      } {
+        %a = affine.load %h[%vt, %vi] : memref<1x64xf32>
+        %b = affine.load %w[%vo, %vi] : memref<32x64xf16>
+        %e = arith.extf %b : f16 to f32
+        %s = affine.load %y[%vt, %vo] : memref<1x32xf32>
+        %p = arith.mulf %a, %e : f32
+        %r = arith.addf %s, %p : f32
+        affine.store %r, %y[%vt, %vo] : memref<1x32xf32>
+      }
+    }
+  }
+  tl.for %o = %c0 to %c32 step %c1 {
+    tl.block "add" (%vt = spatial %c0, %vo = spatial %o)
+        reads(%x[%vt, %vo] : memref<1x32xf32>, %y[%vt, %vo] : memref<1x32xf32>)
+        writes(%z[%vt, %vo] : memref<1x32xf32>) {
+      %a = affine.load %x[%vt, %vo] : memref<1x32xf32>
+      %b = affine.load %y[%vt, %vo] : memref<1x32xf32>
+      %c = arith.addf %a, %b : f32
+      affine.store %c, %z[%vt, %vo] : memref<1x32xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_reverse_compute_inline_into_a_reduction(llmc):
+    """A residual add after a product: refused as an ordinary
+    reverse_compute_inline (its producer reduces), taken into the product's
+    init with into_reduction; the trace replays it."""
+    m = llmc.parse(RESIDUAL)
+    sch = llmc.Schedule(m)
+    fails(llmc, lambda: sch.reverse_compute_inline(sch.get_block("add")),
+          "has reduction variables")
+    sch.reverse_compute_inline(sch.get_block("add"), into_reduction=True)
+    m.verify()
+    text = str(m)
+    assert 'tl.block "add"' not in text and "memref.alloc" not in text
+    assert "reverse_compute_inline" in str(sch.trace) and "True" in str(sch.trace)
+
+
 def test_cache_read_and_write(llmc, tiny_model, tmp_path):
     m = tl_matmul(llmc)
     sch = llmc.Schedule(m)

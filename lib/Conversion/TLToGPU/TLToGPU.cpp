@@ -349,7 +349,8 @@ static void inlineBound(RewriterBase &rw, tl::ForOp l, bool isBlock,
 
 /// Lowers matrix band `rows` (kind mma; Analysis/MatrixBand.h) to WMMA on
 /// the subgroup that runs it: a 16 x 16 fragment of sums per tile of out
-/// (zero, or loaded from out where the block has no init), a loop over the
+/// (zero, loaded from the buffer the init copies, or from out where the
+/// block has no init), a loop over the
 /// reduction in steps of 16 that loads each row tile's fragment of `a` (and
 /// of its low half, where a is split: its products from zero, scaled by
 /// 2^-11 and added) and each column tile's of `b` (transposed: b's rows are
@@ -399,15 +400,19 @@ static LogicalResult lowerMatrixBand(RewriterBase &rw, tl::ForOp rows) {
   Value zeroSum = arith::ConstantOp::create(rw, loc, rw.getF32FloatAttr(0.0));
   for (int64_t i = 0; i < rowTiles; ++i)
     for (int64_t j = 0; j < colTiles; ++j)
-      sums.push_back(band->zeroInit ? gpu::SubgroupMmaConstantMatrixOp::create(
-                                          rw, loc, cType, zeroSum)
-                                          .getResult()
-                                    : gpu::SubgroupMmaLoadMatrixOp::create(
-                                          rw, loc, cType, band->out,
-                                          indices(index(i * t), index(j * t),
-                                                  zero, band->outMap),
-                                          lead(band->outLead), UnitAttr())
-                                          .getResult());
+      if (band->zeroInit) {
+        sums.push_back(
+            gpu::SubgroupMmaConstantMatrixOp::create(rw, loc, cType, zeroSum));
+      } else {
+        // From out's values, or from the buffer the init copies (the same
+        // element: a residual).
+        Value from = band->initFrom ? band->initFrom : band->out;
+        int64_t fromLead = band->initFrom ? band->initLead : band->outLead;
+        sums.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+            rw, loc, cType, from,
+            indices(index(i * t), index(j * t), zero, band->outMap),
+            lead(fromLead), UnitAttr()));
+      }
   Value zeros, lowScale;
   if (band->aLow) {
     zeros = gpu::SubgroupMmaConstantMatrixOp::create(rw, loc, cType, zeroSum);

@@ -168,3 +168,41 @@ module {
     return
   }
 }
+
+// -----
+
+// An init copying a residual's element (an add taken into the product): the
+// sums start at the residual's fragments.
+// CHECK-LABEL: gpu.func @residual
+// CHECK: gpu.subgroup_mma_load_matrix %arg2[{{.*}}] {leadDimension = 16 : index} : memref<16x16xf32> -> !gpu.mma_matrix<16x16xf32, "COp">
+// CHECK: scf.for
+// CHECK: gpu.subgroup_mma_store_matrix {{.*}}, %arg3[
+module {
+  func.func private @residual(%a: memref<16x32xf16>, %w: memref<16x32xf16>, %r: memref<16x16xf32>, %y: memref<16x16xf32>) attributes {llmc.kernel} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    %c32 = arith.constant 32 : index
+    tl.for %u = %c0 to %c1 step %c1 kind(thread_bound) thread("blockIdx.x") {
+      tl.for %i = %c0 to %c16 step %c1 kind(mma) {
+        tl.for %j = %c0 to %c16 step %c1 kind(mma) {
+          tl.for %k = %c0 to %c32 step %c1 kind(mma) {
+            tl.block "matmul" (%vr = spatial %i, %vc = spatial %j, %vk = reduce %k) reads(%a[%vr, %vk] : memref<16x32xf16>, %w[%vc, %vk] : memref<16x32xf16>, %y[%vr, %vc] : memref<16x16xf32>, %r[%vr, %vc] : memref<16x16xf32>) writes(%y[%vr, %vc] : memref<16x16xf32>) init {
+              %x = affine.load %r[symbol(%vr), symbol(%vc)] : memref<16x16xf32>
+              affine.store %x, %y[symbol(%vr), symbol(%vc)] : memref<16x16xf32>
+            } {
+              %0 = affine.load %a[symbol(%vr), symbol(%vk)] : memref<16x32xf16>
+              %1 = affine.load %w[symbol(%vc), symbol(%vk)] : memref<16x32xf16>
+              %2 = arith.extf %0 : f16 to f32
+              %3 = arith.extf %1 : f16 to f32
+              %4 = affine.load %y[symbol(%vr), symbol(%vc)] : memref<16x16xf32>
+              %5 = math.fma %2, %3, %4 : f32
+              affine.store %5, %y[symbol(%vr), symbol(%vc)] : memref<16x16xf32>
+            }
+          }
+        }
+      }
+    }
+    return
+  }
+}

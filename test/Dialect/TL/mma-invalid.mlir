@@ -71,7 +71,7 @@ func.func @init(%a: memref<16x32xf16>, %b: memref<16x32xf16>, %y: memref<16x16xf
   %cr = arith.constant 16 : index
   %cc = arith.constant 16 : index
   %ck = arith.constant 32 : index
-  // expected-error @+1 {{mma: the block's init must store 0 into its accumulator}}
+  // expected-error @+1 {{mma: the block's init must store 0, or another buffer's element, into its accumulator}}
   tl.for %r = %c0 to %cr step %c1 {
     tl.for %c = %c0 to %cc step %c1 {
       tl.for %k = %c0 to %ck step %c1 {

@@ -53,9 +53,13 @@ struct MatrixBand {
   mlir::AffineMap aMap, bMap, outMap;
   /// The stride between rows of each (WMMA's leading dimension).
   int64_t aLead = 0, bLead = 0, outLead = 0;
-  /// The block's init stores 0 (the sums start at zero); without an init
-  /// they start at out's values.
+  /// The block's init stores 0 (the sums start at zero), or an element of
+  /// `initFrom` at out's element (a residual added into the product: the
+  /// sums start there; `initLead` its rows' stride); without an init they
+  /// start at out's values.
   bool zeroInit = false;
+  mlir::Value initFrom;
+  int64_t initLead = 0;
   int64_t rowCount = 0, colCount = 0, redCount = 0;
 };
 

@@ -246,6 +246,7 @@ def TLSchedule : Pass<"tl-schedule"> {
     tree_reduce(matmul)             # or tree_reduce(matmul, 16): per 16 lanes
     contract(matmul_rf)             # acc + a * b as one fma
     reverse_compute_inline(add)     # add computed in its producer
+    absorb_add(add)                 # the same into a reduction: its init adds x
     compute_inline(rms_norm_scale)  # computed where its consumers load it
     reverse(matmul_rf, 4)           # loop 4 of the block runs backwards
     distribute(scores, 0)           # loop 0 split into a loop per nest of its body

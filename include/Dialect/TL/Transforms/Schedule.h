@@ -313,9 +313,15 @@ mlir::FailureOr<BlockOp> hoistValue(mlir::RewriterBase &rewriter, BlockOp block,
 /// no op between the two nests writes what `block` reads or accesses its
 /// output. The computation of each element, and so every bit, is unchanged.
 /// Every precondition is checked before anything changes; `quiet` fails
-/// without a diagnostic (a pass trying every block).
+/// without a diagnostic (a pass trying every block). With `intoReduction`
+/// the producer may also be a reduction adding into the buffer (out +=
+/// ..., from an init) when `block` adds one value to each element (z = y +
+/// x): x is added to the init's value instead, and the sums accumulate in
+/// the consumer's output: the same terms, added in another order (a GPU's
+/// residual add in its product's launch).
 mlir::LogicalResult reverseComputeInline(mlir::RewriterBase &rewriter,
-                                         BlockOp block, bool quiet = false);
+                                         BlockOp block, bool quiet = false,
+                                         bool intoReduction = false);
 
 /// The spatial blocks alone in a top-level loop nest of `func` (none when it
 /// is external or has several blocks), in program order: the candidates of

@@ -308,26 +308,50 @@ llmc::tl::matchMatrixBand(ForOp rows,
         return fail("a block with an init must reduce over the band's "
                     "reduction loop alone, from 0");
     }
+    // One store (besides constants, and the load of what it stores): 0, or
+    // an element of a buffer at out's element (a residual added into the
+    // product's init: the sums start there).
     affine::AffineStoreOp store;
+    affine::AffineLoadOp from;
     bool onlyStore = reductions == 1;
     for (Operation &op : init->without_terminator()) {
       if (auto s = dyn_cast<affine::AffineStoreOp>(op); s && !store)
         store = s;
+      else if (auto l = dyn_cast<affine::AffineLoadOp>(op); l && !from)
+        from = l;
       else if (!isa<arith::ConstantOp>(op))
         onlyStore = false;
     }
+    auto over = [&](Operation *access) -> FailureOr<AffineMap> {
+      if (auto l = dyn_cast_or_null<affine::AffineLoadOp>(access))
+        return accessOverIters(l.getAffineMap(), l.getMapOperands(), init);
+      if (auto st = dyn_cast_or_null<affine::AffineStoreOp>(access))
+        return accessOverIters(st.getAffineMap(), st.getMapOperands(), init);
+      return failure();
+    };
     auto zero = store
                     ? store.getValueToStore().getDefiningOp<arith::ConstantOp>()
                     : arith::ConstantOp();
     auto value = zero ? dyn_cast<FloatAttr>(zero.getValue()) : FloatAttr();
-    FailureOr<AffineMap> at =
-        store ? accessOverIters(store.getAffineMap(), store.getMapOperands(),
-                                init)
-              : FailureOr<AffineMap>(failure());
-    if (!onlyStore || !value || !value.getValue().isZero() ||
+    FailureOr<AffineMap> at = over(store);
+    bool fromBuffer = from && store && store.getValueToStore() == from &&
+                      from.getMemRef() != band.out && succeeded(over(from)) &&
+                      *over(from) == band.outMap;
+    if (!onlyStore ||
+        !(fromBuffer || (value && value.getValue().isZero() && !from)) ||
         store.getMemRef() != band.out || failed(at) || *at != band.outMap)
-      return fail("the block's init must store 0 into its accumulator");
-    band.zeroInit = true;
+      return fail("the block's init must store 0, or another buffer's "
+                  "element, into its accumulator");
+    if (fromBuffer) {
+      band.initFrom = from.getMemRef();
+      if (failed(lead(band.initFrom, *eo, band.initLead)))
+        return fail(Twine("each operand's rows must have unit stride, a "
+                          "constant stride between them of a multiple of 16 "
+                          "bytes, and fragments starting at ") +
+                    Twine(kMatrixAlignment) + "-byte multiples");
+    } else {
+      band.zeroInit = true;
+    }
   }
   return band;
 }

@@ -1255,9 +1255,20 @@ static void pairReductionsWithConsumers(RewriterBase &rw, func::FuncOp fn,
   }
 }
 
+/// Each residual add after a product (z = y + x, y the product's sums)
+/// taken into the product (reverse_compute_inline into a reduction: its sums
+/// start at x and accumulate in z): one launch instead of two, and y never
+/// written. The same terms added in another order (exact mode: the GPU
+/// targets' only one).
+static void absorbAdds(RewriterBase &rw, func::FuncOp fn) {
+  for (BlockOp b : spatialBlocksAloneInNests(fn))
+    (void)reverseComputeInline(rw, b, /*quiet=*/true, /*intoReduction=*/true);
+}
+
 LogicalResult llmc::tl::scheduleForGPU(func::FuncOp fn,
                                        const TargetDescription &target) {
   IRRewriter rw(fn.getContext());
+  absorbAdds(rw, fn);
   pairReductionsWithConsumers(rw, fn, target);
   // Every top-level nest not yet mapped, until none is left (a rule may
   // add one: a peeled tail); each mapping binds its nest's top loop.

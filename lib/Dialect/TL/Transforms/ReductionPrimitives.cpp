@@ -148,6 +148,26 @@ static bool initStoresZero(BlockOp block, const ReductionUpdate &update) {
          zero.getValue().isZero();
 }
 
+/// Appends to `reads` and `maps` each buffer the init of `block` loads (a
+/// residual its sums start from) that `reads` lacks, its access over the
+/// block's variables mapped by `remap` onto those of the block that takes
+/// the init over.
+static void addInitReads(BlockOp block, SmallVectorImpl<Value> &reads,
+                         SmallVectorImpl<AffineMap> &maps,
+                         llvm::function_ref<AffineMap(AffineMap)> remap) {
+  Block *init = block.getInitBlock();
+  if (!init)
+    return;
+  init->walk([&](affine::AffineLoadOp l) {
+    FailureOr<AffineMap> at =
+        accessOverIters(l.getAffineMap(), l.getMapOperands(), init);
+    if (failed(at) || llvm::is_contained(reads, l.getMemRef()))
+      return;
+    reads.push_back(l.getMemRef());
+    maps.push_back(remap(*at));
+  });
+}
+
 FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
                                            ArrayRef<ForOp> lanes,
                                            ForOp rootLoop) {
@@ -505,6 +525,11 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
       wbReads.erase(wbReads.begin());
       wbMaps.erase(wbMaps.begin());
     }
+    // What the init reads besides, over the write-back's variables.
+    if (!storePartial)
+      addInitReads(block, wbReads, wbMaps, [&](AffineMap m) {
+        return simplifyAffineMap(m.replaceDimsAndSymbols(subst, {}, total, 0));
+      });
     writeBack = BlockOp::create(
         rw, loc, block.getNameAttr(), values, kindsAttr(ctx, kinds), wbReads,
         mapsAttr(ctx, wbMaps), ValueRange{acc}, mapsAttr(ctx, {outMap}));
@@ -727,11 +752,13 @@ FailureOr<TreeReduceResult> llmc::tl::treeReduce(RewriterBase &rw,
   AffineMap outMap =
       inNew(cast<AffineMapAttr>(block.getWriteMaps()[0]).getValue());
   AffineMap firstMap = inNew(partMap);
+  SmallVector<Value> finalReads = {acc, parts};
+  SmallVector<AffineMap> finalMaps = {outMap, firstMap};
+  addInitReads(block, finalReads, finalMaps, inNew);
   auto final = BlockOp::create(
       rw, loc, block.getNameAttr(), spatial,
-      kindsAttr(ctx, SmallVector<IterKind>(ns, IterKind::spatial)),
-      ValueRange{acc, parts}, mapsAttr(ctx, {outMap, firstMap}),
-      ValueRange{acc}, mapsAttr(ctx, {outMap}));
+      kindsAttr(ctx, SmallVector<IterKind>(ns, IterKind::spatial)), finalReads,
+      mapsAttr(ctx, finalMaps), ValueRange{acc}, mapsAttr(ctx, {outMap}));
   Block *b = addBody(rw, final.getBody(), ns, loc);
   rw.setInsertionPointToStart(b);
   Value zero;

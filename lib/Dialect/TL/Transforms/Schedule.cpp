@@ -926,10 +926,26 @@ FailureOr<BlockOp> llmc::tl::decomposeReduction(RewriterBase &rw,
     writeMaps.push_back(AffineMapAttr::get(
         m.replaceDimsAndSymbols(repl, {}, spatial.size(), 0)));
   }
+  // What the init reads (a residual its sums start from), over the same.
+  SmallVector<Value> reads;
+  SmallVector<Attribute> readMaps;
+  WalkResult opaque = init->walk([&](affine::AffineLoadOp l) {
+    FailureOr<AffineMap> at =
+        accessOverIters(l.getAffineMap(), l.getMapOperands(), init);
+    if (failed(at))
+      return WalkResult::interrupt();
+    reads.push_back(l.getMemRef());
+    readMaps.push_back(AffineMapAttr::get(
+        at->replaceDimsAndSymbols(repl, {}, spatial.size(), 0)));
+    return WalkResult::advance();
+  });
+  if (opaque.wasInterrupted())
+    return block.emitError("decompose_reduction: the init of tl.block '")
+           << block.getName() << "' reads other than by its variables";
   rw.setInsertionPoint(loop);
   auto initBlock = BlockOp::create(
       rw, block.getLoc(), rw.getStringAttr((block.getName() + "_init").str()),
-      values, rw.getArrayAttr(kinds), ValueRange{}, rw.getArrayAttr({}),
+      values, rw.getArrayAttr(kinds), reads, rw.getArrayAttr(readMaps),
       block.getWrites(), rw.getArrayAttr(writeMaps));
   // Move the init ops; reduction variables are zero where the init ran.
   Block *body = new Block();
@@ -2037,8 +2053,33 @@ static AffineMap overArgsAsSymbols(AffineMap map) {
   return map.replaceDimsAndSymbols(syms, {}, 0, map.getNumDims());
 }
 
+/// Whether `consumer`'s body is `store(load(buffer) + x)` (either order), x
+/// not computed from the buffer: f(y) = y + x, so f(init + sum) = f(init) +
+/// sum.
+static LogicalResult addsToBuffer(BlockOp consumer, Value buffer) {
+  Block *body = consumer.getBodyBlock();
+  affine::AffineStoreOp store;
+  for (Operation &op : body->without_terminator())
+    if (auto s = dyn_cast<affine::AffineStoreOp>(op))
+      store = store ? affine::AffineStoreOp() : s;
+  auto add = store ? store.getValueToStore().getDefiningOp<arith::AddFOp>()
+                   : arith::AddFOp();
+  if (!add)
+    return failure();
+  auto loadsBuffer = [&](Value v) {
+    auto l = v.getDefiningOp<affine::AffineLoadOp>();
+    return l && l.getMemRef() == buffer;
+  };
+  unsigned loads = 0;
+  body->walk([&](affine::AffineLoadOp l) { loads += l.getMemRef() == buffer; });
+  Value x = loadsBuffer(add.getLhs()) ? add.getRhs() : add.getLhs();
+  return success(loads == 1 &&
+                 (loadsBuffer(add.getLhs()) || loadsBuffer(add.getRhs())) &&
+                 !loadsBuffer(x));
+}
+
 LogicalResult llmc::tl::reverseComputeInline(RewriterBase &rw, BlockOp consumer,
-                                             bool quiet) {
+                                             bool quiet, bool intoReduction) {
   auto error = [&](const Twine &msg) -> LogicalResult {
     if (!quiet)
       consumer.emitError("reverse_compute_inline: ") << msg;
@@ -2091,12 +2132,27 @@ LogicalResult llmc::tl::reverseComputeInline(RewriterBase &rw, BlockOp consumer,
                  "' reads no buffer of the function's own that a single "
                  "other block writes, one variable per dimension");
   Value buffer = consumer.getReads()[*readIndex];
-  // --- The producer: spatial, writes the buffer with one store.
-  if (producer.hasReduction() || producer.getInitBlock())
+  // --- The producer: spatial, writes the buffer with one store; or (with
+  // intoReduction) a reduction adding into it, which the consumer adds one
+  // value to (z = y + x: x is added to the init's value instead).
+  bool reduction = producer.hasReduction();
+  FailureOr<ReductionUpdate> update = failure();
+  if (reduction) {
+    update = matchReductionUpdate(producer);
+    if (!intoReduction || failed(update) ||
+        update->kind != arith::AtomicRMWKind::addf ||
+        update->store.getMemRef() != buffer || !producer.getInitBlock())
+      return error("its producer tl.block '" + producer.getName() +
+                   "' has reduction variables");
+    if (failed(addsToBuffer(consumer, buffer)))
+      return error("tl.block '" + consumer.getName() +
+                   "' must add one value to its producer's sums (z = y + x)");
+  } else if (producer.getInitBlock()) {
     return error("its producer tl.block '" + producer.getName() +
                  "' has reduction variables");
+  }
   if (llvm::count(producer.getWrites(), buffer) != 1 ||
-      llvm::is_contained(producer.getReads(), buffer))
+      (!reduction && llvm::is_contained(producer.getReads(), buffer)))
     return error("its producer tl.block '" + producer.getName() +
                  "' must write the buffer once and not read it");
   // After the move the producer computes the consumer's elements as it goes:
@@ -2110,7 +2166,8 @@ LogicalResult llmc::tl::reverseComputeInline(RewriterBase &rw, BlockOp consumer,
       llvm::is_contained(producer.getWrites(), out))
     return error("its producer tl.block '" + producer.getName() +
                  "' accesses its output");
-  Block *pBody = producer.getBodyBlock();
+  // (A reduction's: the store of its init, the value its sums start from.)
+  Block *pBody = reduction ? producer.getInitBlock() : producer.getBodyBlock();
   SmallVector<affine::AffineStoreOp> stores;
   pBody->walk([&](affine::AffineStoreOp s) {
     if (s.getMemRef() == buffer)
@@ -2262,10 +2319,51 @@ LogicalResult llmc::tl::reverseComputeInline(RewriterBase &rw, BlockOp consumer,
     rw.clone(op, map);
   }
   rw.eraseOp(store);
+  // A reduction's init whose value was 0 stores x itself (0 + x is x but
+  // for the sign of a zero).
+  if (reduction)
+    pBody->walk([&](affine::AffineStoreOp st) {
+      auto add = st.getValueToStore().getDefiningOp<arith::AddFOp>();
+      if (!add)
+        return;
+      for (auto [zero, x] : {std::pair(add.getLhs(), add.getRhs()),
+                             std::pair(add.getRhs(), add.getLhs())}) {
+        auto c = zero.getDefiningOp<arith::ConstantOp>();
+        auto f = c ? dyn_cast<FloatAttr>(c.getValue()) : FloatAttr();
+        if (f && f.getValue().isZero()) {
+          rw.modifyOpInPlace(st, [&] { st.getValueMutable().assign(x); });
+          if (add->use_empty())
+            rw.eraseOp(add);
+          return;
+        }
+      }
+    });
+  // A reduction's sums accumulate in the consumer's output, over the same
+  // variables as its write.
+  AffineMap outMap =
+      cast<AffineMapAttr>(consumer.getWriteMaps()[0]).getValue().compose(e);
+  if (reduction)
+    for (Operation *acc :
+         {update->load.getOperation(), update->store.getOperation()}) {
+      rw.setInsertionPoint(acc);
+      SmallVector<Value> args(producer.getBodyBlock()->getArguments());
+      if (auto l = dyn_cast<affine::AffineLoadOp>(acc))
+        rw.replaceOpWithNewOp<affine::AffineLoadOp>(
+            l, out, overArgsAsSymbols(outMap), args);
+      else
+        rw.replaceOpWithNewOp<affine::AffineStoreOp>(
+            acc, cast<affine::AffineStoreOp>(acc).getValueToStore(), out,
+            overArgsAsSymbols(outMap), args);
+    }
   // The regions: the consumer's other reads and its write, over the
   // producer's variables, in place of the buffer.
   SmallVector<Attribute> readMaps(producer.getReadMaps().getValue());
   SmallVector<Value> reads(producer.getReads());
+  for (auto [i, b] : llvm::enumerate(reads))
+    if (b == buffer) { // (a reduction's own sums)
+      b = out;
+      readMaps[i] = AffineMapAttr::get(outMap);
+    }
   for (auto [i, b] : llvm::enumerate(consumer.getReads())) {
     if (i == *readIndex)
       continue;
@@ -2277,8 +2375,7 @@ LogicalResult llmc::tl::reverseComputeInline(RewriterBase &rw, BlockOp consumer,
   SmallVector<Value> writes(producer.getWrites());
   unsigned w = llvm::find(writes, buffer) - writes.begin();
   writes[w] = out;
-  writeMaps[w] = AffineMapAttr::get(
-      cast<AffineMapAttr>(consumer.getWriteMaps()[0]).getValue().compose(e));
+  writeMaps[w] = AffineMapAttr::get(outMap);
   setRegions(rw, producer, reads, readMaps, writes, writeMaps);
   rw.eraseOp(cRoot);
   // The buffer is dead: so are its allocation and its free.

@@ -145,6 +145,9 @@ struct TLSchedulePass : llmc::tl::impl::TLScheduleBase<TLSchedulePass> {
       return contract(rw, *block);
     if (c.name == "reverse_compute_inline")
       return reverseComputeInline(rw, *block);
+    if (c.name == "absorb_add")
+      return reverseComputeInline(rw, *block, /*quiet=*/false,
+                                  /*intoReduction=*/true);
     if (c.name == "compute_inline")
       return computeInline(rw, *block);
     // stage(block, r, loop): the block's read r, staged at its loop.
