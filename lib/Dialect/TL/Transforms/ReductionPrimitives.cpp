@@ -152,20 +152,30 @@ static bool initStoresZero(BlockOp block, const ReductionUpdate &update) {
 /// residual its sums start from) that `reads` lacks, its access over the
 /// block's variables mapped by `remap` onto those of the block that takes
 /// the init over.
-static void addInitReads(BlockOp block, SmallVectorImpl<Value> &reads,
-                         SmallVectorImpl<AffineMap> &maps,
-                         llvm::function_ref<AffineMap(AffineMap)> remap) {
+static LogicalResult
+addInitReads(BlockOp block, SmallVectorImpl<Value> &reads,
+             SmallVectorImpl<AffineMap> &maps,
+             llvm::function_ref<AffineMap(AffineMap)> remap) {
   Block *init = block.getInitBlock();
   if (!init)
-    return;
-  init->walk([&](affine::AffineLoadOp l) {
+    return success();
+  WalkResult r = init->walk([&](affine::AffineLoadOp l) {
     FailureOr<AffineMap> at =
         accessOverIters(l.getAffineMap(), l.getMapOperands(), init);
-    if (failed(at) || llvm::is_contained(reads, l.getMemRef()))
-      return;
+    if (failed(at))
+      return WalkResult::interrupt();
+    AffineMap m = remap(*at);
+    for (auto [b, bm] : llvm::zip(reads, maps))
+      if (b == l.getMemRef() && bm == m)
+        return WalkResult::advance();
     reads.push_back(l.getMemRef());
-    maps.push_back(remap(*at));
+    maps.push_back(m);
+    return WalkResult::advance();
   });
+  if (r.wasInterrupted())
+    return block.emitError("the init of tl.block '")
+           << block.getName() << "' reads other than by its variables";
+  return success();
 }
 
 FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
@@ -526,10 +536,12 @@ FailureOr<RFactorResult> llmc::tl::rfactor(RewriterBase &rw, BlockOp block,
       wbMaps.erase(wbMaps.begin());
     }
     // What the init reads besides, over the write-back's variables.
-    if (!storePartial)
-      addInitReads(block, wbReads, wbMaps, [&](AffineMap m) {
-        return simplifyAffineMap(m.replaceDimsAndSymbols(subst, {}, total, 0));
-      });
+    if (!storePartial &&
+        failed(addInitReads(block, wbReads, wbMaps, [&](AffineMap m) {
+          return simplifyAffineMap(
+              m.replaceDimsAndSymbols(subst, {}, total, 0));
+        })))
+      return failure();
     writeBack = BlockOp::create(
         rw, loc, block.getNameAttr(), values, kindsAttr(ctx, kinds), wbReads,
         mapsAttr(ctx, wbMaps), ValueRange{acc}, mapsAttr(ctx, {outMap}));
@@ -754,7 +766,8 @@ FailureOr<TreeReduceResult> llmc::tl::treeReduce(RewriterBase &rw,
   AffineMap firstMap = inNew(partMap);
   SmallVector<Value> finalReads = {acc, parts};
   SmallVector<AffineMap> finalMaps = {outMap, firstMap};
-  addInitReads(block, finalReads, finalMaps, inNew);
+  if (failed(addInitReads(block, finalReads, finalMaps, inNew)))
+    return failure();
   auto final = BlockOp::create(
       rw, loc, block.getNameAttr(), spatial,
       kindsAttr(ctx, SmallVector<IterKind>(ns, IterKind::spatial)), finalReads,

@@ -2072,10 +2072,13 @@ static LogicalResult addsToBuffer(BlockOp consumer, Value buffer) {
   };
   unsigned loads = 0;
   body->walk([&](affine::AffineLoadOp l) { loads += l.getMemRef() == buffer; });
-  Value x = loadsBuffer(add.getLhs()) ? add.getRhs() : add.getLhs();
-  return success(loads == 1 &&
-                 (loadsBuffer(add.getLhs()) || loadsBuffer(add.getRhs())) &&
-                 !loadsBuffer(x));
+  bool lhs = loadsBuffer(add.getLhs());
+  if (loads != 1 || !(lhs || loadsBuffer(add.getRhs())))
+    return failure();
+  // x must not be computed from y (y + f(y) is no sum plus a value).
+  Value y = lhs ? add.getLhs() : add.getRhs();
+  Value x = lhs ? add.getRhs() : add.getLhs();
+  return success(!isComputedFrom(x, y, consumer));
 }
 
 LogicalResult llmc::tl::reverseComputeInline(RewriterBase &rw, BlockOp consumer,
@@ -2147,6 +2150,14 @@ LogicalResult llmc::tl::reverseComputeInline(RewriterBase &rw, BlockOp consumer,
     if (failed(addsToBuffer(consumer, buffer)))
       return error("tl.block '" + consumer.getName() +
                    "' must add one value to its producer's sums (z = y + x)");
+    // Each element of z from one element of y (several would accumulate
+    // into one sum, where the last one's value was the result).
+    if (!cast<AffineMapAttr>(consumer.getWriteMaps()[0])
+             .getValue()
+             .isPermutation())
+      return error("tl.block '" + consumer.getName() +
+                   "' must write each element once, at its own variables "
+                   "(a permutation of them)");
   } else if (producer.getInitBlock()) {
     return error("its producer tl.block '" + producer.getName() +
                  "' has reduction variables");
