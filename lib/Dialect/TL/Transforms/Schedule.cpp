@@ -2222,6 +2222,22 @@ LogicalResult llmc::tl::reverseComputeInline(RewriterBase &rw, BlockOp consumer,
       return error("an op between the producer's loop nest and its own "
                    "accesses what it reads or writes");
   }
+  // Into a reduction the consumer's output is written from the sums' first
+  // step on: no other block of the producer's nest may touch it, or write
+  // what the consumer reads.
+  if (reduction) {
+    bool interferes = false;
+    pRoot->walk([&](BlockOp b) {
+      if (b == producer)
+        return;
+      for (Value w : b.getWrites())
+        interferes |= llvm::is_contained(otherReads, w) || w == out;
+      interferes |= llvm::is_contained(b.getReads(), out);
+    });
+    if (interferes)
+      return error("another block of its producer's loop nest accesses what "
+                   "it reads or writes");
+  }
   // The consumer's nest runs over the whole buffer: per dimension a loop
   // from 0 to its size, step 1, bound to the variable of that dimension (a
   // dimension of one: the constant 0).
