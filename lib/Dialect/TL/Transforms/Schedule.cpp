@@ -1114,6 +1114,17 @@ static Operation *rootOf(BlockOp block) {
   return loops.empty() ? block.getOperation() : loops.front().getOperation();
 }
 
+/// Whether a block of the nest at `root` writes `buffer`.
+static bool nestWrites(Operation *root, Value buffer) {
+  return root
+      ->walk([&](BlockOp other) {
+        return llvm::is_contained(other.getWrites(), buffer)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 /// Whether `block` has a read `readIndex`; if not, an error of `primitive`
 /// saying how many it has.
 static LogicalResult checkRead(BlockOp block, unsigned readIndex,
@@ -1154,12 +1165,7 @@ FailureOr<BlockOp> llmc::tl::splitHalves(RewriterBase &rw, BlockOp block,
     return fail("the block must add the product of the read's one load and "
                 "another value into its accumulator");
   Operation *root = rootOf(block);
-  WalkResult written = root->walk([&](BlockOp other) {
-    return llvm::is_contained(other.getWrites(), buffer)
-               ? WalkResult::interrupt()
-               : WalkResult::advance();
-  });
-  if (written.wasInterrupted())
+  if (nestWrites(root, buffer))
     return fail("the nest writes the buffer of read " + Twine(readIndex));
   // The halves, shaped like the buffer, written by a nest of their own
   // before the block's (or by `reuse`, such a nest already there).
@@ -1261,12 +1267,7 @@ FailureOr<BlockOp> llmc::tl::cacheRead(RewriterBase &rw, BlockOp block,
            << block.getName() << "' also writes the buffer of read "
            << readIndex;
   Operation *root = rootOf(block);
-  WalkResult written = root->walk([&](BlockOp other) {
-    return llvm::is_contained(other.getWrites(), buffer)
-               ? WalkResult::interrupt()
-               : WalkResult::advance();
-  });
-  if (written.wasInterrupted())
+  if (nestWrites(root, buffer))
     return block.emitError("cache_read: the buffer of read ")
            << readIndex << " is written inside the loop nest of tl.block '"
            << block.getName() << "'; a copy made before it would be stale";
