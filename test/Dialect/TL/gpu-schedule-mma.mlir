@@ -1,5 +1,6 @@
 // RUN: llm-opt %s -tl-default-schedule="target=cuda:sm_90" | FileCheck %s
 // RUN: llm-opt %s -tl-default-schedule="target=cuda:sm_90,-mma" | FileCheck %s --check-prefix=NOMMA
+// RUN: llm-opt %s -tl-default-schedule="target=cuda:sm_90,range=8K" | FileCheck %s --check-prefix=NOMMA
 // RUN: llm-opt %s -tl-default-schedule="target=cuda:sm_90" -tl-verify-parallel -o /dev/null
 
 // Two prompt matmuls of the same f32 activations and f16 weights (a layer's
@@ -34,8 +35,9 @@
 // CHECK: tl.block "v" {{.*}} reads(%[[HI]]{{.*}}, %[[LO]]
 // CHECK: tl.block "v_tail"
 
-// Without matrix units (-mma) the products keep the f32 activations and
-// the prompt rules of any GPU.
+// Without matrix units (-mma), or with weights past the target's range
+// (16 KiB past 8K: bound in windows, which a fragment may span), the
+// products keep the f32 activations and the prompt rules of any GPU.
 // NOMMA-LABEL: func.func @kv
 // NOMMA-NOT: kind(mma)
 // NOMMA-NOT: _halves

@@ -1,5 +1,6 @@
 // RUN: llm-opt %s -tl-default-schedule="target=cuda:sm_90" -tl-verify-parallel | FileCheck %s
 // RUN: llm-opt %s -tl-default-schedule="target=vulkan:1.3,subgroup=32" | FileCheck %s --check-prefix=VULKAN
+// RUN: llm-opt %s -tl-default-schedule="target=cuda:sm_90,range=64K" | FileCheck %s --check-prefix=VULKAN
 
 // A decode product of an f16 weight on CUDA, whose threads load 16 bytes at
 // once: each lane takes 8 consecutive elements of the row (a vectorized
@@ -10,7 +11,9 @@
 // CHECK: tl.for {{.*}} to %c64{{.*}} kind(thread_bound) thread("threadIdx.x")
 // CHECK: tl.for {{.*}} to %c8{{.*}} step %c1{{.*}} kind(vectorized)
 // CHECK: tl.block "matmul_rf_rf"
-// Vulkan's kernels do not lower vector loads: one element a lane, as before.
+// Vulkan's kernels do not lower vector loads: one element a lane, as before;
+// nor a weight past the target's range (128 KiB here past 64K), which the
+// kernel ABI binds in windows and reads element by element.
 // VULKAN-LABEL: func.func @decode
 // VULKAN-NOT: kind(vectorized)
 // VULKAN: return

@@ -434,6 +434,25 @@ static LogicalResult shareReduction(RewriterBase &rw, BlockOp block,
   return success();
 }
 
+/// Whether `buffer` is bound whole (a dynamic shape, or a static one whose
+/// span fits the target's range): past it the kernel ABI binds it in
+/// windows, which it reads element by element only.
+static bool boundWhole(Value buffer, const TargetDescription &target) {
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+    return true;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return false;
+  int64_t last = 0;
+  for (auto [size, stride] : llvm::zip(type.getShape(), strides))
+    last += (size - 1) * stride;
+  int64_t bytes = std::max<int64_t>(type.getElementTypeBitWidth() / 8, 1);
+  return (last + 1) * bytes <= target.maxBufferRange;
+}
+
 /// Elements of reduction loop `k` (the only one of `block`) that a lane
 /// reads with one of the target's widest loads (gpuLoadBytes: CUDA's 16
 /// bytes): every read that uses `k` reads consecutive elements along it
@@ -462,7 +481,8 @@ static int64_t vectorElements(BlockOp block, ForOp k,
       if (e.isFunctionOfDim(dim))
         return 1;
     if (linearCoefficient(exprs->back(), dim, n) != 1 ||
-        !type.isLastDimUnitStride() || !type.getElementType().isIntOrFloat())
+        !type.isLastDimUnitStride() || !type.getElementType().isIntOrFloat() ||
+        !boundWhole(buffer, target))
       return 1;
     int64_t bytes = type.getElementTypeBitWidth() / 8;
     if (bytes < 2 || bytes > target.gpuLoadBytes)
@@ -863,12 +883,12 @@ static constexpr int64_t kMatrixRows = 2 * kMatrixTile;
 /// the tokens in
 /// whole tiles of kMatrixRows (split_peel; the rest a nest of their own,
 /// which the other rules map), the outputs split into workgroups of up to
-/// 4 subgroups, each subgroup 32 outputs (16 where 32 do not divide them)
-/// of the tile's tokens over the whole reduction: a band of kind mma
-/// (rows, columns, reduction), its sums in the subgroup's fragments. The
-/// tiles on blockIdx.y, the workgroups on blockIdx.x, the subgroups on
-/// threadIdx.y (the band's own lanes are threadIdx.x). Returns false,
-/// changing nothing, where it does not apply.
+/// 4 subgroups (operands bound whole: a fragment may span two windows), each
+/// subgroup 32 outputs (16 where 32 do not divide them) of the tile's tokens
+/// over the whole reduction: a band of kind mma (rows, columns, reduction), its
+/// sums in the subgroup's fragments. The tiles on blockIdx.y, the workgroups on
+/// blockIdx.x, the subgroups on threadIdx.y (the band's own lanes are
+/// threadIdx.x). Returns false, changing nothing, where it does not apply.
 static FailureOr<bool> matrixTiles(RewriterBase &rw, ArrayRef<ForOp> chain,
                                    const TargetDescription &target) {
   SmallVector<ForOp> reduction;
@@ -883,7 +903,8 @@ static FailureOr<bool> matrixTiles(RewriterBase &rw, ArrayRef<ForOp> chain,
   if (halves)
     form = matchMatrixBand(chain[0], {}, /*anyRowCount=*/true,
                            /*f32Rows=*/true);
-  if (failed(form))
+  if (failed(form) || !boundWhole(form->a, target) ||
+      !boundWhole(form->b, target) || !boundWhole(form->out, target))
     return false;
   int64_t n = *constantExtent(chain[1]);
   int64_t cols = n % (2 * kMatrixTile) == 0 ? 2 * kMatrixTile : kMatrixTile;
