@@ -162,3 +162,41 @@ func.func @nest_writes_residual(%h: memref<1x64xf32>, %w: memref<32x64xf16>, %x:
   }
   return
 }
+
+// -----
+
+// Each element of the add's output must come from one of the sums: a write
+// map that is no permutation (every element into z[0, 0]) is refused.
+func.func @not_permutation(%h: memref<1x64xf32>, %w: memref<32x64xf16>, %x: memref<1x32xf32>, %z: memref<1x32xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %y = memref.alloc() {alignment = 64 : i64} : memref<1x32xf32>
+  tl.for %o = %c0 to %c32 step %c1 {
+    tl.for %i = %c0 to %c64 step %c1 {
+      tl.block "matmul" (%vt = spatial %c0, %vo = spatial %o, %vi = reduce %i) reads(%h[%vt, %vi] : memref<1x64xf32>, %w[%vo, %vi] : memref<32x64xf16>, %y[%vt, %vo] : memref<1x32xf32>) writes(%y[%vt, %vo] : memref<1x32xf32>) init {
+        affine.store %cst, %y[symbol(%vt), symbol(%vo)] : memref<1x32xf32>
+      } {
+        %0 = affine.load %h[symbol(%vt), symbol(%vi)] : memref<1x64xf32>
+        %1 = affine.load %w[symbol(%vo), symbol(%vi)] : memref<32x64xf16>
+        %2 = arith.extf %1 : f16 to f32
+        %3 = affine.load %y[symbol(%vt), symbol(%vo)] : memref<1x32xf32>
+        %4 = arith.mulf %0, %2 : f32
+        %5 = arith.addf %3, %4 : f32
+        affine.store %5, %y[symbol(%vt), symbol(%vo)] : memref<1x32xf32>
+      }
+    }
+  }
+  tl.for %o = %c0 to %c32 step %c1 {
+    // expected-error @+1 {{reverse_compute_inline: tl.block 'add' must write each element once, at its own variables (a permutation of them)}}
+    tl.block "add" (%vt = spatial %c0, %vo = spatial %o) reads(%x[%vt, %vo] : memref<1x32xf32>, %y[%vt, %vo] : memref<1x32xf32>) writes(%z[0, 0] : memref<1x32xf32>) {
+      %0 = affine.load %x[symbol(%vt), symbol(%vo)] : memref<1x32xf32>
+      %1 = affine.load %y[symbol(%vt), symbol(%vo)] : memref<1x32xf32>
+      %2 = arith.addf %0, %1 : f32
+      affine.store %2, %z[0, 0] : memref<1x32xf32>
+    }
+  }
+  return
+}

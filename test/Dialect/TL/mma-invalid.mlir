@@ -154,3 +154,4 @@ func.func @transposed(%a: memref<32x16xf16>, %b: memref<16x32xf16>, %y: memref<1
   }
   return
 }
+

@@ -88,3 +88,30 @@ func.func @f16_read(%x: memref<16xf16>, %y: memref<1xf32>) {
   }
   return
 }
+
+// -----
+
+// The nest writes the activations it reads: halves made before it would be
+// stale.
+func.func @written(%x: memref<16xf32>, %w: memref<16xf16>, %y: memref<1xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %z = arith.constant 0.0 : f32
+  tl.for %i = %c0 to %c16 step %c1 {
+    // expected-error @+1 {{split_halves: the nest writes the buffer of read 0}}
+    tl.block "matmul" (%vi = reduce %i) reads(%x[%vi] : memref<16xf32>, %w[%vi] : memref<16xf16>, %y[0] : memref<1xf32>) writes(%y[0] : memref<1xf32>) {
+      %0 = affine.load %x[symbol(%vi)] : memref<16xf32>
+      %1 = affine.load %w[symbol(%vi)] : memref<16xf16>
+      %2 = arith.extf %1 : f16 to f32
+      %3 = affine.load %y[0] : memref<1xf32>
+      %4 = arith.mulf %0, %2 : f32
+      %5 = arith.addf %3, %4 : f32
+      affine.store %5, %y[0] : memref<1xf32>
+    }
+    tl.block "reset" (%vi2 = spatial %i) reads() writes(%x[%vi2] : memref<16xf32>) {
+      affine.store %z, %x[symbol(%vi2)] : memref<16xf32>
+    }
+  }
+  return
+}

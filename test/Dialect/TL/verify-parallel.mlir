@@ -286,3 +286,31 @@ func.func @band_kinds(%a: memref<16x16xf16>, %b: memref<16x16xf16>, %y: memref<1
   }
   return
 }
+
+// -----
+
+// A band of kind mma whose form is not a matrix band's (24 rows: not a
+// multiple of 16): the reason is named.
+func.func @band_form(%a: memref<24x16xf16>, %b: memref<16x16xf16>, %y: memref<24x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c24 = arith.constant 24 : index
+  // expected-error @+1 {{tl-verify-parallel: each loop of a matrix band must run from 0 with step 1 to a constant multiple of 16}}
+  tl.for %r = %c0 to %c24 step %c1 kind(mma) {
+    tl.for %c = %c0 to %c16 step %c1 kind(mma) {
+      tl.for %k = %c0 to %c16 step %c1 kind(mma) {
+        tl.block "matmul" (%vr = spatial %r, %vc = spatial %c, %vk = reduce %k) reads(%a[%vr, %vk] : memref<24x16xf16>, %b[%vc, %vk] : memref<16x16xf16>, %y[%vr, %vc] : memref<24x16xf32>) writes(%y[%vr, %vc] : memref<24x16xf32>) {
+          %0 = affine.load %a[symbol(%vr), symbol(%vk)] : memref<24x16xf16>
+          %1 = affine.load %b[symbol(%vc), symbol(%vk)] : memref<16x16xf16>
+          %2 = arith.extf %0 : f16 to f32
+          %3 = arith.extf %1 : f16 to f32
+          %4 = affine.load %y[symbol(%vr), symbol(%vc)] : memref<24x16xf32>
+          %5 = math.fma %2, %3, %4 : f32
+          affine.store %5, %y[symbol(%vr), symbol(%vc)] : memref<24x16xf32>
+        }
+      }
+    }
+  }
+  return
+}
