@@ -400,6 +400,15 @@ struct PySchedule {
       diags.raise("fuse_siblings");
     return {module, *r};
   }
+  OpHandle fuseLaunches(const std::vector<OpHandle> &hs) {
+    DiagnosticCollector diags(module->ctx.get());
+    IRRewriter rw(module->ctx.get());
+    llvm::SmallVector<llmc::tl::ForOp> nests = loopsOf(hs, "fuse_launches");
+    auto r = llmc::tl::fuseLaunches(rw, nests);
+    if (failed(r))
+      diags.raise("fuse_launches");
+    return {module, *r};
+  }
   OpHandle decomposeReduction(const OpHandle &block, const OpHandle &l) {
     DiagnosticCollector diags(module->ctx.get());
     auto b = dyn_cast<llmc::tl::BlockOp>(block.op);
@@ -711,6 +720,7 @@ PYBIND11_MODULE(_llmc, m) {
       .def("reorder", &PySchedule::reorder)
       .def("fuse", &PySchedule::fuse)
       .def("fuse_siblings", &PySchedule::fuseSiblings)
+      .def("fuse_launches", &PySchedule::fuseLaunches)
       .def("decompose_reduction", &PySchedule::decomposeReduction)
       .def("compute_at", &PySchedule::computeAt)
       .def("reverse_compute_inline", &PySchedule::reverseComputeInline,

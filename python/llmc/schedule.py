@@ -228,6 +228,16 @@ class Schedule:
         self._record("fuse_siblings", [list(loops)], [rv])
         return rv
 
+    def fuse_launches(self, loops):
+        """Fuses GPU launches (the top loops of consecutive top-level nests,
+        mapped onto grids, none touching what another writes) into one
+        launch of the sum of their workgroups, each running the part its
+        index falls in; returns the fused nest's top loop."""
+        handles = [self._loop(l, "fuse_launches") for l in loops]
+        rv = self._rv("loop", self._native.fuse_launches(handles))
+        self._record("fuse_launches", [list(loops)], [rv])
+        return rv
+
     def decompose_reduction(self, block, loop):
         """Moves the init of reduction `block` into a new block
         "<name>_init" right before `loop` (which must enclose only reduction

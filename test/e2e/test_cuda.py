@@ -209,11 +209,20 @@ def test_qwen3_06b_shape_f16_tensor_cores(llmc, tmp_path, ptxas):
         assert len(halves) == 4 * layers + 1, prefill[:40]
         assert not any(n.endswith("_halves") for n in
                        (names[l["kernel"]] for l in dev["phases"]["decode"] if "kernel" in l))
-        # Decode's products read their f16 rows 16 bytes a lane at a time.
+        # Decode's products (those with a residual add in them too) read
+        # their f16 rows 16 bytes a lane at a time.
         ptx = (art / "kernels.ptx").read_text()
-        entry = ptx[ptx.index(".entry forward_decode_matmul("):]
-        entry = entry[:entry.index("\n}\n")]
-        assert "ld.global.v4.b32" in entry, entry[:2000]
+        decode = [names[l["kernel"]] for l in dev["phases"]["decode"] if "kernel" in l]
+        products = sorted({n for n in decode if n.startswith("forward_decode_matmul")})
+        assert len(products) >= 4, decode[:40]
+        for n in products:
+            entry = ptx[ptx.index(".entry %s(" % n):]
+            entry = entry[:entry.index("\n}\n")]
+            assert "ld.global.v4.b32" in entry, (n, entry[:2000])
+        # Launch fusion: a layer's Q, K and V products one launch, its gate
+        # and up one: 4 product launches a layer (7 apart), and the head.
+        assert len([n for n in decode if n.startswith("forward_decode_matmul")]) == \
+            4 * layers + 1, decode[:40]
 
 
 # ---- the runtime's CUDA device ----------------------------------------------------

@@ -1112,6 +1112,59 @@ def test_fuse_siblings_errors(llmc, loops_module):
     assert str(loops_module) == before
 
 
+LAUNCHES = """
+func.func @launches(%x: memref<8xf32>, %y: memref<32xf32>, %z: memref<16xf32>, %u: memref<32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  tl.for %b = %c0 to %c4 step %c1 kind(thread_bound) thread("blockIdx.x") {
+    tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+      tl.block "a" (%vb = spatial %b, %vt = spatial %t) reads(%x[%vt] : memref<8xf32>) writes(%y[%vb * 8 + %vt] : memref<32xf32>) {
+        %v = affine.load %x[symbol(%vt)] : memref<8xf32>
+        affine.store %v, %y[symbol(%vb) * 8 + symbol(%vt)] : memref<32xf32>
+      }
+    }
+  }
+  tl.for %b = %c0 to %c2 step %c1 kind(thread_bound) thread("blockIdx.x") {
+    tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+      tl.block "b" (%vb = spatial %b, %vt = spatial %t) reads(%x[%vt] : memref<8xf32>) writes(%z[%vb * 8 + %vt] : memref<16xf32>) {
+        %v = affine.load %x[symbol(%vt)] : memref<8xf32>
+        affine.store %v, %z[symbol(%vb) * 8 + symbol(%vt)] : memref<16xf32>
+      }
+    }
+  }
+  tl.for %b = %c0 to %c4 step %c1 kind(thread_bound) thread("blockIdx.x") {
+    tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+      tl.block "c" (%vb = spatial %b, %vt = spatial %t) reads(%y[%vb * 8 + %vt] : memref<32xf32>) writes(%u[%vb * 8 + %vt] : memref<32xf32>) {
+        %v = affine.load %y[symbol(%vb) * 8 + symbol(%vt)] : memref<32xf32>
+        affine.store %v, %u[symbol(%vb) * 8 + symbol(%vt)] : memref<32xf32>
+      }
+    }
+  }
+  return
+}
+"""
+
+
+def test_fuse_launches(llmc):
+    # Two independent launches (4 and 2 workgroups) become one of 6; the
+    # third reads what the first writes and stays apart.
+    m = llmc.parse(LAUNCHES)
+    sch = llmc.Schedule(m)
+    tops = [sch.get_loops(sch.get_block(n))[0] for n in ("a", "b", "c")]
+    fails(llmc, lambda: sch.fuse_launches(tops), "accesses a buffer that another of the launches writes")
+    fused = sch.fuse_launches(tops[:2])
+    m.verify()
+    text = str(m)
+    assert text.count('thread("blockIdx.x")') == 2
+    assert "arith.constant 6 : index" in str(m)
+    assert str(sch.get_loops(sch.get_block("b"))[0]).splitlines()[0] == str(fused).splitlines()[0]
+    assert "sch.fuse_launches([" in sch.trace.as_python()
+    fails(llmc, lambda: sch.fuse_launches([fused]), "needs two launches or more")
+
+
 def test_distribute(llmc):
     # fuse_siblings and distribute undo each other: the fused heads loop
     # splits back into one loop per nest, each with its block.

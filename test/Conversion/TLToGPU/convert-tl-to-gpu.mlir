@@ -399,3 +399,68 @@ module {
   }
 }
 
+
+// -----
+
+// A fused launch (fuse_launches): 4 + 1 workgroups. Each part's guard (a
+// serial loop from max(id, offset) to min(id + 1, end)) is an scf.for over
+// the workgroup's id; the first part's two steps share its workgroup
+// buffer with a barrier between them, inside the guard; the second part's
+// step is 4 threads wide of the workgroup's 8, the others idle there.
+// CHECK-LABEL: func.func @forward
+// CHECK: gpu.launch_func @llmc_kernels::@forward.fused blocks in (%c5{{.*}}, %c1{{.*}}, %c1{{.*}}) threads in (%c8{{.*}}, %c1{{.*}}, %c1{{.*}})
+// CHECK: gpu.func @forward.fused({{.*}}) workgroup(%[[P:.*]] : memref<8xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 8, 1, 1>}
+// CHECK: %[[W:.*]] = gpu.block_id x
+// CHECK: %[[E:.*]] = arith.minui
+// CHECK: scf.for %{{.*}} = %[[W]] to %[[E]]
+// CHECK: memref.store {{.*}}, %[[P]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[P]]
+// CHECK: %[[L:.*]] = arith.maxui %[[W]]
+// CHECK: scf.for %{{.*}} = %[[L]] to
+// CHECK: gpu.barrier
+// CHECK: %[[T:.*]] = gpu.thread_id x
+// CHECK: arith.cmpi ult, %[[T]], %c4
+// CHECK: gpu.return
+module {
+  func.func @forward(%x: memref<8xf32>, %y: memref<32xf32>, %z: memref<4xf32>) {
+    call @forward.fused(%x, %y, %z) : (memref<8xf32>, memref<32xf32>, memref<4xf32>) -> ()
+    return
+  }
+  func.func private @forward.fused(%x: memref<8xf32>, %y: memref<32xf32>, %z: memref<4xf32>) attributes {llmc.kernel} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c5 = arith.constant 5 : index
+    %c8 = arith.constant 8 : index
+    tl.for %w = %c0 to %c5 step %c1 kind(thread_bound) thread("blockIdx.x") {
+      %n = arith.addi %w, %c1 : index
+      %e = arith.minui %n, %c4 : index
+      %p = memref.alloca() : memref<8xf32>
+      tl.for %g = %w to %e step %c1 {
+        tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+          tl.block "a_init" (%vt = spatial %t) reads(%x[%vt] : memref<8xf32>) writes(%p[%vt] : memref<8xf32>) {
+            %v = affine.load %x[symbol(%vt)] : memref<8xf32>
+            affine.store %v, %p[symbol(%vt)] : memref<8xf32>
+          }
+        }
+        tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+          tl.block "a" (%vb = spatial %w, %vt = spatial %t) reads(%p[7 - %vt] : memref<8xf32>) writes(%y[%vb * 8 + %vt] : memref<32xf32>) {
+            %v = affine.load %p[7 - symbol(%vt)] : memref<8xf32>
+            affine.store %v, %y[symbol(%vb) * 8 + symbol(%vt)] : memref<32xf32>
+          }
+        }
+      }
+      %l = arith.maxui %w, %c4 : index
+      tl.for %g = %l to %n step %c1 {
+        tl.for %t = %c0 to %c4 step %c1 kind(thread_bound) thread("threadIdx.x") {
+          tl.block "b" (%vt = spatial %t) reads(%x[%vt] : memref<8xf32>) writes(%z[%vt] : memref<4xf32>) {
+            %v = affine.load %x[symbol(%vt)] : memref<8xf32>
+            affine.store %v, %z[symbol(%vt)] : memref<4xf32>
+          }
+        }
+      }
+    }
+    return
+  }
+}

@@ -1,5 +1,5 @@
 // RUN: llm-opt %s -tl-default-schedule="target=vulkan:1.3,subgroup=32" | FileCheck %s
-// RUN: llm-opt %s -tl-default-schedule="target=cuda:sm_90" | FileCheck %s
+// RUN: llm-opt %s -tl-default-schedule="target=cuda:sm_90" | FileCheck %s --check-prefix=CUDA
 // RUN: llm-opt %s -tl-default-schedule="target=vulkan:1.3,subgroup=1" | FileCheck %s --check-prefix=TREE
 
 // A decode product and the residual add after it are one launch on a GPU:
@@ -15,6 +15,16 @@
 // CHECK-NEXT: affine.store {{.*}}, %arg3
 // CHECK-NOT: tl.block "add"
 // CHECK: return
+// On CUDA the lanes also read their rows 16 bytes at a time (the residual's
+// read, which does not move along the reduction, does not stop it), and
+// each workgroup takes 4 outputs, whose write-back stores the residual
+// first.
+// CUDA-LABEL: func.func @residual
+// CUDA: kind(vectorized)
+// CUDA: tl.block "matmul" ({{.*}}) reads({{.*}}%arg2{{.*}}) writes(%arg3
+// CUDA-NEXT: %[[X:.*]] = affine.load %arg2
+// CUDA-NEXT: affine.store %[[X]], %arg3
+// CUDA-NOT: tl.block "add"
 // Without subgroup sums (a tree in workgroup memory) the tree's last step
 // takes the init, its read of the residual with it.
 // TREE-LABEL: func.func @residual

@@ -314,3 +314,74 @@ func.func @band_form(%a: memref<24x16xf16>, %b: memref<16x16xf16>, %y: memref<24
   }
   return
 }
+
+// -----
+
+// A fused launch (the form fuse_launches makes) whose second part reads
+// what the first writes: its workgroups may run before the first's.
+func.func @fused_parts_conflict(%x: memref<8xf32>, %y: memref<32xf32>, %z: memref<32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  tl.for %w = %c0 to %c8 step %c1 kind(thread_bound) thread("blockIdx.x") {
+    %n = arith.addi %w, %c1 : index
+    %e = arith.minui %n, %c4 : index
+    // expected-note @+1 {{the other part}}
+    tl.for %g = %w to %e step %c1 {
+      tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+        tl.block "a" (%vb = spatial %w, %vt = spatial %t) reads(%x[%vt] : memref<8xf32>) writes(%y[%vb * 8 + %vt] : memref<32xf32>) {
+          %v = affine.load %x[symbol(%vt)] : memref<8xf32>
+          affine.store %v, %y[symbol(%vb) * 8 + symbol(%vt)] : memref<32xf32>
+        }
+      }
+    }
+    %l = arith.maxui %w, %c4 : index
+    %b = arith.subi %w, %c4 : index
+    // expected-error @+1 {{tl-verify-parallel: a part of a fused launch accesses a buffer that another part writes}}
+    tl.for %g = %l to %n step %c1 {
+      tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+        tl.block "b" (%vb = spatial %b, %vt = spatial %t) reads(%y[%vb * 8 + %vt] : memref<32xf32>) writes(%z[%vb * 8 + %vt] : memref<32xf32>) {
+          %v = affine.load %y[symbol(%vb) * 8 + symbol(%vt)] : memref<32xf32>
+          affine.store %v, %z[symbol(%vb) * 8 + symbol(%vt)] : memref<32xf32>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A fused launch whose part writes the same elements in each of its
+// workgroups (its grid index unused).
+func.func @fused_part_racy(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  // expected-error @+1 {{tl-verify-parallel: every iteration of the loop writes the same elements in tl.block 'a'}}
+  tl.for %w = %c0 to %c8 step %c1 kind(thread_bound) thread("blockIdx.x") {
+    %n = arith.addi %w, %c1 : index
+    %e = arith.minui %n, %c4 : index
+    tl.for %g = %w to %e step %c1 {
+      tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+        // expected-note @+1 {{the block is here}}
+        tl.block "a" (%vt = spatial %t) reads(%x[%vt] : memref<8xf32>) writes(%y[%vt] : memref<8xf32>) {
+          %v = affine.load %x[symbol(%vt)] : memref<8xf32>
+          affine.store %v, %y[symbol(%vt)] : memref<8xf32>
+        }
+      }
+    }
+    %l = arith.maxui %w, %c4 : index
+    tl.for %g = %l to %n step %c1 {
+      tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+        tl.block "b" (%vt = spatial %t) reads(%x[%vt] : memref<8xf32>) writes(%z[%vt] : memref<8xf32>) {
+          %v = affine.load %x[symbol(%vt)] : memref<8xf32>
+          affine.store %v, %z[symbol(%vt)] : memref<8xf32>
+        }
+      }
+    }
+  }
+  return
+}

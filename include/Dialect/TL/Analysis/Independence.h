@@ -24,8 +24,11 @@ namespace llmc::tl {
 ///    r within an interval narrower than |c| (so iterations touch disjoint
 ///    slices).
 /// Emits an error at the loop, prefixed with `what` (the primitive), with a
-/// note at the offending block, and fails when it cannot show this.
-mlir::LogicalResult verifyIndependent(ForOp loop, llvm::StringRef what);
+/// note at the offending block, and fails when it cannot show this. With
+/// `within` (an op under the loop), only the blocks under it count: one
+/// part of a fused launch, whose other parts touch other buffers.
+mlir::LogicalResult verifyIndependent(ForOp loop, llvm::StringRef what,
+                                      mlir::Operation *within = nullptr);
 
 /// The loops from `top` inward to the one tl.block of a perfect nest (each
 /// loop holding the next one or the block, besides pure ops) into `loops`;

@@ -257,6 +257,7 @@ def TLSchedule : Pass<"tl-schedule"> {
     decompose_reduction(matmul, 1); bind(matmul, 0, threadIdx.x)
     mma(matmul, 3)                  # loops 3, 4, 5: a matrix band (kind mma)
     split_halves(matmul, 0)         # its f32 read 0 as two f16 halves
+    fuse_launches(q, k, v)          # the launches of these blocks' nests as one
     ```
 
     A primitive that refuses reports its located error and the pass fails.

@@ -180,6 +180,53 @@ mlir::LogicalResult contract(mlir::RewriterBase &rewriter, BlockOp block);
 mlir::FailureOr<ForOp> fuseSiblings(mlir::RewriterBase &rewriter,
                                     llvm::ArrayRef<ForOp> loops);
 
+/// The shape of a top-level nest as a GPU launch that fuseLaunches takes:
+/// a chain of loops bound to blockIdx axes (constant extents, at most one
+/// of them past 1) around the workgroup's body (steps bound to threadIdx.x,
+/// serial loops of steps, stack buffers, index arithmetic; no matrix band).
+struct LaunchShape {
+  int64_t workgroups = 1;
+  /// The widest step's threads.
+  int64_t threads = 1;
+  /// The workgroup's stack buffers (workgroup memory), in bytes.
+  int64_t sharedBytes = 0;
+};
+mlir::FailureOr<LaunchShape>
+launchShape(ForOp nest, llvm::function_ref<void(const llvm::Twine &)> why);
+
+/// Whether no buffer that one of launches `a` and `b` writes is accessed by
+/// the other (but at elements their regions show apart: constants that
+/// differ in one dimension of the same view).
+bool launchesIndependent(ForOp a, ForOp b);
+
+/// Launch fusion: consecutive top-level nests (launchShape; only index
+/// arithmetic, views and allocations between them, which move before the
+/// first), pairwise independent (launchesIndependent), become one nest of
+/// the sum of their workgroups on blockIdx.x, each workgroup running the
+/// part its index falls in: a serial loop of zero or one iteration per part
+/// (its bounds depend on the workgroup only) holds the part's workgroup
+/// body with its grid index the fused index less the part's offset, its
+/// stack buffers before the guards. The fused loop's iterations are shown
+/// independent by the analysis before the launches go. Returns the fused
+/// nest. (lib/Dialect/TL/Transforms/FuseLaunches.cpp)
+mlir::FailureOr<ForOp> fuseLaunches(mlir::RewriterBase &rewriter,
+                                    llvm::ArrayRef<ForOp> nests);
+
+/// One part of a fused launch: the guard that runs it in workgroups
+/// [offset, offset + workgroups) of the fused index.
+struct LaunchPart {
+  ForOp guard;
+  int64_t offset, workgroups;
+};
+/// The parts of `loop` when it is a fused launch (the form fuseLaunches
+/// makes), else nullopt.
+std::optional<llvm::SmallVector<LaunchPart>> fusedLaunchParts(ForOp loop);
+/// Checks that fused launch `loop`'s workgroups are independent: its parts
+/// pairwise (launchesIndependent), each part's workgroups over the fused
+/// index (verifyIndependent within the part). Errors are prefixed with
+/// `what`.
+mlir::LogicalResult verifyFusedLaunch(ForOp loop, llvm::StringRef what);
+
 /// Loop distribution (fission): `loop`, whose body is a sequence of loop
 /// nests and blocks (its parts) with scalar ops between them, becomes one
 /// copy of the loop per part, in order, each holding that part and the

@@ -55,7 +55,8 @@ Value llmc::tl::viewedBuffer(Value v) {
   return v;
 }
 
-LogicalResult llmc::tl::verifyIndependent(ForOp loop, StringRef what) {
+LogicalResult llmc::tl::verifyIndependent(ForOp loop, StringRef what,
+                                          Operation *within) {
   // One iteration (or none) has no other to conflict with.
   auto lb = getConstantIntValue(loop.getLowerBound());
   auto ub = getConstantIntValue(loop.getUpperBound());
@@ -81,7 +82,7 @@ LogicalResult llmc::tl::verifyIndependent(ForOp loop, StringRef what) {
   builder.dim(iv); // dim 0
   llvm::MapVector<Value, SmallVector<Access>> accesses;
   std::optional<LogicalResult> result;
-  loop.getBody()->walk([&](BlockOp block) {
+  (within ? within : loop.getOperation())->walk([&](BlockOp block) {
     if (result)
       return;
     // A loop that binds a spatial variable too (the rows of a causal

@@ -50,6 +50,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/PatternMatch.h"
@@ -477,6 +478,11 @@ static int64_t vectorElements(BlockOp block, ForOp k,
     if (at == ib.dims.end())
       continue;
     unsigned dim = at - ib.dims.begin(), n = ib.dims.size();
+    // (The builder's dims are every read's so far: k may be one that this
+    // read does not use, a residual's init.)
+    if (llvm::none_of(*exprs,
+                      [&](AffineExpr e) { return e.isFunctionOfDim(dim); }))
+      continue;
     for (AffineExpr e : ArrayRef<AffineExpr>(*exprs).drop_back())
       if (e.isFunctionOfDim(dim))
         return 1;
@@ -1286,6 +1292,55 @@ static void absorbAdds(RewriterBase &rw, func::FuncOp fn) {
     (void)reverseComputeInline(rw, b, /*quiet=*/true, /*intoReduction=*/true);
 }
 
+/// Launch fusion, after every nest is mapped: runs of consecutive launches
+/// whose workgroups are equally wide, each independent of the others
+/// (launchesIndependent), become one launch (fuseLaunches) within the
+/// grid's and the workgroup memory's limits: a decode step's Q, K and V
+/// products, its gate and up, its two RoPEs. A launch costs a GPU a few
+/// microseconds however little it computes; a token of a small model
+/// makes hundreds. Only index arithmetic, views and allocations may lie
+/// between the launches of a run.
+static void fuseIndependentLaunches(RewriterBase &rw, func::FuncOp fn,
+                                    const TargetDescription &target) {
+  SmallVector<SmallVector<ForOp>> runs;
+  SmallVector<ForOp> run;
+  LaunchShape sum;
+  auto close = [&] {
+    if (run.size() > 1)
+      runs.push_back(run);
+    run.clear();
+  };
+  for (Operation &op : fn.getBody().front()) {
+    auto l = dyn_cast<ForOp>(op);
+    if (!l) {
+      bool alloc = isa<memref::AllocOp>(op) && op.getNumOperands() == 0;
+      if (op.getNumRegions() || !(alloc || isPure(&op)))
+        close();
+      continue;
+    }
+    FailureOr<LaunchShape> shape = launchShape(l, [](const Twine &) {});
+    bool joins =
+        succeeded(shape) && !run.empty() && shape->threads == sum.threads &&
+        sum.workgroups + shape->workgroups <= kMaxGridAxis &&
+        sum.sharedBytes + shape->sharedBytes <= target.sharedMemory &&
+        llvm::all_of(run, [&](ForOp r) { return launchesIndependent(r, l); });
+    if (joins) {
+      run.push_back(l);
+      sum.workgroups += shape->workgroups;
+      sum.sharedBytes += shape->sharedBytes;
+      continue;
+    }
+    close();
+    if (succeeded(shape)) {
+      run.push_back(l);
+      sum = *shape;
+    }
+  }
+  close();
+  for (ArrayRef<ForOp> r : runs)
+    (void)quietly(fn.getContext(), [&] { return fuseLaunches(rw, r); });
+}
+
 LogicalResult llmc::tl::scheduleForGPU(func::FuncOp fn,
                                        const TargetDescription &target) {
   IRRewriter rw(fn.getContext());
@@ -1309,8 +1364,10 @@ LogicalResult llmc::tl::scheduleForGPU(func::FuncOp fn,
         break;
       }
     }
-    if (!next)
+    if (!next) {
+      fuseIndependentLaunches(rw, fn, target);
       return success();
+    }
     if (failed(scheduleNest(rw, next, target)))
       return failure();
     // The same op still unbound at the top (compared as a pointer only: a

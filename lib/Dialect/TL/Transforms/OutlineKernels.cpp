@@ -8,12 +8,14 @@
 #include "Dialect/TL/Analysis/NestEquivalence.h"
 #include "Dialect/TL/IR/TL.h"
 #include "Dialect/TL/Transforms/Passes.h"
+#include "Dialect/TL/Transforms/Schedule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace llmc::tl {
 #define GEN_PASS_DEF_TLOUTLINEKERNELS
@@ -40,12 +42,12 @@ static Type kernelArgType(Type t) {
                          mem.getMemorySpace());
 }
 
-/// The kernel's symbol: the caller's, then the name of the nest's last
-/// block (what the nest computes: `matmul`, `softmax_max`) without the
-/// numbering that told the layers' copies apart. A nest that also runs the
-/// remainder of a split (blocks named `<name>_tail...` after the whole
-/// tiles' own) is named for the whole tiles.
-static std::string kernelName(func::FuncOp parent, Operation *nest) {
+/// The name of the nest's last block (what the nest computes: `matmul`,
+/// `softmax_max`) without the numbering that told the layers' copies
+/// apart. A nest that also runs the remainder of a split (blocks named
+/// `<name>_tail...` after the whole tiles' own) is named for the whole
+/// tiles.
+static std::string blockStem(Operation *nest) {
   tl::BlockOp last, lastWhole;
   nest->walk([&](tl::BlockOp b) {
     last = b;
@@ -58,6 +60,25 @@ static std::string kernelName(func::FuncOp parent, Operation *nest) {
   StringRef stem = name.rtrim("0123456789");
   if (stem.size() < name.size() && stem.ends_with("_"))
     name = stem.drop_back();
+  return name.str();
+}
+
+/// The kernel's symbol: the caller's, then what the nest computes (its
+/// blocks' stem; a fused launch's parts' distinct stems, in order, joined
+/// by `_`).
+static std::string kernelName(func::FuncOp parent, Operation *nest) {
+  std::string name;
+  auto loop = dyn_cast<tl::ForOp>(nest);
+  if (auto parts = loop ? tl::fusedLaunchParts(loop) : std::nullopt) {
+    SmallVector<std::string> stems;
+    for (const tl::LaunchPart &p : *parts)
+      if (std::string stem = blockStem(p.guard);
+          !llvm::is_contained(stems, stem))
+        stems.push_back(stem);
+    name = llvm::join(stems, "_");
+  } else {
+    name = blockStem(nest);
+  }
   return (parent.getName() + "." + name).str();
 }
 

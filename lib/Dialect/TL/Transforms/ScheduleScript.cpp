@@ -74,6 +74,20 @@ struct TLSchedulePass : llmc::tl::impl::TLScheduleBase<TLSchedulePass> {
       }
       return fuseSiblings(rw, ls);
     }
+    // fuse_launches(block, block, ...): the top-level nest of each block.
+    if (c.name == "fuse_launches") {
+      SmallVector<ForOp> nests;
+      for (const std::string &name : c.args) {
+        FailureOr<BlockOp> b = getBlock(root, name);
+        if (failed(b))
+          return failure();
+        SmallVector<ForOp> loops = getLoops(*b);
+        if (loops.empty())
+          return argError("tl.block '" + name + "' is in no loop nest");
+        nests.push_back(loops.front());
+      }
+      return fuseLaunches(rw, nests);
+    }
     FailureOr<BlockOp> block = getBlock(root, c.args[0]);
     if (failed(block))
       return failure();

@@ -3,6 +3,7 @@
 #include "Dialect/TL/Analysis/MatrixBand.h"
 #include "Dialect/TL/IR/TL.h"
 #include "Dialect/TL/Transforms/Passes.h"
+#include "Dialect/TL/Transforms/Schedule.h"
 
 namespace llmc::tl {
 #define GEN_PASS_DEF_TLVERIFYPARALLEL
@@ -32,9 +33,14 @@ struct TLVerifyParallelPass
                    ? WalkResult::interrupt()
                    : WalkResult::advance();
       case LoopKind::thread_bound:
-        // A GPU thread axis may also rest on a block's declaration.
+        // A GPU thread axis may also rest on a block's declaration; a
+        // fused launch's on its parts.
         if (independentByDeclaration(loop))
           return WalkResult::advance();
+        if (fusedLaunchParts(loop))
+          return failed(verifyFusedLaunch(loop, "tl-verify-parallel"))
+                     ? WalkResult::interrupt()
+                     : WalkResult::advance();
         return failed(verifyIndependent(loop, "tl-verify-parallel"))
                    ? WalkResult::interrupt()
                    : WalkResult::advance();

@@ -1,0 +1,150 @@
+// RUN: llm-opt %s -split-input-file -verify-diagnostics -tl-schedule='script={fuse_launches(a, b)}'
+// RUN: not llm-opt %s -split-input-file -tl-schedule='script={fuse_launches(a)}' 2>&1 | FileCheck %s --check-prefix=ONE
+
+// ONE: error: fuse_launches: needs two launches or more
+
+// The second launch reads what the first writes: fused, its workgroups
+// could run before the first's.
+func.func @dependent(%x: memref<8xf32>, %y: memref<32xf32>, %z: memref<32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  // expected-note @+1 {{the other launch}}
+  tl.for %b = %c0 to %c4 step %c1 kind(thread_bound) thread("blockIdx.x") {
+    tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+      tl.block "a" (%vb = spatial %b, %vt = spatial %t) reads(%x[%vt] : memref<8xf32>) writes(%y[%vb * 8 + %vt] : memref<32xf32>) {
+        %v = affine.load %x[symbol(%vt)] : memref<8xf32>
+        affine.store %v, %y[symbol(%vb) * 8 + symbol(%vt)] : memref<32xf32>
+      }
+    }
+  }
+  // expected-error @+1 {{fuse_launches: this launch accesses a buffer that another of the launches writes}}
+  tl.for %b = %c0 to %c4 step %c1 kind(thread_bound) thread("blockIdx.x") {
+    tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+      tl.block "b" (%vb = spatial %b, %vt = spatial %t) reads(%y[%vb * 8 + %vt] : memref<32xf32>) writes(%z[%vb * 8 + %vt] : memref<32xf32>) {
+        %v = affine.load %y[symbol(%vb) * 8 + symbol(%vt)] : memref<32xf32>
+        affine.store %v, %z[symbol(%vb) * 8 + symbol(%vt)] : memref<32xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A grid of more than one workgroup on two axes (the fused index would be
+// split by a division the analysis cannot follow).
+func.func @two_axes(%x: memref<8xf32>, %y: memref<32xf32>, %z: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  tl.for %b = %c0 to %c4 step %c1 kind(thread_bound) thread("blockIdx.x") {
+    tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+      tl.block "a" (%vb = spatial %b, %vt = spatial %t) reads(%x[%vt] : memref<8xf32>) writes(%y[%vb * 8 + %vt] : memref<32xf32>) {
+        %v = affine.load %x[symbol(%vt)] : memref<8xf32>
+        affine.store %v, %y[symbol(%vb) * 8 + symbol(%vt)] : memref<32xf32>
+      }
+    }
+  }
+  // expected-error @+1 {{fuse_launches: this launch cannot be fused: its grid has more than one workgroup on two axes}}
+  tl.for %h = %c0 to %c2 step %c1 kind(thread_bound) thread("blockIdx.y") {
+    tl.for %b = %c0 to %c4 step %c1 kind(thread_bound) thread("blockIdx.x") {
+      tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+        tl.block "b" (%vh = spatial %h, %vb = spatial %b, %vt = spatial %t) reads(%x[%vt] : memref<8xf32>) writes(%z[%vh * 32 + %vb * 8 + %vt] : memref<64xf32>) {
+          %v = affine.load %x[symbol(%vt)] : memref<8xf32>
+          affine.store %v, %z[symbol(%vh) * 32 + symbol(%vb) * 8 + symbol(%vt)] : memref<64xf32>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Another launch between them, not one of those fused.
+func.func @launch_between(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<8xf32>, %w: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+    tl.block "a" (%vt = spatial %t) reads(%x[%vt] : memref<8xf32>) writes(%y[%vt] : memref<8xf32>) {
+      %v = affine.load %x[symbol(%vt)] : memref<8xf32>
+      affine.store %v, %y[symbol(%vt)] : memref<8xf32>
+    }
+  }
+  // expected-error @+1 {{fuse_launches: tl.for lies between the launches}}
+  tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+    tl.block "c" (%vt = spatial %t) reads(%x[%vt] : memref<8xf32>) writes(%w[%vt] : memref<8xf32>) {
+      %v = affine.load %x[symbol(%vt)] : memref<8xf32>
+      affine.store %v, %w[symbol(%vt)] : memref<8xf32>
+    }
+  }
+  tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+    tl.block "b" (%vt = spatial %t) reads(%x[%vt] : memref<8xf32>) writes(%z[%vt] : memref<8xf32>) {
+      %v = affine.load %x[symbol(%vt)] : memref<8xf32>
+      affine.store %v, %z[symbol(%vt)] : memref<8xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// A workgroup whose threads are also on threadIdx.y (a fused launch's
+// steps are one row of threads).
+func.func @second_thread_axis(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<2x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+    tl.block "a" (%vt = spatial %t) reads(%x[%vt] : memref<8xf32>) writes(%y[%vt] : memref<8xf32>) {
+      %v = affine.load %x[symbol(%vt)] : memref<8xf32>
+      affine.store %v, %y[symbol(%vt)] : memref<8xf32>
+    }
+  }
+  // expected-error @+1 {{fuse_launches: this launch cannot be fused: a loop inside its grid is bound to threadIdx.y}}
+  tl.for %b = %c0 to %c1 step %c1 kind(thread_bound) thread("blockIdx.x") {
+    tl.for %s = %c0 to %c2 step %c1 kind(thread_bound) thread("threadIdx.y") {
+      tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+        tl.block "b" (%vs = spatial %s, %vt = spatial %t) reads(%x[%vt] : memref<8xf32>) writes(%z[%vs, %vt] : memref<2x8xf32>) {
+          %v = affine.load %x[symbol(%vt)] : memref<8xf32>
+          affine.store %v, %z[symbol(%vs), symbol(%vt)] : memref<2x8xf32>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A launch whose workgroups are independent by its block's declaration
+// only (an index the analysis cannot follow): fused, nothing would show it.
+func.func @declared_only(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  // expected-error @+1 {{fuse_launches: the fused launch's workgroups cannot be shown independent}}
+  tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+    tl.block "a" (%vt = spatial %t) reads(%x[%vt] : memref<8xf32>) writes(%y[%vt] : memref<8xf32>) {
+      %v = affine.load %x[symbol(%vt)] : memref<8xf32>
+      affine.store %v, %y[symbol(%vt)] : memref<8xf32>
+    }
+  }
+  tl.for %b = %c0 to %c4 step %c1 kind(thread_bound) thread("blockIdx.x") {
+    %r = arith.remui %b, %c4 : index
+    tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+      tl.block "b" (%vr = spatial %r, %vt = spatial %t) reads(%x[%vt] : memref<8xf32>) writes(%z[%vr, %vt] : memref<4x8xf32>) {
+        %v = affine.load %x[symbol(%vt)] : memref<8xf32>
+        affine.store %v, %z[symbol(%vr), symbol(%vt)] : memref<4x8xf32>
+      }
+    }
+  }
+  return
+}
