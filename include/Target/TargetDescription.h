@@ -52,7 +52,10 @@ struct TargetDescription {
   /// Feature changes relative to the CPU's own set, in the order given
   /// (LLVM feature names: "avx512f", "avxvnni", ...).
   std::vector<std::pair<std::string, bool>> featureChanges;
-  /// Physical cores the generated code may use by default.
+  /// Physical cores the generated code may use by default; on a GPU its
+  /// compute units (SMs), the workgroups one wave of a launch runs at once
+  /// (`cores=N`; a CUDA architecture's data-centre part by default, 1 on
+  /// Vulkan).
   unsigned cores = 1;
   /// Data cache sizes in bytes (per core for L1/L2).
   int64_t l1d = 32 * 1024, l2 = 1024 * 1024, l3 = 8 * 1024 * 1024;

@@ -79,6 +79,29 @@ static llvm::StringMap<bool> defaultGPUFeatures(TargetKind kind,
 static constexpr const char *kGPUFeatures[] = {"fp16", "int8", "fp64", "int64",
                                                "mma"};
 
+/// The SMs of the data-centre part of each CUDA architecture (V100 80, T4
+/// 40, A100 108, A10 72, L40S 142, H100/H200 132; 1 for others): what a
+/// schedule fills with workgroups where a model's own parallelism (its KV
+/// heads) would not. `cores=N` states a device's own.
+static unsigned defaultSMs(llvm::StringRef name) {
+  switch (smNumber(name)) {
+  case 70:
+    return 80;
+  case 75:
+    return 40;
+  case 80:
+    return 108;
+  case 86:
+    return 72;
+  case 89:
+    return 142;
+  case 90:
+    return 132;
+  default:
+    return 1;
+  }
+}
+
 std::string TargetDescription::str() const {
   std::string s = kind == TargetKind::CPU    ? "cpu"
                   : kind == TargetKind::CUDA ? "cuda"
@@ -95,6 +118,8 @@ std::string TargetDescription::str() const {
                        subgroupSize, maxWorkgroupSize, sizeString(sharedMemory),
                        sizeString(maxBufferRange))
              .str();
+    if (cores != (kind == TargetKind::CUDA ? defaultSMs(name) : 1))
+      s += ",cores=" + std::to_string(cores);
     if (cpuDevice)
       s += ",device=cpu";
     return s;
@@ -232,6 +257,11 @@ parseGPUItems(TargetDescription &t, llvm::StringRef spec,
       (key == "shared" ? t.sharedMemory : t.maxBufferRange) = *size;
       continue;
     }
+    if (key == "cores") {
+      if (value.getAsInteger(10, t.cores) || t.cores == 0)
+        return bad(item, "the compute units (SMs), a positive number");
+      continue;
+    }
     if (key == "device") {
       if (value != "cpu" && value != "gpu")
         return bad(item, "cpu or gpu");
@@ -239,7 +269,7 @@ parseGPUItems(TargetDescription &t, llvm::StringRef spec,
       continue;
     }
     return bad(item, "expected +feature, -feature, subgroup=N, workgroup=N, "
-                     "shared=SIZE, range=SIZE or device=cpu|gpu");
+                     "shared=SIZE, range=SIZE, cores=N or device=cpu|gpu");
   }
   if (t.subgroupSize > t.maxWorkgroupSize)
     return llvm::createStringError("target '" + spec.str() +
@@ -299,6 +329,7 @@ TargetDescription::parse(llvm::StringRef spec) {
       // binding spans at most 2 GiB, larger weights are read in windows.
       t.maxBufferRange = int64_t(1) << 31;
       t.gpuLoadBytes = 16;
+      t.cores = defaultSMs(t.name);
     }
     return parseGPUItems(t, spec, llvm::drop_begin(items));
   }

@@ -37,7 +37,7 @@ def test_unknown_target(llmc, tmp_path, tiny_model):
     ("cpu:znver4,prefetch=-4K", "bad item 'prefetch=-4K'"),
     ("cpu:znver4,prefetch_level=4", "bad item 'prefetch_level=4'"),
     ("cuda:90", "expected cuda:sm_NN"),
-    ("cuda:sm_90,cores=2", "bad item 'cores=2'"),
+    ("cuda:sm_90,cores=0", "bad item 'cores=0' (the compute units (SMs), a positive number)"),
     ("cuda:sm_90,+avx2", "bad item '+avx2' (GPU features: fp16, int8, fp64, int64, mma)"),
     ("vulkan,+mma", "bad item '+mma' (matrix units are lowered for CUDA targets only)"),
     ("cuda:sm_61,+mma", "bad item '+mma' (tensor cores start at sm_70)"),
@@ -45,7 +45,9 @@ def test_unknown_target(llmc, tmp_path, tiny_model):
     ("vulkan,subgroup=3", "bad item 'subgroup=3' (a power of two up to 1024)"),
     ("vulkan,+avx512f", "bad item '+avx512f' (GPU features: fp16, int8, fp64, int64, mma)"),
     ("vulkan,shared=lots", "bad item 'shared=lots'"),
-    ("vulkan,cores=2", "bad item 'cores=2'"),
+    ("vulkan,cores=many", "bad item 'cores=many'"),
+    ("vulkan,l2=1M", "bad item 'l2=1M' (expected +feature, -feature, subgroup=N, workgroup=N, "
+                     "shared=SIZE, range=SIZE, cores=N or device=cpu|gpu)"),
     ("vulkan,device=tpu", "bad item 'device=tpu' (cpu or gpu)"),
     ("vulkan,subgroup=64,workgroup=32", "the subgroup is larger than a workgroup"),
 ])

@@ -54,12 +54,12 @@ def _spirv_val(art):
     assert p.returncode == 0, "spirv-val rejects %s: %s" % (art, p.stdout + p.stderr)
 
 
-def _against_cpu(llmc, tmp_path, model, extra=(), prompt_len=32, steps=12):
+def _against_cpu(llmc, tmp_path, model, extra=(), prompt_len=32, steps=12, target=None):
     """Compiles `model` for lavapipe and the CPU, runs both from the same prompt ids
     (every prompt row's logits, then greedy steps) and checks the Vulkan target
     against the CPU's: logits within 1e-3 x max|logit| at every position, greedy
     tokens identical; the kernels pass spirv-val."""
-    vk = e2e_util.compile_for(llmc, model, tmp_path / "vk", LAVAPIPE, extra)
+    vk = e2e_util.compile_for(llmc, model, tmp_path / "vk", target or LAVAPIPE, extra)
     cpu = e2e_util.compile_for(llmc, model, tmp_path / "cpu", "cpu", extra)
     _spirv_val(vk)
     ids = e2e_util.deterministic_prompt_ids(prompt_len, 300)
@@ -390,6 +390,27 @@ def test_f16_kv_cache_matches_cpu(llmc, tmp_path, vulkan):
                       "-o", tmp_path / "ART"])
     assert p.returncode != 0 and "needs the target feature fp16" in p.stderr, e2e_util.describe(p)
     assert not e2e_util.no_artifact_left(tmp_path)
+
+
+@pytest.mark.parametrize("kv", ["f32", "f16"])
+def test_split_attention_matches_cpu(llmc, tmp_path, vulkan, kv):
+    """A device of 8 compute units (cores=8) and a model of 2 KV heads: each
+    decode step's attention split over its positions into ceil(2 * 8 / 2) = 8
+    parts, a workgroup per head and part (a launch of their own), then the
+    parts merged per head; a 100-token prompt, so that two parts of 64
+    positions hold positions and the rest none. Logits and greedy tokens as
+    the CPU target's."""
+    hf = tmp_path / "hf"
+    make_hf_model.make_model(str(hf), arch="qwen3", tied=True, dtype="f32", seed=13)
+    _against_cpu(llmc, tmp_path, hf, extra=("--kv-cache", kv), prompt_len=100, steps=8,
+                 target=LAVAPIPE + ",cores=8")
+    import json
+    meta = json.loads((tmp_path / "vk" / "metadata.json").read_text())
+    assert meta["target_description"].endswith(",cores=8")
+    dev = meta["device"]
+    grids = [l["grid"] for l in dev["phases"]["decode"]
+             if "kernel" in l and dev["kernels"][l["kernel"]]["name"].endswith("attention_values")]
+    assert grids and all(g[0] == 8 and g[1] == 2 for g in grids), grids
 
 
 def test_kernels_checked_against_the_module(llmc, tmp_path, stories_paths, vulkan):

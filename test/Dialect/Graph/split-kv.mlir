@@ -1,6 +1,9 @@
 // RUN: llm-opt %s -graph-split-kv="target=cpu:x86-64-v3,cores=4" | FileCheck %s
 // RUN: llm-opt %s -graph-split-kv="target=cpu:x86-64-v3,cores=1" | FileCheck %s --check-prefix=ONE
 // RUN: not llm-opt %s -graph-split-kv="target=cpu:x86-64-v3,cores=0" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: llm-opt %s -graph-split-kv="target=cuda:sm_90" | FileCheck %s --check-prefix=GPU
+// RUN: llm-opt %s -graph-split-kv="target=vulkan:1.3,cores=6" | FileCheck %s --check-prefix=VK
+// RUN: llm-opt %s -graph-split-kv="target=vulkan:1.3" | FileCheck %s --check-prefix=ONE
 
 // Flash attention (kv_tile) with fewer KV heads than the target's cores:
 // kv_splits = cores (4 cores: one KV head or three, 4 parts, each the
@@ -14,6 +17,18 @@
 // CHECK: return
 // ONE-NOT: kv_splits
 // BAD: error: graph-split-kv: {{.*}}cores=0
+// On a GPU, a workgroup per KV head and part, two for each compute unit:
+// ceil(2 * cores / KV heads) parts (sm_90's 132 SMs: 264 and 88 for one
+// KV head and three, 66 for four; a Vulkan device stating 6 compute
+// units: 12, 4, 3); a Vulkan device by default has one, no split.
+// GPU: graph.attention {{.*}}kv_splits = 264 : i64
+// GPU: graph.attention {{.*}}kv_splits = 88 : i64
+// GPU: graph.attention {{.*}}kv_splits = 66 : i64
+// GPU-NOT: kv_splits
+// VK: graph.attention {{.*}}kv_splits = 12 : i64
+// VK: graph.attention {{.*}}kv_splits = 4 : i64
+// VK: graph.attention {{.*}}kv_splits = 3 : i64
+// VK-NOT: kv_splits
 !c1 = !graph.kv_cache<layers = 1, max_seq = 64, kv_heads = 1, head_dim = 4, element_type = f32>
 !c3 = !graph.kv_cache<layers = 1, max_seq = 64, kv_heads = 3, head_dim = 4, element_type = f32>
 !c4 = !graph.kv_cache<layers = 1, max_seq = 64, kv_heads = 4, head_dim = 4, element_type = f32>

@@ -81,10 +81,12 @@ def GraphSplitKV : Pass<"graph-split-kv", "mlir::ModuleOp"> {
   let description = [{
     A flash attention (`graph.attention` with `kv_tile`, the exact mode)
     whose KV heads are fewer than the target's cores gets `kv_splits =
-    cores`: a decode step's rows split their positions into that many parts,
-    each with its own running max, sum and output, and the parts take the
-    threads (each core a share of every KV head's context) where the KV
-    heads would leave some idle. The two-pass softmax (llama.cpp mode) is
+    cores` (a GPU: `ceil(2 * cores / KV heads)`, its compute units' count,
+    two workgroups each): a decode step's rows split their positions into
+    that many parts, each with its own running max, sum and output, and the
+    parts take the threads (each core a share of every KV head's context;
+    on a GPU, workgroups of their own) where the KV heads would leave some
+    idle. The two-pass softmax (llama.cpp mode) is
     left alone: its sums are ordered over the whole row.
 
     Input: after `graph-act-quant`.

@@ -28,7 +28,11 @@ struct GraphSplitKVPass : graph::impl::GraphSplitKVBase<GraphSplitKVPass> {
       int64_t kvHeads = op.getNumKvHeads();
       if (op.getKvTileAttr().getInt() == 0 || kvHeads >= cores)
         return;
-      op.setKvSplitsAttr(Builder(op).getI64IntegerAttr(cores));
+      // A CPU: a part per core, each core a share of every KV head. A GPU:
+      // a workgroup per KV head and part, two for each compute unit.
+      int64_t parts =
+          desc->isGPU() ? llvm::divideCeil(2 * cores, kvHeads) : cores;
+      op.setKvSplitsAttr(Builder(op).getI64IntegerAttr(parts));
     });
   }
 };

@@ -1292,6 +1292,71 @@ static void absorbAdds(RewriterBase &rw, func::FuncOp fn) {
     (void)reverseComputeInline(rw, b, /*quiet=*/true, /*intoReduction=*/true);
 }
 
+/// Whether `l` is independent as the analysis shows, or by its block's
+/// declaration.
+static bool independentLoop(ForOp l) {
+  return succeeded(quietly(l.getContext(),
+                           [&] { return verifyIndependent(l, "gpu"); })) ||
+         independentByDeclaration(l);
+}
+
+/// The nests (loops and blocks) directly in `body`.
+static unsigned countNests(Block *body) {
+  return llvm::count_if(body->without_terminator(),
+                        [](Operation &o) { return isa<ForOp, BlockOp>(o); });
+}
+
+/// Independent parts on the grid: where the innermost independent loop at
+/// the top of a nest (decode's KV heads) holds, beside other nests, an
+/// independent loop of a constant extent whose body is itself a sequence of
+/// nests (a split attention's parts, each a flash attention over its share
+/// of the positions, then the parts' merge), the outer loop is distributed
+/// (`distribute`) so that the parts' loop gets a launch of its own, where
+/// rule 5 puts it on the grid beside the heads: a workgroup per head and
+/// part rather than a thread per part. The merge keeps the heads' launch.
+static void partsOntoGrid(RewriterBase &rw, func::FuncOp fn) {
+  SmallVector<ForOp> candidates;
+  for (auto top : fn.getBody().getOps<ForOp>()) {
+    ForOp inner;
+    for (ForOp l = top; l && l.getKind() == LoopKind::serial && normalised(l) &&
+                        independentLoop(l);
+         l = onlyInnerLoop(l))
+      inner = l;
+    if (!inner || countNests(inner.getBody()) < 2)
+      continue;
+    for (auto p : inner.getBody()->getOps<ForOp>()) {
+      std::optional<int64_t> n = constantExtent(p);
+      if (p.getKind() == LoopKind::serial && n && *n > 1 &&
+          countNests(p.getBody()) >= 2 && independentLoop(p)) {
+        candidates.push_back(p);
+        break;
+      }
+    }
+  }
+  // Each outer loop in three: the nests before the parts, the parts, the
+  // nests after them (distributed, then those before and after fused back).
+  for (ForOp parts : candidates) {
+    auto outer = parts->getParentOfType<ForOp>();
+    // (distribute makes a loop per nest of the body, in order.)
+    unsigned index = 0;
+    for (Operation &op : outer.getBody()->without_terminator()) {
+      if (&op == parts.getOperation())
+        break;
+      index += isa<ForOp, BlockOp>(op);
+    }
+    quietly(fn.getContext(), [&] {
+      FailureOr<SmallVector<ForOp>> loops = distribute(rw, outer);
+      if (failed(loops) || loops->size() <= index)
+        return;
+      auto at = loops->begin() + index;
+      for (ArrayRef<ForOp> run : {ArrayRef<ForOp>(loops->begin(), at),
+                                  ArrayRef<ForOp>(std::next(at), loops->end())})
+        if (run.size() > 1)
+          (void)fuseSiblings(rw, run);
+    });
+  }
+}
+
 /// Launch fusion, after every nest is mapped: runs of consecutive launches
 /// whose workgroups are equally wide, each independent of the others
 /// (launchesIndependent), become one launch (fuseLaunches) within the
@@ -1345,6 +1410,7 @@ LogicalResult llmc::tl::scheduleForGPU(func::FuncOp fn,
                                        const TargetDescription &target) {
   IRRewriter rw(fn.getContext());
   absorbAdds(rw, fn);
+  partsOntoGrid(rw, fn);
   pairReductionsWithConsumers(rw, fn, target);
   // Every top-level nest not yet mapped, until none is left (a rule may
   // add one: a peeled tail); each mapping binds its nest's top loop.
