@@ -47,7 +47,7 @@ for d in sorted(os.listdir("art")):
         os.symlink(os.path.abspath("art/bench-%s/weights.bin" % d[5:]), "art/%s/weights.bin" % d)
 PY
 date
-for m in ${MODELS-qwen3-0.6b-f16 qwen3-0.6b-f16-nomma qwen3-0.6b-q8_0 qwen3-0.6b-q4_0}; do
+for m in ${MODELS-qwen3-0.6b-f16 qwen3-0.6b-f16-nomma qwen3-0.6b-f16-nosplit qwen3-0.6b-q8_0 qwen3-0.6b-q4_0}; do
   echo "== $m"; timeout ${BENCH_TIMEOUT:-60} $R bench art/bench-$m -p ${PP:-512} -n ${TG:-128} -r ${REPS:-2} --vs none --roofline -t 1
 done
 for m in ${PROFILES-qwen3-0.6b-f16 qwen3-0.6b-q4_0}; do
