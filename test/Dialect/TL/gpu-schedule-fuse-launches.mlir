@@ -83,3 +83,40 @@ func.func @qkv(%h: memref<1x256xf32>, %wq: memref<64x256xf16>, %wk: memref<32x25
   }
   return
 }
+
+// A layer's key and value stores into its KV cache (2 heads of 128): a
+// workgroup per head, all 128 elements its threads (twice the 64 threads a
+// workgroup would take: the grid then has one axis), and the two stores,
+// apart in the cache's first index, one launch of 2 + 2 workgroups.
+// CHECK-LABEL: func.func @kv_stores
+// CHECK: tl.for %[[W:.*]] = %c0 to %c4 step %c1 kind(thread_bound) thread("blockIdx.x")
+// CHECK: tl.for {{.*}} to %c128 step %c1 kind(thread_bound) thread("threadIdx.x")
+// CHECK: tl.block "kv_store"
+// CHECK: arith.maxui %[[W]], %c2
+// CHECK: tl.for {{.*}} to %c128 step %c1 kind(thread_bound) thread("threadIdx.x")
+// CHECK: tl.block "kv_store_v"
+// CHECK-NOT: thread("blockIdx
+// CHECK: return
+func.func @kv_stores(%k: memref<1x256xf32>, %v: memref<1x256xf32>, %kv: memref<2x2x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c128 = arith.constant 128 : index
+  tl.for %h = %c0 to %c2 step %c1 {
+    tl.for %d = %c0 to %c128 step %c1 {
+      tl.block "kv_store" (%vh = spatial %h, %vd = spatial %d) reads(%k[0, %vh * 128 + %vd] : memref<1x256xf32>) writes(%kv[0, %vh, %vd] : memref<2x2x128xf32>) {
+        %x = affine.load %k[0, symbol(%vh) * 128 + symbol(%vd)] : memref<1x256xf32>
+        affine.store %x, %kv[0, symbol(%vh), symbol(%vd)] : memref<2x2x128xf32>
+      }
+    }
+  }
+  tl.for %h = %c0 to %c2 step %c1 {
+    tl.for %d = %c0 to %c128 step %c1 {
+      tl.block "kv_store_v" (%vh = spatial %h, %vd = spatial %d) reads(%v[0, %vh * 128 + %vd] : memref<1x256xf32>) writes(%kv[1, %vh, %vd] : memref<2x2x128xf32>) {
+        %x = affine.load %v[0, symbol(%vh) * 128 + symbol(%vd)] : memref<1x256xf32>
+        affine.store %x, %kv[1, symbol(%vh), symbol(%vd)] : memref<2x2x128xf32>
+      }
+    }
+  }
+  return
+}

@@ -1197,6 +1197,13 @@ static LogicalResult scheduleNest(RewriterBase &rw, Operation *root,
   ForOp inner = chain.back();
   std::optional<int64_t> extent = getConstantIntValue(inner.getUpperBound());
   int64_t threads = workgroupThreads(target, extent);
+  // Up to twice that where it takes the whole loop and loops around it hold
+  // the grid: a workgroup per iteration of theirs, the grid on one axis
+  // (a layer's key and value stores, 128 elements a KV head: one launch
+  // fuses them, fuseIndependentLaunches).
+  if (extent && chain.size() > 1 && *extent > threads &&
+      *extent <= 2 * threads && *extent <= target.maxWorkgroupSize)
+    threads = *extent;
   ForOp blocks, lanes;
   if (extent && *extent == threads) {
     lanes = inner;
