@@ -1299,6 +1299,53 @@ static void absorbAdds(RewriterBase &rw, func::FuncOp fn) {
     (void)reverseComputeInline(rw, b, /*quiet=*/true, /*intoReduction=*/true);
 }
 
+/// Maps into decode's products: an elementwise map of its inputs'
+/// elements (each read indexed by every variable of the block: the MLP's
+/// silu(gate) * up, not a norm's scale, which reads its row's reduction)
+/// whose output only reductions of constant extents read (decode's
+/// products: a workgroup per output row, each reading the whole vector) is
+/// computed where they load it (`compute_inline`): one launch less, each
+/// element computed once per workgroup (its rows' loads of it are one after
+/// unrolling) where it was computed once. Exact: the same operations.
+static void mapsIntoProducts(RewriterBase &rw, func::FuncOp fn) {
+  auto constantNest = [](Operation *op) {
+    auto top = op->getParentOfType<ForOp>();
+    while (top && top->getParentOfType<ForOp>())
+      top = top->getParentOfType<ForOp>();
+    if (!top)
+      return false;
+    return !top->walk([](ForOp l) {
+                 return constantExtent(l) ? WalkResult::advance()
+                                          : WalkResult::interrupt();
+               })
+                .wasInterrupted();
+  };
+  for (BlockOp b : spatialBlocksAloneInNests(fn)) {
+    if (b.getWrites().size() != 1 || !constantNest(b))
+      continue;
+    bool map = llvm::all_of(b.getReadMaps(), [&](Attribute m) {
+      AffineMap read = cast<AffineMapAttr>(m).getValue();
+      for (unsigned v = 0; v < b.getNumIters(); ++v)
+        if (!read.isFunctionOfDim(v))
+          return false;
+      return true;
+    });
+    if (!map || b.getReads().empty())
+      continue;
+    bool products = true, any = false;
+    for (Operation *user : b.getWrites()[0].getUsers()) {
+      auto consumer = dyn_cast<BlockOp>(user);
+      if (!consumer || consumer == b)
+        continue;
+      any = true;
+      products &= consumer.hasReduction() && constantNest(consumer) &&
+                  !llvm::is_contained(consumer.getWrites(), b.getWrites()[0]);
+    }
+    if (any && products)
+      (void)computeInline(rw, b, /*quiet=*/true);
+  }
+}
+
 /// Whether `l` is independent as the analysis shows, or by its block's
 /// declaration.
 static bool independentLoop(ForOp l) {
@@ -1417,6 +1464,7 @@ LogicalResult llmc::tl::scheduleForGPU(func::FuncOp fn,
                                        const TargetDescription &target) {
   IRRewriter rw(fn.getContext());
   absorbAdds(rw, fn);
+  mapsIntoProducts(rw, fn);
   partsOntoGrid(rw, fn);
   pairReductionsWithConsumers(rw, fn, target);
   // Every top-level nest not yet mapped, until none is left (a rule may
