@@ -80,7 +80,8 @@ static constexpr const char *kGPUFeatures[] = {"fp16", "int8", "fp64", "int64",
                                                "mma"};
 
 /// The SMs of the data-centre part of each CUDA architecture (V100 80, T4
-/// 40, A100 108, A10 72, L40S 142, H100/H200 132; 1 for others): what a
+/// 40, A100 108, A10 72, L40S 142, H100/H200 132, B200 148, RTX PRO 6000
+/// 188; 1 for others): what a
 /// schedule fills with workgroups where a model's own parallelism (its KV
 /// heads) would not. `cores=N` states a device's own.
 static unsigned defaultSMs(llvm::StringRef name) {
@@ -97,6 +98,10 @@ static unsigned defaultSMs(llvm::StringRef name) {
     return 142;
   case 90:
     return 132;
+  case 100:
+    return 148;
+  case 120:
+    return 188;
   default:
     return 1;
   }

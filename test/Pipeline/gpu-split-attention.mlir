@@ -13,6 +13,7 @@
 // CHECK: tl.for %[[H:.*]] = %c0 to %c2 step %c1 kind(thread_bound) thread("blockIdx.y")
 // CHECK: tl.for %[[P:.*]] = %c0 to %c4 step %c1 kind(thread_bound) thread("blockIdx.x")
 // CHECK: tl.block "attention_init" ({{.*}} = spatial %[[H]], {{.*}} = spatial %[[P]])
+// CHECK-NOT: thread("blockIdx
 // CHECK: tl.block "attention_values"
 // CHECK: tl.for {{.*}} to %c2 step %c1 kind(thread_bound) thread("blockIdx.x")
 // CHECK-NOT: thread("blockIdx

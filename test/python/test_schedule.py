@@ -1155,8 +1155,12 @@ def test_fuse_launches(llmc):
     sch = llmc.Schedule(m)
     tops = [sch.get_loops(sch.get_block(n))[0] for n in ("a", "b", "c")]
     fails(llmc, lambda: sch.fuse_launches(tops), "accesses a buffer that another of the launches writes")
+    block_b = sch.get_block("b")
     fused = sch.fuse_launches(tops[:2])
     m.verify()
+    # The blocks inside keep their handles (moved into the fused launch).
+    assert str(block_b).startswith('tl.block "b"')
+    assert sch.get_loops(block_b)[0].handle is not None
     text = str(m)
     assert text.count('thread("blockIdx.x")') == 2
     assert "arith.constant 6 : index" in str(m)

@@ -8,8 +8,9 @@
 // Flash attention (kv_tile) with fewer KV heads than the target's cores:
 // kv_splits = cores (4 cores: one KV head or three, 4 parts, each the
 // threads' share of every KV head's positions); as many KV heads as cores,
-// or the two-pass softmax (llama.cpp mode, no kv_tile), or one core:
-// unchanged.
+// or the two-pass softmax (llama.cpp mode, no kv_tile), or one core, or a
+// cache whose positions one part holds: unchanged. The parts are at most
+// what the cache can fill (multiples of kv_pad, at least 16, long).
 // CHECK-LABEL: func.func @attention
 // CHECK: graph.attention {{.*}}kv_splits = 4 : i64
 // CHECK: graph.attention {{.*}}kv_splits = 4 : i64
@@ -29,13 +30,16 @@
 // VK: graph.attention {{.*}}kv_splits = 4 : i64
 // VK: graph.attention {{.*}}kv_splits = 3 : i64
 // VK-NOT: kv_splits
-!c1 = !graph.kv_cache<layers = 1, max_seq = 64, kv_heads = 1, head_dim = 4, element_type = f32>
-!c3 = !graph.kv_cache<layers = 1, max_seq = 64, kv_heads = 3, head_dim = 4, element_type = f32>
-!c4 = !graph.kv_cache<layers = 1, max_seq = 64, kv_heads = 4, head_dim = 4, element_type = f32>
-func.func @attention(%q: tensor<?x48xf32>, %k1: tensor<?x4xf32>, %k3: tensor<?x12xf32>, %k4: tensor<?x16xf32>, %c1: !c1, %c3: !c3, %c4: !c4, %p: index) -> (tensor<?x48xf32>, tensor<?x48xf32>, tensor<?x48xf32>, tensor<?x48xf32>) {
+!c1 = !graph.kv_cache<layers = 1, max_seq = 32768, kv_heads = 1, head_dim = 4, element_type = f32>
+!c3 = !graph.kv_cache<layers = 1, max_seq = 32768, kv_heads = 3, head_dim = 4, element_type = f32>
+!c4 = !graph.kv_cache<layers = 1, max_seq = 32768, kv_heads = 4, head_dim = 4, element_type = f32>
+!short = !graph.kv_cache<layers = 1, max_seq = 64, kv_heads = 1, head_dim = 4, element_type = f32>
+func.func @attention(%q: tensor<?x48xf32>, %k1: tensor<?x4xf32>, %k3: tensor<?x12xf32>, %k4: tensor<?x16xf32>, %c1: !c1, %c3: !c3, %c4: !c4, %short: !short, %p: index) -> (tensor<?x48xf32>, tensor<?x48xf32>, tensor<?x48xf32>, tensor<?x48xf32>, tensor<?x48xf32>) {
   %0 = graph.attention %q, %k1, %k1, %c1, %p {layer = 0 : i64, num_heads = 12 : i64, num_kv_heads = 1 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_pad = 64 : i64, kv_tile = 256 : i64} : tensor<?x48xf32>, tensor<?x4xf32>, tensor<?x4xf32>, !c1
   %1 = graph.attention %q, %k3, %k3, %c3, %p {layer = 0 : i64, num_heads = 12 : i64, num_kv_heads = 3 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_pad = 64 : i64, kv_tile = 256 : i64} : tensor<?x48xf32>, tensor<?x12xf32>, tensor<?x12xf32>, !c3
   %2 = graph.attention %q, %k4, %k4, %c4, %p {layer = 0 : i64, num_heads = 12 : i64, num_kv_heads = 4 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_pad = 64 : i64, kv_tile = 256 : i64} : tensor<?x48xf32>, tensor<?x16xf32>, tensor<?x16xf32>, !c4
   %3 = graph.attention %q, %k1, %k1, %c1, %p {layer = 0 : i64, num_heads = 12 : i64, num_kv_heads = 1 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_pad = 64 : i64, softmax_block = 16 : i64} : tensor<?x48xf32>, tensor<?x4xf32>, tensor<?x4xf32>, !c1
-  return %0, %1, %2, %3 : tensor<?x48xf32>, tensor<?x48xf32>, tensor<?x48xf32>, tensor<?x48xf32>
+  // A cache of 64 positions: one part of kv_pad = 64 holds them all.
+  %4 = graph.attention %q, %k1, %k1, %short, %p {layer = 0 : i64, num_heads = 12 : i64, num_kv_heads = 1 : i64, head_dim = 4 : i64, scale = 0.5 : f32, kv_pad = 64 : i64, kv_tile = 256 : i64} : tensor<?x48xf32>, tensor<?x4xf32>, tensor<?x4xf32>, !short
+  return %0, %1, %2, %3, %4 : tensor<?x48xf32>, tensor<?x48xf32>, tensor<?x48xf32>, tensor<?x48xf32>, tensor<?x48xf32>
 }

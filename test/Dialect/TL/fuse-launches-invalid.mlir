@@ -130,13 +130,13 @@ func.func @declared_only(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<4x8xf3
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   %c8 = arith.constant 8 : index
-  // expected-error @+1 {{fuse_launches: the fused launch's workgroups cannot be shown independent}}
   tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
     tl.block "a" (%vt = spatial %t) reads(%x[%vt] : memref<8xf32>) writes(%y[%vt] : memref<8xf32>) {
       %v = affine.load %x[symbol(%vt)] : memref<8xf32>
       affine.store %v, %y[symbol(%vt)] : memref<8xf32>
     }
   }
+  // expected-error @+1 {{fuse_launches: this launch cannot be fused: the analysis cannot show its workgroups independent (they rest on its blocks' declaration)}}
   tl.for %b = %c0 to %c4 step %c1 kind(thread_bound) thread("blockIdx.x") {
     %r = arith.remui %b, %c4 : index
     tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
@@ -144,6 +144,85 @@ func.func @declared_only(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<4x8xf3
         %v = affine.load %x[symbol(%vt)] : memref<8xf32>
         affine.store %v, %z[symbol(%vr), symbol(%vt)] : memref<4x8xf32>
       }
+    }
+  }
+  return
+}
+
+// -----
+
+// A load outside any block (no region says which elements it reads): the
+// launch cannot be compared with the others.
+func.func @load_outside_blocks(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<8xf32>, %i: memref<1xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+    tl.block "a" (%vt = spatial %t) reads(%x[%vt] : memref<8xf32>) writes(%y[%vt] : memref<8xf32>) {
+      %v = affine.load %x[symbol(%vt)] : memref<8xf32>
+      affine.store %v, %y[symbol(%vt)] : memref<8xf32>
+    }
+  }
+  // expected-error @+1 {{fuse_launches: this launch cannot be fused: memref.load touches memory outside a block (no region says where)}}
+  tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+    %o = memref.load %i[%c0] : memref<1xindex>
+    tl.block "b" (%vt = spatial %t, %vo = spatial %o) reads(%x[%vt] : memref<8xf32>) writes(%z[%vt] : memref<8xf32>) {
+      %v = affine.load %x[symbol(%vt)] : memref<8xf32>
+      affine.store %v, %z[symbol(%vt)] : memref<8xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// Two views of one buffer whose indices are not its elements (a window
+// whose rows overlap): constants that differ in the first index do not
+// keep the writes apart.
+func.func @overlapping_view(%x: memref<8xf32>, %buf: memref<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %v2 = memref.reinterpret_cast %buf to offset: [0], sizes: [2, 8], strides: [4, 1] : memref<16xf32> to memref<2x8xf32, strided<[4, 1]>>
+  // expected-note @+1 {{the other launch}}
+  tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+    tl.block "a" (%vt = spatial %t) reads(%x[%vt] : memref<8xf32>) writes(%v2[0, %vt] : memref<2x8xf32, strided<[4, 1]>>) {
+      %v = affine.load %x[symbol(%vt)] : memref<8xf32>
+      affine.store %v, %v2[0, symbol(%vt)] : memref<2x8xf32, strided<[4, 1]>>
+    }
+  }
+  // expected-error @+1 {{fuse_launches: this launch accesses a buffer that another of the launches writes}}
+  tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+    tl.block "b" (%vt = spatial %t) reads(%x[%vt] : memref<8xf32>) writes(%v2[1, %vt] : memref<2x8xf32, strided<[4, 1]>>) {
+      %v = affine.load %x[symbol(%vt)] : memref<8xf32>
+      affine.store %v, %v2[1, symbol(%vt)] : memref<2x8xf32, strided<[4, 1]>>
+    }
+  }
+  return
+}
+
+// -----
+
+// The second launch writes what the first reads, through another view of
+// the same buffer: fused, it could write before the first reads.
+func.func @writes_what_the_first_reads(%buf: memref<2x8xf32>, %x: memref<8xf32>, %y: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %r = memref.subview %buf[0, 0] [1, 8] [1, 1] : memref<2x8xf32> to memref<8xf32, strided<[1]>>
+  %w = memref.subview %buf[0, 0] [2, 4] [1, 1] : memref<2x8xf32> to memref<2x4xf32, strided<[8, 1]>>
+  // expected-note @+1 {{the other launch}}
+  tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+    tl.block "a" (%vt = spatial %t) reads(%r[%vt] : memref<8xf32, strided<[1]>>) writes(%y[%vt] : memref<8xf32>) {
+      %v = affine.load %r[symbol(%vt)] : memref<8xf32, strided<[1]>>
+      affine.store %v, %y[symbol(%vt)] : memref<8xf32>
+    }
+  }
+  // expected-error @+1 {{fuse_launches: this launch accesses a buffer that another of the launches writes}}
+  tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+    tl.block "b" (%vt = spatial %t) reads(%x[%vt] : memref<8xf32>) writes(%w[%vt floordiv 4, %vt mod 4] : memref<2x4xf32, strided<[8, 1]>>) {
+      %v = affine.load %x[symbol(%vt)] : memref<8xf32>
+      affine.store %v, %w[symbol(%vt) floordiv 4, symbol(%vt) mod 4] : memref<2x4xf32, strided<[8, 1]>>
     }
   }
   return

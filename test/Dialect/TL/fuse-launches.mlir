@@ -1,4 +1,4 @@
-// RUN: llm-opt %s -split-input-file -tl-schedule='script={fuse_launches(q, k, r)}' -tl-verify-parallel | FileCheck %s
+// RUN: llm-opt %s -split-input-file -tl-schedule='script={fuse_launches(q, k, r)}' -tl-verify-parallel -canonicalize | FileCheck %s
 
 // Three launches of one input, each writing its own buffer (a decode step's
 // Q, K and a one-workgroup nest): one launch of 4 + 2 + 1 workgroups on
@@ -11,23 +11,22 @@
 // each part's workgroups independent over the fused index).
 // CHECK-LABEL: func.func @qkr
 // CHECK: memref.subview
-// CHECK: %[[T:.*]] = arith.constant 7 : index
-// CHECK: tl.for %[[W:.*]] = %{{.*}} to %[[T]] step %{{.*}} kind(thread_bound) thread("blockIdx.x")
-// CHECK: %[[N0:.*]] = arith.addi %[[W]], %{{.*}}
-// CHECK: %[[E0:.*]] = arith.minui %[[N0]], %{{.*}}
+// CHECK: tl.for %[[W:.*]] = %c0 to %c7 step %c1 kind(thread_bound) thread("blockIdx.x")
+// CHECK: %[[N0:.*]] = arith.addi %[[W]], %c1
+// CHECK: %[[E0:.*]] = arith.minui %[[N0]], %c4
 // CHECK: memref.alloca() : memref<8xf32>
-// CHECK: tl.for %{{.*}} = %[[W]] to %[[E0]] step %{{[a-z0-9_]+}} {
+// CHECK: tl.for %{{.*}} = %[[W]] to %[[E0]] step %c1 {
 // CHECK: tl.for %[[TQ:.*]] = {{.*}} kind(thread_bound) thread("threadIdx.x")
 // CHECK: tl.block "q" (%{{.*}} = spatial %[[W]], %{{.*}} = spatial %[[TQ]])
-// CHECK: %[[L1:.*]] = arith.maxui %[[W]], %{{.*}}
-// CHECK: %[[N1:.*]] = arith.addi %[[W]], %{{.*}}
-// CHECK: %[[E1:.*]] = arith.minui %[[N1]], %{{.*}}
-// CHECK: tl.for %{{.*}} = %[[L1]] to %[[E1]] step %{{[a-z0-9_]+}} {
-// CHECK: %[[K:.*]] = arith.subi %[[W]], %{{.*}}
-// CHECK: tl.block "k" (%{{.*}} = spatial %[[K]], %{{.*}} = spatial %{{.*}}, %{{.*}} = spatial %{{.*}})
-// CHECK: %[[L2:.*]] = arith.maxui %[[W]], %{{.*}}
-// CHECK: %[[N2:.*]] = arith.addi %[[W]], %{{.*}}
-// CHECK: tl.for %{{.*}} = %[[L2]] to %[[N2]] step %{{[a-z0-9_]+}} {
+// CHECK: %[[L1:.*]] = arith.maxui %[[W]], %c4
+// CHECK: %[[N1:.*]] = arith.addi %[[W]], %c1
+// CHECK: %[[E1:.*]] = arith.minui %[[N1]], %c6
+// CHECK: tl.for %{{.*}} = %[[L1]] to %[[E1]] step %c1 {
+// CHECK: %[[K:.*]] = arith.subi %[[W]], %c4
+// CHECK: tl.block "k" (%{{.*}} = spatial %[[K]], %{{.*}} = spatial %c0, %{{.*}} = spatial %{{.*}})
+// CHECK: %[[L2:.*]] = arith.maxui %[[W]], %c6
+// CHECK: %[[N2:.*]] = arith.addi %[[W]], %c1
+// CHECK: tl.for %{{.*}} = %[[L2]] to %[[N2]] step %c1 {
 // CHECK: tl.block "r"
 // CHECK-NOT: tl.for {{.*}} thread("blockIdx
 // CHECK: return

@@ -17,9 +17,10 @@
 // VK: arith.maxui %[[W]], %c96
 // CUDA: arith.maxui %[[W]], %c24
 // CHECK: tl.block "v
-// (A loop at the top of the function: its variable named as the fused one.)
-// CHECK: tl.for %[[W]] = %c0 to %c32 step %c1 kind(thread_bound) thread("threadIdx.x")
-// CHECK-NEXT: tl.block "mix"
+// (No fourth part's guard, no grid of its own.)
+// CHECK-NOT: arith.maxui
+// CHECK-NOT: thread("blockIdx
+// CHECK: tl.block "mix"
 // CHECK: return
 func.func @qkv(%h: memref<1x256xf32>, %wq: memref<64x256xf16>, %wk: memref<32x256xf16>, %wv: memref<32x256xf16>, %q: memref<1x64xf32>, %k: memref<1x32xf32>, %v: memref<1x32xf32>, %z: memref<1x32xf32>) {
   %cst = arith.constant 0.000000e+00 : f32

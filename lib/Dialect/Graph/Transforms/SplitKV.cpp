@@ -32,6 +32,13 @@ struct GraphSplitKVPass : graph::impl::GraphSplitKVBase<GraphSplitKVPass> {
       // a workgroup per KV head and part, two for each compute unit.
       int64_t parts =
           desc->isGPU() ? llvm::divideCeil(2 * cores, kvHeads) : cores;
+      // No more than the cache's positions can fill (parts are multiples
+      // of kv_pad, at least 16, long).
+      parts = std::min<int64_t>(
+          parts, llvm::divideCeil(op.getCache().getType().getMaxSeq(),
+                                  std::max<int64_t>(op.getKvPad(), 16)));
+      if (parts < 2)
+        return;
       op.setKvSplitsAttr(Builder(op).getI64IntegerAttr(parts));
     });
   }

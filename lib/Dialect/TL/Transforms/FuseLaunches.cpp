@@ -35,6 +35,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace llmc::tl;
 
@@ -163,6 +165,36 @@ llmc::tl::launchShape(ForOp nest, function_ref<void(const Twine &)> why) {
   for (Operation *op : body)
     if (op->walk(check).wasInterrupted())
       return failure();
+  // Memory is touched inside blocks only, whose regions say where (what
+  // launchesIndependent compares).
+  auto outside = [&](Operation *op) {
+    if (isa<BlockOp>(op))
+      return WalkResult::skip();
+    if (op->getNumRegions() || isPure(op) ||
+        isa<ForOp, YieldOp, memref::AllocaOp>(op))
+      return WalkResult::advance();
+    why(op->getName().getStringRef() +
+        " touches memory outside a block (no region says where)");
+    return WalkResult::interrupt();
+  };
+  for (Operation *op : body)
+    if (op->walk<WalkOrder::PreOrder>(outside).wasInterrupted())
+      return failure();
+  // Its workgroups independent as the analysis shows (a fused launch is
+  // checked so): not by its blocks' declaration alone.
+  if (grid->wide) {
+    LogicalResult shown = success();
+    {
+      ScopedDiagnosticHandler quiet(nest.getContext(),
+                                    [](Diagnostic &) { return success(); });
+      shown = verifyIndependent(grid->wide, "fuse_launches");
+    }
+    if (failed(shown)) {
+      why("the analysis cannot show its workgroups independent (they rest "
+          "on its blocks' declaration)");
+      return failure();
+    }
+  }
   return shape;
 }
 
@@ -192,11 +224,36 @@ static SmallVector<Access> accessesOf(ForOp nest) {
   return list;
 }
 
+/// Whether distinct indices of `type` are distinct elements: an identity
+/// layout, or strides each past the span of the dimensions inside it.
+static bool injective(MemRefType type) {
+  if (type.getLayout().isIdentity())
+    return true;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!type.hasStaticShape() ||
+      failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  SmallVector<unsigned> order(strides.size());
+  std::iota(order.begin(), order.end(), 0);
+  llvm::sort(order,
+             [&](unsigned x, unsigned y) { return strides[x] < strides[y]; });
+  int64_t span = 0; // the last element the dimensions so far reach
+  for (unsigned d : order) {
+    if (ShapedType::isDynamic(strides[d]) || strides[d] <= span)
+      return false;
+    span += (type.getDimSize(d) - 1) * strides[d];
+  }
+  return true;
+}
+
 /// Whether accesses `a` and `b` of one buffer touch disjoint elements as
-/// their regions show: the same view, some dimension indexed by different
-/// constants (a layer's keys and values in its KV cache).
+/// their regions show: the same view (whose indices are its elements'),
+/// some dimension indexed by different constants (a layer's keys and
+/// values in its KV cache).
 static bool disjoint(const Access &a, const Access &b) {
-  if (a.buffer != b.buffer || a.map.getNumResults() != b.map.getNumResults())
+  if (a.buffer != b.buffer || a.map.getNumResults() != b.map.getNumResults() ||
+      !injective(cast<MemRefType>(a.buffer.getType())))
     return false;
   for (auto [x, y] : llvm::zip(a.map.getResults(), b.map.getResults())) {
     auto cx = dyn_cast<AffineConstantExpr>(x);
@@ -376,39 +433,65 @@ FailureOr<ForOp> llmc::tl::fuseLaunches(RewriterBase &rw,
         return d;
       }
 
-  for (Operation *op : between)
-    rw.moveOpBefore(op, first);
   Location loc = rw.getFusedLoc(
       llvm::map_to_vector(nests, [](ForOp l) { return l.getLoc(); }));
-  rw.setInsertionPoint(first);
-  Value zero = arith::ConstantIndexOp::create(rw, loc, 0);
-  Value count = arith::ConstantIndexOp::create(rw, loc, total);
-  Value one = arith::ConstantIndexOp::create(rw, loc, 1);
-  auto fused = ForOp::create(rw, loc, zero, count, one, LoopKind::thread_bound);
-  fused.setThreadAttr(rw.getStringAttr("blockIdx.x"));
-  int64_t offset = 0;
-  for (ForOp l : nests) {
-    rw.setInsertionPoint(fused.getBody()->getTerminator());
-    auto part = cast<ForOp>(rw.clone(*l));
-    int64_t n = gridOf(part, [](const Twine &) {})->workgroups;
-    rewritePart(rw, fused, part, offset, total);
-    offset += n;
-  }
-  // Each part's workgroups were independent of each other; the analysis
-  // shows it again over the fused index (each part's buffers its own).
-  LogicalResult independent = success();
+  // The fused nest at the insertion point, of the launches `parts` (the
+  // launches themselves or copies), which it takes.
+  SmallVector<Operation *> bounds;
+  auto build = [&](ArrayRef<ForOp> parts) {
+    bounds.clear();
+    for (int64_t v : {int64_t(0), total, int64_t(1)})
+      bounds.push_back(arith::ConstantIndexOp::create(rw, loc, v));
+    auto fused =
+        ForOp::create(rw, loc, bounds[0]->getResult(0), bounds[1]->getResult(0),
+                      bounds[2]->getResult(0), LoopKind::thread_bound);
+    fused.setThreadAttr(rw.getStringAttr("blockIdx.x"));
+    int64_t offset = 0;
+    for (ForOp part : parts) {
+      int64_t n = gridOf(part, [](const Twine &) {})->workgroups;
+      rw.moveOpBefore(part, fused.getBody()->getTerminator());
+      rewritePart(rw, fused, part, offset, total);
+      offset += n;
+    }
+    return fused;
+  };
+  // Legality on copies (after the last launch, where every value they use
+  // is defined), nothing changed where it fails: each part's workgroups
+  // independent over the fused index (each part's buffers its own, as
+  // checked above).
   {
-    ScopedDiagnosticHandler quiet(rw.getContext(),
-                                  [](Diagnostic &) { return success(); });
-    independent = verifyFusedLaunch(fused, "fuse_launches");
-  }
-  if (failed(independent)) {
+    OpBuilder::InsertionGuard guard(rw);
+    rw.setInsertionPointAfter(nests.back());
+    SmallVector<ForOp> copies;
+    for (ForOp l : nests) {
+      copies.push_back(cast<ForOp>(rw.clone(*l)));
+      rw.setInsertionPointAfter(copies.back());
+    }
+    rw.setInsertionPointAfter(copies.back());
+    ForOp fused = build(copies);
+    std::string reason;
+    LogicalResult independent = success();
+    {
+      ScopedDiagnosticHandler quiet(rw.getContext(), [&](Diagnostic &d) {
+        if (reason.empty())
+          reason = d.str();
+        return success();
+      });
+      independent = verifyFusedLaunch(fused, "fuse_launches");
+    }
     rw.eraseOp(fused);
-    return first.emitError("fuse_launches: the fused launch's workgroups "
-                           "cannot be shown independent (a part whose grid "
-                           "rests on its blocks' declaration)");
+    for (Operation *op : bounds)
+      rw.eraseOp(op);
+    if (failed(independent))
+      return first.emitError("fuse_launches: the fused launch's workgroups "
+                             "cannot be shown independent: ")
+             << reason;
   }
-  for (ForOp l : nests)
-    rw.eraseOp(l);
-  return fused;
+  // The launches themselves: what lies between them first, then the fused
+  // nest where the first was, each launch moved into it (the blocks and
+  // loops inside keep their identity).
+  for (Operation *op : between)
+    rw.moveOpBefore(op, first);
+  rw.setInsertionPoint(first);
+  return build(nests);
 }

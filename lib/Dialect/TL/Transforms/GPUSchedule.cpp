@@ -34,6 +34,14 @@
 //   attention's heads, and a prompt's tokens) get a workgroup each, the
 //   nests its steps.
 //
+// Before the rules: residual adds go into their products (absorbAdds),
+// decode's elementwise maps into the products that read them
+// (mapsIntoProducts), a split attention's parts get a launch of their own
+// (partsOntoGrid), a reduction to one row and its consumer become one
+// workgroup's steps (pairReductionsWithConsumers). After them: runs of
+// independent launches of equal width become one (fuseIndependentLaunches,
+// launch fusion).
+//
 // A loop is independent as the analysis shows, or, for a thread axis, by
 // its block's declaration of spatial variables (independentByDeclaration).
 //
