@@ -815,7 +815,7 @@ std::string CudaDevice::describe(int index) {
     throw Error("cuda: no device " + std::to_string(index) + " (the driver " +
                 "lists " + std::to_string(count) + ")");
   cu::Device dev = 0;
-  int major = 0, minor = 0;
+  int major = 0, minor = 0, sms = 0;
   cu.check(cu.DeviceGet(&dev, index), "cuDeviceGet");
   cu.check(
       cu.DeviceGetAttribute(&major, cu::ATTR_COMPUTE_CAPABILITY_MAJOR, dev),
@@ -823,7 +823,13 @@ std::string CudaDevice::describe(int index) {
   cu.check(
       cu.DeviceGetAttribute(&minor, cu::ATTR_COMPUTE_CAPABILITY_MINOR, dev),
       "cuDeviceGetAttribute");
-  return "cuda:sm_" + std::to_string(major * 10 + minor);
+  cu.check(cu.DeviceGetAttribute(&sms, cu::ATTR_MULTIPROCESSOR_COUNT, dev),
+           "cuDeviceGetAttribute");
+  // Its SM and its own count of SMs (the compute units a schedule fills).
+  std::string desc = "cuda:sm_" + std::to_string(major * 10 + minor);
+  if (sms > 0)
+    desc += ",cores=" + std::to_string(sms);
+  return desc;
 }
 
 } // namespace llmc::rt

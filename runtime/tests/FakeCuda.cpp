@@ -251,8 +251,8 @@ Result cuDeviceGetAttribute(int *v, int attr, int) {
   case 10:
     *v = 32;
     return OK;
-  case 16:
-    *v = 132;
+  case 16: // an H100 PCIe's SMs (not sm_90's default, 132)
+    *v = 114;
     return OK;
   case 75: // compute capability 9.0
     *v = 9;

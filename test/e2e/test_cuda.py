@@ -418,17 +418,19 @@ def test_device_bench_profile_and_roofline(llmc, tmp_path, stories_paths, ptxas,
 
 def test_devices_lists_cuda_devices(llmc, tmp_path, fake_driver):
     """`llmc devices` lists the driver's CUDA devices after the Vulkan ones,
-    each with the --target to compile for it."""
+    each with the --target to compile for it (its SM and its own SMs)."""
     env = dict(os.environ, LLMC_CUDA_DRIVER=fake_driver)
     p = e2e_util.run([llmc, "devices"], env=env)
     assert p.returncode == 0, e2e_util.describe(p)
-    assert re.search(r"^cuda 0: llmc fake GPU \(sm_90, [0-9.]+ GiB, 132 SMs\)\n"
-                     r"   --target cuda:sm_90$", p.stdout, re.M), p.stdout
+    assert re.search(r"^cuda 0: llmc fake GPU \(sm_90, [0-9.]+ GiB, 114 SMs\)\n"
+                     r"   --target cuda:sm_90,cores=114$", p.stdout, re.M), p.stdout
 
 
 def test_bare_cuda_is_the_device(llmc, tmp_path, stories_paths, ptxas, fake_driver):
-    """`--target cuda` compiles for this machine's CUDA device (its SM, from
-    the driver); with no driver it is an error that says to name the SM."""
+    """`--target cuda` compiles for this machine's CUDA device (its SM and
+    its count of SMs, from the driver: the fake's 114, not sm_90's default
+    132, so the split attention's parts are the device's); with no driver it
+    is an error that says to name the SM."""
     ckpt, tok = stories_paths
     env = dict(os.environ, LLMC_CUDA_DRIVER=fake_driver)
     p = e2e_util.run([llmc, "compile", ckpt, "--tokenizer", tok, "--target", "cuda,shared=32K",
@@ -437,6 +439,7 @@ def test_bare_cuda_is_the_device(llmc, tmp_path, stories_paths, ptxas, fake_driv
     meta = json.loads((tmp_path / "cu" / "metadata.json").read_text())
     assert meta["target_description"].startswith("cuda:sm_90,")
     assert "shared=32K" in meta["target_description"]
+    assert "cores=114" in meta["target_description"]
     env["LLMC_CUDA_DRIVER"] = str(tmp_path / "none.so")
     p = e2e_util.run([llmc, "compile", ckpt, "--tokenizer", tok, "--target", "cuda",
                       "-o", tmp_path / "ART"], env=env)

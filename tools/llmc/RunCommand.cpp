@@ -303,7 +303,17 @@ int llmcDevicesMain(int argc, char **argv) {
           sm == std::string::npos
               ? std::string()
               : line.substr(sm + 1, line.find_first_of(",)", sm) - sm - 1);
-      std::printf("%s\n   --target cuda:%s\n", line.c_str(), arch.c_str());
+      // ", N SMs)": the device's compute units.
+      size_t smsAt = line.rfind(" SMs)");
+      size_t count = smsAt == std::string::npos
+                         ? std::string::npos
+                         : line.find_last_of(' ', smsAt - 1);
+      std::string cores =
+          count == std::string::npos
+              ? std::string()
+              : ",cores=" + line.substr(count + 1, smsAt - count - 1);
+      std::printf("%s\n   --target cuda:%s%s\n", line.c_str(), arch.c_str(),
+                  cores.c_str());
       continue;
     }
     char *description = nullptr;
