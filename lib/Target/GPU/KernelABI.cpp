@@ -628,6 +628,19 @@ LogicalResult gpu_abi::checkKernelTypes(gpu::GPUFuncOp kernel,
       return "int64";
     return nullptr;
   };
+  // Its workgroup memory within the target's (a schedule that stages or
+  // fuses more than a workgroup holds).
+  int64_t shared = 0;
+  for (BlockArgument a : kernel.getWorkgroupAttributions()) {
+    auto t = cast<MemRefType>(a.getType());
+    shared += t.getNumElements() *
+              std::max<int64_t>(t.getElementTypeBitWidth() / 8, 1);
+  }
+  if (shared > target.sharedMemory)
+    return kernel.emitOpError("needs ")
+           << shared << " bytes of workgroup memory; the target's workgroups "
+           << "have " << target.sharedMemory
+           << " (shared=; a schedule that stages or fuses less)";
   for (BlockArgument a : kernel.getArguments())
     if (const char *f = missing(a.getType()))
       return kernel.emitOpError("takes a buffer of ")

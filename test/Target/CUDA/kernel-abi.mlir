@@ -136,3 +136,22 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A kernel whose workgroup memory (its attributions: here 64 KiB) passes
+// the target's (48K on CUDA): named, with its size (a schedule script that
+// stages or fuses more than a workgroup holds).
+module attributes {gpu.container_module} {
+  func.func private @forward_decode(%tokens: memref<?xi32>, %pos0: index, %weights: memref<?xi8>, %kv: memref<1x2x1x64xf32>, %n_out: index, %logits: memref<?x64xf32>, %arena: memref<?xi8>) attributes {llmc.phase = "decode"} {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @llmc_kernels::@big blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%pos0 : index)
+    return
+  }
+  gpu.module @llmc_kernels {
+    // expected-error @+1 {{needs 65536 bytes of workgroup memory; the target's workgroups have 49152 (shared=; a schedule that stages or fuses less)}}
+    gpu.func @big(%p: index) workgroup(%a : memref<8192xf32, #gpu.address_space<workgroup>>, %b : memref<8192xf32, #gpu.address_space<workgroup>>) kernel {
+      gpu.return
+    }
+  }
+}
