@@ -1166,6 +1166,10 @@ def test_fuse_launches(llmc):
     assert "arith.constant 6 : index" in str(m)
     assert str(sch.get_loops(sch.get_block("b"))[0]).splitlines()[0] == str(fused).splitlines()[0]
     assert "sch.fuse_launches([" in sch.trace.as_python()
+    # The trace replays to the same IR (the refused call is not in it).
+    again = llmc.parse(LAUNCHES)
+    sch.trace.apply(again)
+    assert str(again) == text
     fails(llmc, lambda: sch.fuse_launches([fused]), "needs two launches or more")
 
 
