@@ -125,6 +125,10 @@ struct TargetDescription {
   /// Matrix units that multiply f16 tiles in one subgroup (NVIDIA's tensor
   /// cores, through WMMA).
   bool hasMatrixUnits() const { return has("mma"); }
+  /// Programmatic dependent launch: each kernel waits for the one before
+  /// (griddepcontrol) and lets the next start early (CUDA, sm_90 and
+  /// newer; `-pdl` turns it off).
+  bool hasDependentLaunch() const { return has("pdl"); }
   /// Lanes of `elementBits`-wide elements in one vector register.
   unsigned lanes(unsigned elementBits) const {
     return vectorBits / elementBits;

@@ -64,6 +64,9 @@ static unsigned smNumber(llvm::StringRef name) {
 /// The oldest SM with matrix units (Volta's tensor cores, WMMA).
 static constexpr unsigned kFirstMatrixSM = 70;
 
+/// The oldest SM with programmatic dependent launch (Hopper).
+static constexpr unsigned kFirstPDLSM = 90;
+
 static llvm::StringMap<bool> defaultGPUFeatures(TargetKind kind,
                                                 llvm::StringRef name) {
   llvm::StringMap<bool> f;
@@ -74,10 +77,13 @@ static llvm::StringMap<bool> defaultGPUFeatures(TargetKind kind,
   // Matrix units (tensor cores) that multiply tiles in one subgroup: every
   // SM from Volta's; Vulkan's (cooperative matrices) are not lowered.
   f["mma"] = kind == TargetKind::CUDA && smNumber(name) >= kFirstMatrixSM;
+  // Programmatic dependent launch (Hopper's): a kernel may start while the
+  // one before it ends, waiting (griddepcontrol) before it touches memory.
+  f["pdl"] = kind == TargetKind::CUDA && smNumber(name) >= kFirstPDLSM;
   return f;
 }
-static constexpr const char *kGPUFeatures[] = {"fp16", "int8", "fp64", "int64",
-                                               "mma"};
+static constexpr const char *kGPUFeatures[] = {"fp16",  "int8", "fp64",
+                                               "int64", "mma",  "pdl"};
 
 /// The SMs of the data-centre part of each CUDA architecture (V100 80, T4
 /// 40, A100 108, A10 72, L40S 142, H100/H200 132, B200 148, RTX PRO 6000
@@ -238,9 +244,13 @@ parseGPUItems(TargetDescription &t, llvm::StringRef spec,
     if (item.starts_with("+") || item.starts_with("-")) {
       llvm::StringRef f = item.drop_front();
       if (!llvm::is_contained(kGPUFeatures, f))
-        return bad(item, "GPU features: fp16, int8, fp64, int64, mma");
+        return bad(item, "GPU features: fp16, int8, fp64, int64, mma, pdl");
       if (f == "mma" && item[0] == '+' && t.kind != TargetKind::CUDA)
         return bad(item, "matrix units are lowered for CUDA targets only");
+      if (f == "pdl" && item[0] == '+' &&
+          (t.kind != TargetKind::CUDA || smNumber(t.name) < kFirstPDLSM))
+        return bad(item, "programmatic dependent launch is CUDA's, from "
+                         "sm_90");
       if (f == "mma" && item[0] == '+' && smNumber(t.name) < kFirstMatrixSM)
         return bad(item, "tensor cores start at sm_70");
       t.features[f] = item[0] == '+';

@@ -105,6 +105,7 @@ void Driver::load() {
   sym(GraphDestroy, {"cuGraphDestroy"});
   sym(GraphAddKernelNode, {"cuGraphAddKernelNode_v2", "cuGraphAddKernelNode"});
   sym(GraphAddMemcpyNode, {"cuGraphAddMemcpyNode"});
+  sym(GraphAddDependencies, {"cuGraphAddDependencies_v2"}, /*required=*/false);
   sym(GraphInstantiateWithFlags, {"cuGraphInstantiateWithFlags"});
   sym(GraphExecDestroy, {"cuGraphExecDestroy"});
   sym(GraphLaunch, {"cuGraphLaunch"});
@@ -528,18 +529,32 @@ void CudaDevice::Impl::runGraph(PhaseGraph &g, std::vector<Step> &steps) {
     // after the one before (the program's order).
     destroy(g);
     cu.check(cu.GraphCreate(&g.graph, 0), "cuGraphCreate");
-    for (const Step &s : steps) {
+    // Kernels that wait for the grid before them (the artifact's
+    // device.pdl) follow a kernel through a programmatic edge where the
+    // driver has them: each starts while the one before ends.
+    bool programmatic = md->cudaDependentLaunch && cu.GraphAddDependencies;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const Step &s = steps[i];
       cu::GraphNode node = nullptr;
       const cu::GraphNode *dep = g.nodes.empty() ? nullptr : &g.nodes.back();
       size_t deps = g.nodes.empty() ? 0 : 1;
+      bool edge = programmatic && i > 0 && !s.copy && !steps[i - 1].copy;
       if (s.copy) {
         cu::Memcpy3D c = copyParams(s);
         cu.check(cu.GraphAddMemcpyNode(&node, g.graph, dep, deps, &c, ctx),
                  "cuGraphAddMemcpyNode");
       } else {
         cu::KernelNodeParams p = kernelParams(s, pointers);
-        cu.check(cu.GraphAddKernelNode(&node, g.graph, dep, deps, &p),
+        cu.check(cu.GraphAddKernelNode(&node, g.graph, edge ? nullptr : dep,
+                                       edge ? 0 : deps, &p),
                  "cuGraphAddKernelNode");
+      }
+      if (edge) {
+        cu::GraphEdgeData e;
+        e.fromPort = cu::GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
+        e.type = cu::GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+        cu.check(cu.GraphAddDependencies(g.graph, dep, &node, &e, 1),
+                 "cuGraphAddDependencies_v2");
       }
       g.nodes.push_back(node);
     }

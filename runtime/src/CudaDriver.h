@@ -67,6 +67,17 @@ constexpr int JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 // CUmemorytype.
 constexpr int MEMORYTYPE_DEVICE = 2;
 
+/// CUgraphEdgeData: a programmatic edge (from the upstream kernel's
+/// CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC, type
+/// CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC) lets the downstream kernel start
+/// once every workgroup of the upstream one has triggered or ended.
+struct GraphEdgeData {
+  unsigned char fromPort = 0, toPort = 0, type = 0;
+  unsigned char reserved[5] = {};
+};
+constexpr unsigned char GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC = 1;
+constexpr unsigned char GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC = 1;
+
 /// CUDA_KERNEL_NODE_PARAMS_v2 (the v1 struct is its first ten fields, so
 /// a v1 entry point reads it as its own).
 struct KernelNodeParams {
@@ -145,6 +156,9 @@ struct Driver {
                                const KernelNodeParams *) = nullptr;
   Result (*GraphAddMemcpyNode)(GraphNode *, Graph, const GraphNode *, size_t,
                                const Memcpy3D *, Context) = nullptr;
+  /// cuGraphAddDependencies_v2 (CUDA 12.3): null on an older driver.
+  Result (*GraphAddDependencies)(Graph, const GraphNode *, const GraphNode *,
+                                 const GraphEdgeData *, size_t) = nullptr;
   Result (*GraphInstantiateWithFlags)(GraphExec *, Graph,
                                       unsigned long long) = nullptr;
   Result (*GraphExecDestroy)(GraphExec) = nullptr;

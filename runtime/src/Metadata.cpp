@@ -260,6 +260,12 @@ void readDevice(const FieldChecker &c, const JsonValue &device,
       c.fail("device.arch",
              "is \"" + md.cudaArch + "\", expected sm_NN (e.g. sm_90)");
     md.ptxPath = joinPath(md.dir, c.getFileName(device, "device", "ptx"));
+    // (Absent: the kernels do not wait for the one before.)
+    if (const JsonValue *pdl = device.find("pdl")) {
+      if (!pdl->isBool())
+        c.fail("device.pdl", "must be true or false");
+      md.cudaDependentLaunch = pdl->asBool();
+    }
   }
   const JsonValue &phases = c.getObject(device, "device", "phases");
   for (const char *name : {"prefill", "decode"}) {

@@ -131,6 +131,9 @@ struct ArtifactMetadata {
   /// target "cuda": device.arch, the SM of the machine code in `library`
   /// ("sm_90"), and dir + "/" + device.ptx, the kernels' PTX.
   std::string cudaArch, ptxPath;
+  /// Every kernel waits for the grid before it (griddepcontrol.wait): the
+  /// runtime may link consecutive kernels with programmatic edges.
+  bool cudaDependentLaunch = false;
 };
 
 /// Checks a parsed metadata document. `metadataPath` is used in messages and

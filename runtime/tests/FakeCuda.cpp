@@ -53,6 +53,9 @@ struct Node {
 
 struct Graph {
   std::vector<Node> nodes;
+  /// The last node was added without its edge from the one before, which a
+  /// cuGraphAddDependencies_v2 must add next.
+  bool pending = false;
 };
 
 std::mutex mu;
@@ -419,14 +422,39 @@ Result cuGraphAddKernelNode_v2(void **node, Graph *g, void *const *deps,
                                size_t ndeps, const KernelNodeParams *p) {
   if (Result r = checkLaunch(p->func, p->kernelParams, "cuGraphAddKernelNode"))
     return r;
-  if (ndeps != (g->nodes.empty() ? 0u : 1u) || (ndeps && !deps))
+  if (g->pending)
+    return fail("cuGraphAddKernelNode: the node before has no edge");
+  // A kernel after a kernel may come without its edge, which
+  // cuGraphAddDependencies_v2 then adds (a programmatic one).
+  bool later = !g->nodes.empty() && !g->nodes.back().copy && ndeps == 0;
+  if (!later && (ndeps != (g->nodes.empty() ? 0u : 1u) || (ndeps && !deps)))
     return fail("cuGraphAddKernelNode: a node not after the one before");
   g->nodes.push_back({false, p->func});
+  g->pending = later;
   *node = reinterpret_cast<void *>(g->nodes.size());
+  return OK;
+}
+Result cuGraphAddDependencies_v2(Graph *g, void *const *from, void *const *to,
+                                 const unsigned char *edge, size_t n) {
+  size_t last = g->nodes.size();
+  if (!g->pending || n != 1 || !from || !to ||
+      reinterpret_cast<size_t>(*from) != last - 1 ||
+      reinterpret_cast<size_t>(*to) != last)
+    return fail("cuGraphAddDependencies_v2: not the edge from the node "
+                "before to the last one");
+  // CUgraphEdgeData: from_port, to_port, type.
+  bool programmatic = edge && edge[0] == 1 && edge[1] == 0 && edge[2] == 1;
+  if (edge && !programmatic && (edge[0] || edge[1] || edge[2]))
+    return fail("cuGraphAddDependencies_v2: an edge neither programmatic "
+                "nor default");
+  g->pending = false;
+  log(std::string("graph_edge ") + (programmatic ? "programmatic" : "default"));
   return OK;
 }
 Result cuGraphAddMemcpyNode(void **node, Graph *g, void *const *deps,
                             size_t ndeps, const Memcpy3D *c, void *ctx) {
+  if (g->pending)
+    return fail("cuGraphAddMemcpyNode: the node before has no edge");
   if (ctx != &contextTag)
     return fail("cuGraphAddMemcpyNode: not the context");
   if (Result r = doCopy(c, "cuGraphAddMemcpyNode"))
@@ -438,6 +466,8 @@ Result cuGraphAddMemcpyNode(void **node, Graph *g, void *const *deps,
   return OK;
 }
 Result cuGraphInstantiateWithFlags(Graph **exec, Graph *g, unsigned long long) {
+  if (g->pending)
+    return fail("cuGraphInstantiateWithFlags: the last node has no edge");
   *exec = new Graph(*g);
   log("graph_instantiate " + std::to_string(g->nodes.size()));
   return OK;

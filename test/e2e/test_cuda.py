@@ -267,6 +267,7 @@ def test_stub_driver_is_a_clear_error(llmc, stories_cuda, ptxas):
     ("arch", "90", "field 'device.arch' is \"90\", expected sm_NN"),
     ("ptx", "/kernels.ptx", "field 'device.ptx' must be a path relative to the artifact"),
     ("ptx", 3, "field 'device.ptx'"),
+    ("pdl", "yes", "field 'device.pdl' must be true or false"),
 ])
 def test_bad_cuda_metadata(llmc, tmp_path, stories_cuda, field, value, message):
     """A CUDA artifact's own metadata fields are checked before any driver is
@@ -383,6 +384,39 @@ def test_device_protocol_with_graphs(llmc, tmp_path, stories_cuda, fake_driver):
         "%d updates over %d decode calls of %d nodes" % (len(updates), decode_calls,
                                                           decode_nodes)
     assert not [l for l in lines if l.startswith("launch ")]
+
+
+def test_device_protocol_with_dependent_launch(llmc, tmp_path, stories_paths, ptxas,
+                                               fake_driver):
+    """An sm_90 artifact (programmatic dependent launch, device.pdl: every
+    kernel waits for the grid before it, griddepcontrol.wait first in its
+    PTX) links each kernel of a graph to the kernel before by a programmatic
+    edge (the driver's cuGraphAddDependencies_v2); with -pdl the kernels do
+    not wait and the edges are the default ones of cuGraphAddKernelNode."""
+    ckpt, tok = stories_paths
+    for target, pdl in (("cuda:sm_90", True), ("cuda:sm_90,-pdl", False)):
+        art = e2e_util.compile_for(llmc, ckpt, tmp_path / str(pdl), target,
+                                   ("--tokenizer", tok))
+        meta = json.loads((art / "metadata.json").read_text())
+        assert meta["device"]["pdl"] is pdl
+        ptx = (art / "kernels.ptx").read_text()
+        entries = ptx.count(".entry ")
+        assert ptx.count("griddepcontrol.wait;") == (entries if pdl else 0)
+        _, lines = _fake_run(llmc, fake_driver, tmp_path,
+                             ["run", art, "--prompt-ids", "1,2,3,4,5", "--max-tokens", 3])
+        edges = [l for l in lines if l.startswith("graph_edge ")]
+        inst = [int(l.split()[1]) for l in lines if l.startswith("graph_instantiate ")]
+        assert inst
+        if pdl:
+            # Every kernel after a kernel (a copy node before or after one
+            # keeps the default edge): all but at most two per copy.
+            copies = sum(1 for ph in meta["device"]["phases"].values() for l in ph
+                         if "copy" in l)
+            links = sum(n - 1 for n in inst)
+            assert set(edges) == {"graph_edge programmatic"}, edges[:4]
+            assert links - 2 * copies <= len(edges) <= links, (len(edges), inst, copies)
+        else:
+            assert not edges
 
 
 def test_device_protocol_without_graphs(llmc, tmp_path, stories_cuda, fake_driver):

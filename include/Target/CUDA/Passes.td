@@ -85,4 +85,27 @@ def CUDAContractFMA : Pass<"cuda-contract-fma", "mlir::gpu::GPUModuleOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def CUDAGridDependencies : Pass<"cuda-grid-dependencies", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Let each kernel start while the one before it ends (programmatic dependent launch)";
+  let description = [{
+    On a target with programmatic dependent launch (`pdl`: sm_90 and newer),
+    every kernel of the module begins with `griddepcontrol.wait` (it waits
+    until the grids it depends on have completed and their memory is
+    visible, before any thread touches memory) and then
+    `griddepcontrol.launch_dependents` (the next kernel may be scheduled
+    once every workgroup of this one has started). The runtime then links
+    consecutive kernels of a CUDA graph with programmatic edges: the next
+    kernel's launch overlaps this one's end, which is most of a small
+    kernel's cost in a decode step of hundreds of launches. Without a
+    programmatic launch the wait returns at once: the kernels run as before.
+    The artifact records it (`device.pdl`); nothing is inserted without the
+    feature.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cuda:sm_90\"",
+           "the target description">
+  ];
+  let dependentDialects = ["mlir::NVVM::NVVMDialect"];
+}
+
 #endif // LLMC_TARGET_CUDA_PASSES_TD

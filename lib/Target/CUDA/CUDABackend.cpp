@@ -82,6 +82,9 @@ protected:
     // The SM the machine code is for; the PTX for any newer one.
     device["arch"] = target().name;
     device["ptx"] = "kernels.ptx";
+    // Every kernel waits for the one before (cuda-grid-dependencies): the
+    // runtime may link them with programmatic edges.
+    device["pdl"] = target().hasDependentLaunch();
   }
 };
 
@@ -101,6 +104,9 @@ void llmc::buildCUDALowering(OpPassManager &pm, const TargetDescription &target,
   shuffles.target = target.str();
   kernels.addPass(cuda::createCUDASubgroupShuffles(shuffles));
   kernels.addPass(cuda::createCUDAContractFMA());
+  cuda::CUDAGridDependenciesOptions dependencies;
+  dependencies.target = target.str();
+  kernels.addPass(cuda::createCUDAGridDependencies(dependencies));
   kernels.addPass(cuda::createCUDALowerVectors());
   kernels.addPass(createSCFToControlFlowPass());
   // 32-bit indices, as the kernels were scheduled for (and the dispatch
