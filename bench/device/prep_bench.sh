@@ -10,8 +10,9 @@
 # dispatch program marked written (the runtime then puts a barrier between
 # almost every two launches, as before the hazard tracking): an A/B of the
 # barriers; for CUDA, bench-NAME-nomma of an f16 model (`-mma`: the
-# prompt's products without the tensor cores) and bench-NAME-nosplit
-# (`cores=1`: decode's attention a workgroup per KV head, unsplit). Only the kernels and metadata.json are kept (run.sh fills the
+# prompt's products without the tensor cores), bench-NAME-nosplit
+# (`cores=1`: decode's attention a workgroup per KV head, unsplit) and
+# bench-NAME-nopdl (`-pdl`: no programmatic dependent launch). Only the kernels and metadata.json are kept (run.sh fills the
 # weights with random bytes of the recorded size).
 #
 #   bench/device/prep_bench.sh TARGET [MODELS_DIR] [DEV]
@@ -31,7 +32,8 @@ for g in "$M"/*.gguf; do
   # or not).
   case "$T" in
     cuda*) case "$n" in
-        *-f16) variants+=("bench-$n-nomma|$T,-mma|" "bench-$n-nosplit|$T,cores=1|") ;;
+        *-f16) variants+=("bench-$n-nomma|$T,-mma|" "bench-$n-nosplit|$T,cores=1|"
+                          "bench-$n-nopdl|$T,-pdl|") ;;
       esac ;;
     *) variants+=("bench-$n-nostage|$T,device=cpu|") ;;
   esac

@@ -38,7 +38,7 @@ for d in sorted(os.listdir("art")):
     size = lambda a: json.load(open("art/%s/metadata.json" % a))["weights"]["bytes"]
     base = d.rsplit("-", 1)[0]
     if d.startswith("bench-") and os.path.isdir("art/" + base) and size(base) == size(d):
-        # An A/B variant (-nomma, -nosplit) reads weights of its base's size.
+        # An A/B variant (-nomma, -nosplit, -nopdl) reads weights of its base's size.
         os.symlink(os.path.abspath("art/%s/weights.bin" % base), "art/%s/weights.bin" % d)
     elif d.startswith("bench-"):
         with open("art/%s/weights.bin" % d, "wb") as f:
@@ -51,7 +51,7 @@ for d in sorted(os.listdir("art")):
         os.symlink(os.path.abspath("art/bench-%s/weights.bin" % d[5:]), "art/%s/weights.bin" % d)
 PY
 date
-for m in ${MODELS-qwen3-0.6b-f16 qwen3-0.6b-f16-nomma qwen3-0.6b-f16-nosplit qwen3-0.6b-q8_0 qwen3-0.6b-q4_0}; do
+for m in ${MODELS-qwen3-0.6b-f16 qwen3-0.6b-q4_0 qwen3-0.6b-q8_0 qwen3-0.6b-f16-nopdl qwen3-0.6b-f16-nosplit qwen3-0.6b-f16-nomma}; do
   echo "== $m"; timeout ${BENCH_TIMEOUT:-60} $R bench art/bench-$m -p ${PP:-512} -n ${TG:-128} -r ${REPS:-2} --vs none --roofline -t 1
 done
 for m in ${PROFILES-qwen3-0.6b-f16 qwen3-0.6b-q4_0}; do
