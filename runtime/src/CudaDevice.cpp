@@ -218,6 +218,9 @@ struct CudaDevice::Impl {
   Buffer weights, kv, arena, tokens, logits;
   PhaseGraph graphs[2]; // prefill, decode
   bool useGraphs = true;
+  /// Whether the driver takes programmatic graph edges (false once it
+  /// refuses one).
+  bool programmaticEdges = true;
   bool profiling = false;
   std::vector<StepTime> times;
   std::vector<cu::Event> events;
@@ -532,7 +535,8 @@ void CudaDevice::Impl::runGraph(PhaseGraph &g, std::vector<Step> &steps) {
     // Kernels that wait for the grid before them (the artifact's
     // device.pdl) follow a kernel through a programmatic edge where the
     // driver has them: each starts while the one before ends.
-    bool programmatic = md->cudaDependentLaunch && cu.GraphAddDependencies;
+    bool programmatic =
+        md->cudaDependentLaunch && cu.GraphAddDependencies && programmaticEdges;
     for (size_t i = 0; i < steps.size(); ++i) {
       const Step &s = steps[i];
       cu::GraphNode node = nullptr;
@@ -553,8 +557,15 @@ void CudaDevice::Impl::runGraph(PhaseGraph &g, std::vector<Step> &steps) {
         cu::GraphEdgeData e;
         e.fromPort = cu::GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
         e.type = cu::GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
-        cu.check(cu.GraphAddDependencies(g.graph, dep, &node, &e, 1),
-                 "cuGraphAddDependencies_v2");
+        if (cu.GraphAddDependencies(g.graph, dep, &node, &e, 1) !=
+            cu::SUCCESS) {
+          // A driver that refuses the programmatic edge: the default one
+          // (full completion), here and from now on.
+          programmatic = programmaticEdges = false;
+          cu::GraphEdgeData plain;
+          cu.check(cu.GraphAddDependencies(g.graph, dep, &node, &plain, 1),
+                   "cuGraphAddDependencies_v2");
+        }
       }
       g.nodes.push_back(node);
     }

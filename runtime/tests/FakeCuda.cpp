@@ -447,6 +447,12 @@ Result cuGraphAddDependencies_v2(Graph *g, void *const *from, void *const *to,
   if (edge && !programmatic && (edge[0] || edge[1] || edge[2]))
     return fail("cuGraphAddDependencies_v2: an edge neither programmatic "
                 "nor default");
+  // A driver without programmatic edges (LLMC_FAKE_CUDA_NO_PDL):
+  // CUDA_ERROR_NOT_SUPPORTED, the node still without its edge.
+  if (programmatic && std::getenv("LLMC_FAKE_CUDA_NO_PDL")) {
+    log("graph_edge refused");
+    return Result(801);
+  }
   g->pending = false;
   log(std::string("graph_edge ") + (programmatic ? "programmatic" : "default"));
   return OK;

@@ -417,6 +417,14 @@ def test_device_protocol_with_dependent_launch(llmc, tmp_path, stories_paths, pt
             assert links - 2 * copies <= len(edges) <= links, (len(edges), inst, copies)
         else:
             assert not edges
+    # A driver that refuses programmatic edges: the default edge instead,
+    # and no further programmatic one.
+    _, lines = _fake_run(llmc, fake_driver, tmp_path,
+                         ["run", tmp_path / "True", "--prompt-ids", "1,2,3,4,5",
+                          "--max-tokens", 3], {"LLMC_FAKE_CUDA_NO_PDL": "1"})
+    edges = [l for l in lines if l.startswith("graph_edge ")]
+    assert edges[:2] == ["graph_edge refused", "graph_edge default"], edges[:4]
+    assert "graph_edge refused" not in edges[2:] and "graph_edge programmatic" not in edges
 
 
 def test_device_protocol_without_graphs(llmc, tmp_path, stories_cuda, fake_driver):
