@@ -1,7 +1,9 @@
 // RUN: llm-opt %s -split-input-file -verify-diagnostics -tl-schedule='script={fuse_launches(a, b)}'
 // RUN: not llm-opt %s -split-input-file -tl-schedule='script={fuse_launches(a)}' 2>&1 | FileCheck %s --check-prefix=ONE
+// RUN: not llm-opt %s -split-input-file -tl-schedule='script={fuse_launches(a, a)}' 2>&1 | FileCheck %s --check-prefix=TWICE
 
 // ONE: error: fuse_launches: needs two launches or more
+// TWICE: error: fuse_launches: names this launch twice
 
 // The second launch reads what the first writes: fused, its workgroups
 // could run before the first's.

@@ -395,6 +395,10 @@ FailureOr<ForOp> llmc::tl::fuseLaunches(RewriterBase &rw,
   if (nests.size() == 1)
     return first.emitError("fuse_launches: needs two launches or more");
   for (size_t i = 1; i < nests.size(); ++i)
+    if (ForOp l = nests[i]; llvm::is_contained(nests.take_front(i), l))
+      return l.emitError("fuse_launches: names this launch twice (two "
+                         "blocks of one nest?)");
+  for (size_t i = 1; i < nests.size(); ++i)
     if (ForOp l = nests[i];
         l->getBlock() != first->getBlock() || !nests[i - 1]->isBeforeInBlock(l))
       return l.emitError("fuse_launches: the launches must be top-level "
