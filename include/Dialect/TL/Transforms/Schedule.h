@@ -199,6 +199,10 @@ launchShape(ForOp nest, llvm::function_ref<void(const llvm::Twine &)> why);
 /// differ in one dimension of the same view).
 bool launchesIndependent(ForOp a, ForOp b);
 
+/// Whether `op`, lying between launches to fuse, may move before the first:
+/// index arithmetic, views, allocations of a static shape.
+bool movesAcrossLaunches(mlir::Operation *op);
+
 /// Launch fusion: consecutive top-level nests (launchShape; only index
 /// arithmetic, views and allocations between them, which move before the
 /// first), pairwise independent (launchesIndependent), become one nest of

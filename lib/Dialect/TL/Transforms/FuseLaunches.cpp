@@ -387,6 +387,11 @@ static void rewritePart(RewriterBase &rw, ForOp fused, ForOp part,
   rw.eraseOp(part);
 }
 
+bool llmc::tl::movesAcrossLaunches(Operation *op) {
+  bool alloc = isa<memref::AllocOp>(op) && op->getNumOperands() == 0;
+  return !op->getNumRegions() && (alloc || isPure(op));
+}
+
 FailureOr<ForOp> llmc::tl::fuseLaunches(RewriterBase &rw,
                                         ArrayRef<ForOp> nests) {
   if (nests.empty())
@@ -410,8 +415,7 @@ FailureOr<ForOp> llmc::tl::fuseLaunches(RewriterBase &rw,
        op = op->getNextNode()) {
     if (llvm::is_contained(nests, dyn_cast<ForOp>(op)))
       continue;
-    bool alloc = isa<memref::AllocOp>(op) && op->getNumOperands() == 0;
-    if (op->getNumRegions() || !(alloc || isPure(op)))
+    if (!movesAcrossLaunches(op))
       return op->emitError("fuse_launches: ")
              << op->getName() << " lies between the launches";
     between.push_back(op);

@@ -58,7 +58,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/PatternMatch.h"
@@ -74,6 +73,20 @@ using namespace llmc::tl;
 template <typename Fn> static auto quietly(MLIRContext *ctx, Fn fn) {
   ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
   return fn();
+}
+
+/// Whether `l` is independent as the analysis shows, or by its block's
+/// declaration.
+static bool independentLoop(ForOp l) {
+  return succeeded(quietly(l.getContext(),
+                           [&] { return verifyIndependent(l, "gpu"); })) ||
+         independentByDeclaration(l);
+}
+
+/// The nests (loops and blocks) directly in `body`.
+static unsigned countNests(Block *body) {
+  return llvm::count_if(body->without_terminator(),
+                        [](Operation &o) { return isa<ForOp, BlockOp>(o); });
 }
 
 /// Binds `l` to `axis`: independent as the analysis shows, or by its
@@ -739,22 +752,15 @@ static LogicalResult mapSteps(RewriterBase &rw, Block *body,
       continue;
     if (l && l.getKind() == LoopKind::serial) {
       std::optional<int64_t> n = threadAxisExtent(l);
-      unsigned nests =
-          llvm::count_if(l.getBody()->without_terminator(),
-                         [](Operation &o) { return isa<ForOp, BlockOp>(o); });
+      unsigned nests = countNests(l.getBody());
       // (A loop of one iteration around several nests: its steps.)
       if (n && *n <= target.maxWorkgroupSize && (*n > 1 || nests < 2) &&
-          (succeeded(
-               quietly(ctx, [&] { return verifyIndependent(l, "gpu"); })) ||
-           independentByDeclaration(l))) {
+          independentLoop(l)) {
         // Fewer iterations than a subgroup around one nest (the query heads
         // of a KV head): they run in turn, the nest inside on the threads.
         ForOp inner = onlyInnerLoop(l);
         if (getConstantIntValue(l.getUpperBound()) &&
-            *n < target.subgroupSize && inner &&
-            llvm::count_if(l.getBody()->without_terminator(), [](Operation &o) {
-              return isa<ForOp, BlockOp>(o);
-            }) == 1) {
+            *n < target.subgroupSize && inner && nests == 1) {
           if (failed(mapSteps(rw, l.getBody(), target)))
             return failure();
           continue;
@@ -793,9 +799,7 @@ static FailureOr<bool> stepsInWorkgroup(RewriterBase &rw, ArrayRef<ForOp> chain,
     return false;
   ForOp inner = chain.back();
   Block *body = inner.getBody();
-  unsigned nests = llvm::count_if(body->without_terminator(), [](Operation &o) {
-    return isa<ForOp, BlockOp>(o);
-  });
+  unsigned nests = countNests(body);
   if (nests < 2)
     return false;
   if (failed(bindGrid(rw, chain)) || failed(mapSteps(rw, body, target)))
@@ -1172,8 +1176,7 @@ static LogicalResult scheduleNest(RewriterBase &rw, Operation *root,
   SmallVector<ForOp> chain;
   for (ForOp l = dyn_cast<ForOp>(root); l; l = onlyInnerLoop(l)) {
     if (l.getKind() != LoopKind::serial || !normalised(l) ||
-        (failed(quietly(ctx, [&] { return verifyIndependent(l, "gpu"); })) &&
-         !independentByDeclaration(l)))
+        !independentLoop(l))
       break;
     chain.push_back(l);
     if (chain.size() == 3)
@@ -1354,20 +1357,6 @@ static void mapsIntoProducts(RewriterBase &rw, func::FuncOp fn) {
   }
 }
 
-/// Whether `l` is independent as the analysis shows, or by its block's
-/// declaration.
-static bool independentLoop(ForOp l) {
-  return succeeded(quietly(l.getContext(),
-                           [&] { return verifyIndependent(l, "gpu"); })) ||
-         independentByDeclaration(l);
-}
-
-/// The nests (loops and blocks) directly in `body`.
-static unsigned countNests(Block *body) {
-  return llvm::count_if(body->without_terminator(),
-                        [](Operation &o) { return isa<ForOp, BlockOp>(o); });
-}
-
 /// Independent parts on the grid: where the innermost independent loop at
 /// the top of a nest (decode's KV heads) holds, beside other nests, an
 /// independent loop of a constant extent whose body is itself a sequence of
@@ -1440,8 +1429,7 @@ static void fuseIndependentLaunches(RewriterBase &rw, func::FuncOp fn,
   for (Operation &op : fn.getBody().front()) {
     auto l = dyn_cast<ForOp>(op);
     if (!l) {
-      bool alloc = isa<memref::AllocOp>(op) && op.getNumOperands() == 0;
-      if (op.getNumRegions() || !(alloc || isPure(&op)))
+      if (!movesAcrossLaunches(&op))
         close();
       continue;
     }
