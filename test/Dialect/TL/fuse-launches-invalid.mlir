@@ -229,3 +229,77 @@ func.func @writes_what_the_first_reads(%buf: memref<2x8xf32>, %x: memref<8xf32>,
   }
   return
 }
+
+// -----
+
+// A grid whose extent the call decides (a prompt's tokens): the fused
+// grid's offsets would not be constants.
+func.func @dynamic_grid(%x: memref<?xf32>, %y: memref<8xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  // expected-error @+1 {{fuse_launches: this launch cannot be fused: its grid's extent on blockIdx.x is not a constant}}
+  tl.for %b = %c0 to %n step %c1 kind(thread_bound) thread("blockIdx.x") {
+    tl.block "a" (%vb = spatial %b) reads() writes(%x[%vb] : memref<?xf32>) {
+      %f = arith.constant 1.0 : f32
+      affine.store %f, %x[symbol(%vb)] : memref<?xf32>
+    }
+  }
+  tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+    tl.block "b" (%vt = spatial %t) reads() writes(%y[%vt] : memref<8xf32>) {
+      %f = arith.constant 1.0 : f32
+      affine.store %f, %y[symbol(%vt)] : memref<8xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// A nest not mapped onto a grid (a CPU's loop): not a launch.
+func.func @not_a_launch(%x: memref<8xf32>, %y: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+    tl.block "a" (%vt = spatial %t) reads() writes(%x[%vt] : memref<8xf32>) {
+      %f = arith.constant 1.0 : f32
+      affine.store %f, %x[symbol(%vt)] : memref<8xf32>
+    }
+  }
+  // expected-error @+1 {{fuse_launches: this launch cannot be fused: its top loop is bound to neither a blockIdx axis nor threadIdx.x}}
+  tl.for %t = %c0 to %c8 step %c1 kind(parallel) {
+    tl.block "b" (%vt = spatial %t) reads() writes(%y[%vt] : memref<8xf32>) {
+      %f = arith.constant 1.0 : f32
+      affine.store %f, %y[symbol(%vt)] : memref<8xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// A workgroup body with a loop that is no step (no thread axis inside):
+// every thread would run it.
+func.func @not_a_step(%x: memref<8xf32>, %y: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+    tl.block "a" (%vt = spatial %t) reads() writes(%x[%vt] : memref<8xf32>) {
+      %f = arith.constant 1.0 : f32
+      affine.store %f, %x[symbol(%vt)] : memref<8xf32>
+    }
+  }
+  // expected-error @+1 {{fuse_launches: this launch cannot be fused: a loop of its workgroup's body is not a step (bound to threadIdx.x, or serial around such steps)}}
+  tl.for %b = %c0 to %c4 step %c1 kind(thread_bound) thread("blockIdx.x") {
+    tl.for %i = %c0 to %c8 step %c1 {
+      tl.block "b" (%vb = spatial %b, %vi = spatial %i) reads() writes(%y[%vb, %vi] : memref<4x8xf32>) {
+        %f = arith.constant 1.0 : f32
+        affine.store %f, %y[symbol(%vb), symbol(%vi)] : memref<4x8xf32>
+      }
+    }
+  }
+  return
+}
