@@ -303,3 +303,69 @@ func.func @not_a_step(%x: memref<8xf32>, %y: memref<4x8xf32>) {
   }
   return
 }
+
+// -----
+
+// A workgroup body that stores outside its steps: not the form of a fused
+// part.
+func.func @store_in_body(%x: memref<8xf32>, %y: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %f = arith.constant 1.0 : f32
+  tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+    tl.block "a" (%vt = spatial %t) reads() writes(%x[%vt] : memref<8xf32>) {
+      affine.store %f, %x[symbol(%vt)] : memref<8xf32>
+    }
+  }
+  // expected-error @+1 {{fuse_launches: this launch cannot be fused: its workgroup's body holds memref.store, not only steps, stack buffers and index arithmetic}}
+  tl.for %b = %c0 to %c4 step %c1 kind(thread_bound) thread("blockIdx.x") {
+    memref.store %f, %y[%b] : memref<4xf32>
+    tl.for %t = %c0 to %c1 step %c1 kind(thread_bound) thread("threadIdx.x") {
+      tl.block "b" (%vb = spatial %b) reads() writes(%y[%vb] : memref<4xf32>) {
+        affine.store %f, %y[symbol(%vb)] : memref<4xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A launch that runs a matrix band (warps on threadIdx.y, the band's lanes
+// threadIdx.x of its own).
+func.func @band(%x: memref<8xf32>, %a: memref<16x16xf16>, %w: memref<16x16xf16>, %o: memref<16x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %f = arith.constant 1.0 : f32
+  tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+    tl.block "a" (%vt = spatial %t) reads() writes(%x[%vt] : memref<8xf32>) {
+      affine.store %f, %x[symbol(%vt)] : memref<8xf32>
+    }
+  }
+  // expected-error @+1 {{fuse_launches: this launch cannot be fused: it runs a matrix band}}
+  tl.for %b = %c0 to %c1 step %c1 kind(thread_bound) thread("blockIdx.x") {
+    tl.for %y = %c0 to %c1 step %c1 kind(thread_bound) thread("threadIdx.y") {
+    tl.for %r = %c0 to %c16 step %c1 kind(mma) {
+      tl.for %c = %c0 to %c16 step %c1 kind(mma) {
+        tl.for %k = %c0 to %c16 step %c1 kind(mma) {
+          tl.block "b" (%vr = spatial %r, %vc = spatial %c, %vk = reduce %k) reads(%a[%vr, %vk] : memref<16x16xf16>, %w[%vc, %vk] : memref<16x16xf16>, %o[%vr, %vc] : memref<16x16xf32>) writes(%o[%vr, %vc] : memref<16x16xf32>) {
+            %0 = affine.load %a[symbol(%vr), symbol(%vk)] : memref<16x16xf16>
+            %1 = arith.extf %0 : f16 to f32
+            %2 = affine.load %w[symbol(%vc), symbol(%vk)] : memref<16x16xf16>
+            %3 = arith.extf %2 : f16 to f32
+            %4 = affine.load %o[symbol(%vr), symbol(%vc)] : memref<16x16xf32>
+            %5 = arith.mulf %1, %3 : f32
+            %6 = arith.addf %4, %5 : f32
+            affine.store %6, %o[symbol(%vr), symbol(%vc)] : memref<16x16xf32>
+          }
+        }
+      }
+    }
+    }
+  }
+  return
+}
