@@ -369,3 +369,29 @@ func.func @band(%x: memref<8xf32>, %a: memref<16x16xf16>, %w: memref<16x16xf16>,
   }
   return
 }
+
+// -----
+
+// A workgroup buffer whose size the call decides: its workgroup memory has
+// no size to add up.
+func.func @dynamic_buffer(%x: memref<8xf32>, %y: memref<8xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %f = arith.constant 1.0 : f32
+  tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+    tl.block "a" (%vt = spatial %t) reads() writes(%x[%vt] : memref<8xf32>) {
+      affine.store %f, %x[symbol(%vt)] : memref<8xf32>
+    }
+  }
+  // expected-error @+1 {{fuse_launches: this launch cannot be fused: a stack buffer of its workgroup has no static shape}}
+  tl.for %b = %c0 to %c1 step %c1 kind(thread_bound) thread("blockIdx.x") {
+    %s = memref.alloca(%n) : memref<?xf32>
+    tl.for %t = %c0 to %c8 step %c1 kind(thread_bound) thread("threadIdx.x") {
+      tl.block "b" (%vt = spatial %t) reads() writes(%y[%vt] : memref<8xf32>) {
+        affine.store %f, %y[symbol(%vt)] : memref<8xf32>
+      }
+    }
+  }
+  return
+}
