@@ -747,6 +747,10 @@ PYBIND11_MODULE(_llmc, m) {
            })
       .def("mma", [](PySchedule &s,
                      const OpHandle &h) { s.mark(h, "mma", llmc::tl::mma); })
+      .def("library",
+           [](PySchedule &s, const OpHandle &h) {
+             s.mark(h, "library", llmc::tl::library);
+           })
       .def("parallel",
            [](PySchedule &s, const OpHandle &h) {
              s.mark(h, "parallel", llmc::tl::parallel);

@@ -49,6 +49,13 @@ for name, model in cases:
     _, P, S, got = e2e_util.run_logits(LLMC, root / name / "cpu", ids, 12, threads=1)
     np.save(root / (name + "-P.npy"), P); np.save(root / (name + "-S.npy"), S)
     ref[name] = got
+if T.startswith("cuda"):
+    # The f16 model with its prompt products by cuBLAS (+cublas), against
+    # the same CPU reference.
+    comp(root / "qwen3-f16" / "model.gguf", art / "tiny-qwen3-f16-cublas", T + ",+cublas")
+    for k in ("P", "S"):
+        shutil.copy(root / ("qwen3-f16-%s.npy" % k), root / ("qwen3-f16-cublas-%s.npy" % k))
+    ref["qwen3-f16-cublas"] = ref["qwen3-f16"]
 json.dump({"ids": ids, "ref": ref}, open(root / "ref.json", "w"))
 models = os.environ.get("LLMC_MODELS_DIR", os.path.join(ROOT, "..", "shared", "models"))
 if os.path.exists(os.path.join(models, "stories260K.bin")):

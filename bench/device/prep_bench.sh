@@ -12,7 +12,8 @@
 # barriers; for CUDA, bench-NAME-nomma of an f16 model (`-mma`: the
 # prompt's products without the tensor cores), bench-NAME-nosplit
 # (`cores=1`: decode's attention a workgroup per KV head, unsplit) and
-# bench-NAME-nopdl (`-pdl`: no programmatic dependent launch). Only the kernels and metadata.json are kept (run.sh fills the
+# bench-NAME-nopdl (`-pdl`: no programmatic dependent launch) and
+# bench-NAME-cublas (`+cublas`: the prompt's products by cuBLAS). Only the kernels and metadata.json are kept (run.sh fills the
 # weights with random bytes of the recorded size).
 #
 #   bench/device/prep_bench.sh TARGET [MODELS_DIR] [DEV]
@@ -33,7 +34,7 @@ for g in "$M"/*.gguf; do
   case "$T" in
     cuda*) case "$n" in
         *-f16) variants+=("bench-$n-nomma|$T,-mma|" "bench-$n-nosplit|$T,cores=1|"
-                          "bench-$n-nopdl|$T,-pdl|") ;;
+                          "bench-$n-nopdl|$T,-pdl|" "bench-$n-cublas|$T,+cublas|") ;;
       esac ;;
     *) variants+=("bench-$n-nostage|$T,device=cpu|") ;;
   esac

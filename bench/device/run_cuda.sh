@@ -13,7 +13,13 @@ exec > >(tee $OUT/log) 2>&1
 for d in /usr/local/nvidia/lib64 /usr/lib/x86_64-linux-gnu /usr/lib64; do
   [ -e $d/libcuda.so.1 ] && { export LLMC_CUDA_DRIVER=$d/libcuda.so.1; break; }
 done
-echo "driver: ${LLMC_CUDA_DRIVER:-libcuda.so.1 on the library path}"; date
+# cuBLAS for the +cublas artifacts: the toolkit's, or PyTorch's wheel's.
+for f in /usr/local/cuda/lib64/libcublas.so.1[23] \
+    $(python3 -c 'import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__))' \
+      2>/dev/null)/lib/libcublas.so.1[23]; do
+  [ -e "$f" ] && { export LLMC_CUBLAS=$f; break; }
+done
+echo "driver: ${LLMC_CUDA_DRIVER:-libcuda.so.1 on the library path}; cuBLAS: ${LLMC_CUBLAS:-on the library path}"; date
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
 R=./llmc-run
 $R devices || exit 1
@@ -38,7 +44,7 @@ for d in sorted(os.listdir("art")):
     size = lambda a: json.load(open("art/%s/metadata.json" % a))["weights"]["bytes"]
     base = d.rsplit("-", 1)[0]
     if d.startswith("bench-") and os.path.isdir("art/" + base) and size(base) == size(d):
-        # An A/B variant (-nomma, -nosplit, -nopdl) reads weights of its base's size.
+        # An A/B variant (-nomma, -nosplit, -nopdl, -cublas) reads weights of its base's size.
         os.symlink(os.path.abspath("art/%s/weights.bin" % base), "art/%s/weights.bin" % d)
     elif d.startswith("bench-"):
         with open("art/%s/weights.bin" % d, "wb") as f:
@@ -51,7 +57,7 @@ for d in sorted(os.listdir("art")):
         os.symlink(os.path.abspath("art/bench-%s/weights.bin" % d[5:]), "art/%s/weights.bin" % d)
 PY
 date
-for m in ${MODELS-qwen3-0.6b-f16 qwen3-0.6b-q4_0 qwen3-0.6b-q8_0 qwen3-0.6b-f16-nopdl qwen3-0.6b-f16-nosplit qwen3-0.6b-f16-nomma}; do
+for m in ${MODELS-qwen3-0.6b-f16 qwen3-0.6b-q4_0 qwen3-0.6b-q8_0 qwen3-0.6b-f16-cublas qwen3-0.6b-f16-nopdl qwen3-0.6b-f16-nosplit qwen3-0.6b-f16-nomma}; do
   echo "== $m"; timeout ${BENCH_TIMEOUT:-60} $R bench art/bench-$m -p ${PP:-512} -n ${TG:-128} -r ${REPS:-2} --vs none --roofline -t 1
 done
 for m in ${PROFILES-qwen3-0.6b-f16 qwen3-0.6b-q4_0}; do

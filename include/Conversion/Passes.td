@@ -81,6 +81,10 @@ def ConvertTLToGPU : Pass<"convert-tl-to-gpu", "mlir::ModuleOp"> {
       loops copied, serial loops to `scf.for`, blocks inlined, `vectorized`
       bands as vector code, each load with the alignment it is known to
       have: a kernel's buffers start at multiples of 64 bytes).
+    A matrix band of kind `library` at the top of a host function (the GEMM
+    library's, `--target cuda:...,+cublas`) becomes `tl.library_gemm` on the
+    host: a subview of each operand's matrix, one call (two where a's values
+    are f16 halves: the low half's products scaled by 2^-11 and added).
     Errors, located at the loop: a bound loop that is not at the top of its
     nest, an axis bound twice, blockIdx inside threadIdx, a workgroup
     without a constant extent, a `parallel` loop in a kernel, a matrix band

@@ -129,6 +129,9 @@ struct TargetDescription {
   /// (griddepcontrol) and lets the next start early (CUDA, sm_90 and
   /// newer; `-pdl` turns it off).
   bool hasDependentLaunch() const { return has("pdl"); }
+  /// Whether a prompt's f16 matmuls go to the GEMM library (`cublas`:
+  /// cuBLAS, off by default): the GPU schedule marks them kind `library`.
+  bool hasGemmLibrary() const { return has("cublas"); }
   /// Lanes of `elementBits`-wide elements in one vector register.
   unsigned lanes(unsigned elementBits) const {
     return vectorBits / elementBits;

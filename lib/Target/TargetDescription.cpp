@@ -80,10 +80,13 @@ static llvm::StringMap<bool> defaultGPUFeatures(TargetKind kind,
   // Programmatic dependent launch (Hopper's): a kernel may start while the
   // one before it ends, waiting (griddepcontrol) before it touches memory.
   f["pdl"] = kind == TargetKind::CUDA && smNumber(name) >= kFirstPDLSM;
+  // A prompt's f16 products offloaded to cuBLAS (the toolkit's GEMM
+  // library, which the runtime loads): off unless asked for.
+  f["cublas"] = false;
   return f;
 }
-static constexpr const char *kGPUFeatures[] = {"fp16",  "int8", "fp64",
-                                               "int64", "mma",  "pdl"};
+static constexpr const char *kGPUFeatures[] = {"fp16", "int8", "fp64",  "int64",
+                                               "mma",  "pdl",  "cublas"};
 
 /// The SMs of the data-centre part of each CUDA architecture (V100 80, T4
 /// 40, A100 108, A10 72, L40S 142, H100/H200 132, B200 148, RTX PRO 6000
@@ -244,13 +247,16 @@ parseGPUItems(TargetDescription &t, llvm::StringRef spec,
     if (item.starts_with("+") || item.starts_with("-")) {
       llvm::StringRef f = item.drop_front();
       if (!llvm::is_contained(kGPUFeatures, f))
-        return bad(item, "GPU features: fp16, int8, fp64, int64, mma, pdl");
+        return bad(item,
+                   "GPU features: fp16, int8, fp64, int64, mma, pdl, cublas");
       if (f == "mma" && item[0] == '+' && t.kind != TargetKind::CUDA)
         return bad(item, "matrix units are lowered for CUDA targets only");
       if (f == "pdl" && item[0] == '+' &&
           (t.kind != TargetKind::CUDA || smNumber(t.name) < kFirstPDLSM))
         return bad(item, "programmatic dependent launch is CUDA's, from "
                          "sm_90");
+      if (f == "cublas" && item[0] == '+' && t.kind != TargetKind::CUDA)
+        return bad(item, "cuBLAS is a CUDA library");
       if (f == "mma" && item[0] == '+' && smNumber(t.name) < kFirstMatrixSM)
         return bad(item, "tensor cores start at sm_70");
       t.features[f] = item[0] == '+';

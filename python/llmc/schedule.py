@@ -340,6 +340,12 @@ class Schedule:
         units."""
         self._mark("mma", loop)
 
+    def library(self, loop):
+        """Marks the matrix band rooted at `loop` (a whole nest at the top
+        of its function; its rows may run to any bound) to be computed by
+        the target's GEMM library (cuBLAS: `--target cuda:sm_NN,+cublas`)."""
+        self._mark("library", loop)
+
     def _mark(self, method, loop, *extra):
         getattr(self._native, method)(self._loop(loop, method), *extra)
         self._record(method, [loop] + list(extra), [])

@@ -112,6 +112,9 @@ void Driver::load() {
   sym(GraphExecKernelNodeSetParams,
       {"cuGraphExecKernelNodeSetParams_v2", "cuGraphExecKernelNodeSetParams"});
   sym(GraphExecMemcpyNodeSetParams, {"cuGraphExecMemcpyNodeSetParams"});
+  sym(StreamBeginCapture, {"cuStreamBeginCapture_v2"});
+  sym(StreamEndCapture, {"cuStreamEndCapture"});
+  sym(GraphAddChildGraphNode, {"cuGraphAddChildGraphNode"});
   handle = h;
   Result r = Init(0);
   if (r == ERROR_STUB_LIBRARY)
@@ -122,6 +125,58 @@ void Driver::load() {
     throw Error("cuda: the driver finds no CUDA device "
                 "(cuInit: CUDA_ERROR_NO_DEVICE)");
   check(r, "cuInit");
+}
+
+void Blas::load() {
+  if (handle)
+    return;
+  std::vector<std::string> paths;
+  if (const char *p = std::getenv("LLMC_CUBLAS"); p && *p)
+    paths = {p};
+  else
+    paths = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
+  std::string tried;
+  void *h = nullptr;
+  for (const std::string &p : paths) {
+    h = ::dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (h)
+      break;
+    const char *why = ::dlerror();
+    // (dlerror names the file.)
+    tried += (tried.empty() ? "" : "; ") + (why ? std::string(why) : p);
+  }
+  if (!h)
+    throw Error("cuda: the artifact calls cuBLAS (compiled with "
+                "+cublas), and no cuBLAS library opens (" +
+                tried +
+                "; install the CUDA toolkit's cuBLAS, LLMC_CUBLAS names "
+                "another, or compile without +cublas)");
+  auto sym = [&](auto &fn, const char *name, bool required = true) {
+    if (void *p = ::dlsym(h, name)) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+      return;
+    }
+    if (required) {
+      ::dlclose(h);
+      throw Error(std::string("cuda: the cuBLAS library has no ") + name +
+                  " (llmc needs cuBLAS of CUDA 12 or newer)");
+    }
+  };
+  sym(Create, "cublasCreate_v2");
+  sym(Destroy, "cublasDestroy_v2");
+  sym(SetStream, "cublasSetStream_v2");
+  sym(SetWorkspace, "cublasSetWorkspace_v2");
+  sym(GemmEx, "cublasGemmEx");
+  sym(GetStatusName, "cublasGetStatusName", /*required=*/false);
+  handle = h;
+}
+
+void Blas::check(BlasStatus r, const char *what) const {
+  if (r == BLAS_STATUS_SUCCESS)
+    return;
+  const char *name = GetStatusName ? GetStatusName(r) : nullptr;
+  throw Error(std::string("cuda: cuBLAS ") + what + ": " +
+              (name ? name : "cublasStatus_t " + std::to_string(r)));
 }
 
 } // namespace cu
@@ -172,22 +227,41 @@ struct Buffer {
   int64_t bytes = 0;
 };
 
+/// A product of cuBLAS at one call (ArtifactMetadata::Gemm, evaluated).
+struct GemmCall {
+  cu::DevicePtr a = 0, b = 0, out = 0;
+  int m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
+  float alpha = 1, beta = 0;
+  bool operator==(const GemmCall &o) const {
+    return a == o.a && b == o.b && out == o.out && m == o.m && n == o.n &&
+           k == o.k && lda == o.lda && ldb == o.ldb && ldc == o.ldc &&
+           alpha == o.alpha && beta == o.beta;
+  }
+};
+
 /// One entry of a phase at one call: a launch with its grid and parameter
-/// values, or a copy.
+/// values, a copy, or a product of cuBLAS.
 struct Step {
   size_t entry = 0;  ///< index into the phase's launches
   size_t kernel = 0; ///< a launch's kernel
   bool copy = false;
+  bool gemm = false;
   unsigned grid[3] = {1, 1, 1};
   std::vector<uint64_t> values; ///< kernel parameters, 8 bytes a slot
   cu::DevicePtr src = 0, dst = 0;
   int64_t bytes = 0;
+  GemmCall call;
   bool operator==(const Step &o) const {
     return entry == o.entry && kernel == o.kernel && copy == o.copy &&
-           std::equal(grid, grid + 3, o.grid) && values == o.values &&
-           src == o.src && dst == o.dst && bytes == o.bytes;
+           gemm == o.gemm && std::equal(grid, grid + 3, o.grid) &&
+           values == o.values && src == o.src && dst == o.dst &&
+           bytes == o.bytes && call == o.call;
   }
 };
+
+/// cuBLAS's workspace (its recommendation for Hopper: 32 MiB), given to the
+/// handle so that a captured product allocates nothing.
+constexpr int64_t kBlasWorkspaceBytes = 32 << 20;
 
 /// A phase's graph: the steps it was last given and its nodes.
 struct PhaseGraph {
@@ -224,6 +298,13 @@ struct CudaDevice::Impl {
   bool profiling = false;
   std::vector<StepTime> times;
   std::vector<cu::Event> events;
+  /// cuBLAS, for an artifact whose program calls it: the handle on
+  /// `stream`, its workspace, and the stream its products are captured
+  /// from into a graph.
+  cu::Blas blas;
+  cu::BlasHandle blasHandle = nullptr;
+  Buffer blasWorkspace;
+  cu::Stream captureStream = nullptr;
 
   ~Impl();
   void openDevice(int index);
@@ -240,6 +321,14 @@ struct CudaDevice::Impl {
   cu::KernelNodeParams kernelParams(const Step &s,
                                     std::vector<void *> &pointers) const;
   cu::Memcpy3D copyParams(const Step &s) const;
+  void openBlas();
+  /// Puts the handle on `s` with the workspace (cublasSetStream resets the
+  /// workspace to cuBLAS's own pool).
+  void blasOn(cu::Stream s);
+  /// Enqueues product `c` on the stream the handle is set to.
+  void gemm(const GemmCall &c);
+  /// Product `c` as a graph of its own (captured).
+  cu::Graph captureGemm(const GemmCall &c);
 };
 
 CudaDevice::Impl::~Impl() {
@@ -254,7 +343,11 @@ CudaDevice::Impl::~Impl() {
     destroy(g);
   for (cu::Event e : events)
     cu.EventDestroy(e);
-  for (Buffer *b : {&weights, &kv, &arena, &tokens, &logits})
+  if (blasHandle)
+    blas.Destroy(blasHandle);
+  if (captureStream)
+    cu.StreamDestroy(captureStream);
+  for (Buffer *b : {&weights, &kv, &arena, &tokens, &logits, &blasWorkspace})
     release(*b);
   if (stream)
     cu.StreamDestroy(stream);
@@ -495,6 +588,68 @@ cu::Memcpy3D CudaDevice::Impl::copyParams(const Step &s) const {
   return c;
 }
 
+void CudaDevice::Impl::openBlas() {
+  blas.load();
+  blas.check(blas.Create(&blasHandle), "cublasCreate");
+  blasWorkspace = alloc(kBlasWorkspaceBytes, "cuBLAS workspace");
+  blasOn(stream);
+  cu.check(cu.StreamCreate(&captureStream, 0), "cuStreamCreate");
+}
+
+void CudaDevice::Impl::blasOn(cu::Stream s) {
+  blas.check(blas.SetStream(blasHandle, s), "cublasSetStream");
+  blas.check(blas.SetWorkspace(blasHandle,
+                               reinterpret_cast<void *>(blasWorkspace.ptr),
+                               static_cast<size_t>(blasWorkspace.bytes)),
+             "cublasSetWorkspace");
+}
+
+void CudaDevice::Impl::gemm(const GemmCall &c) {
+  // Row-major out[m][n] = a[m][k] . b[n][k]^T is, column-major, out^T (n x
+  // m) = b^T . a: b transposed (its rows the columns), a as it is.
+  blas.check(blas.GemmEx(blasHandle, cu::BLAS_OP_T, cu::BLAS_OP_N, c.n, c.m,
+                         c.k, &c.alpha, reinterpret_cast<const void *>(c.b),
+                         cu::DATA_R_16F, c.ldb,
+                         reinterpret_cast<const void *>(c.a), cu::DATA_R_16F,
+                         c.lda, &c.beta, reinterpret_cast<void *>(c.out),
+                         cu::DATA_R_32F, c.ldc, cu::BLAS_COMPUTE_32F,
+                         cu::BLAS_GEMM_DEFAULT),
+             "cublasGemmEx");
+}
+
+cu::Graph CudaDevice::Impl::captureGemm(const GemmCall &c) {
+  // However it ends, the capture is closed and the handle back on the
+  // stream of direct calls.
+  bool capturing = false;
+  cu::Graph g = nullptr;
+  auto restore = [&] {
+    if (capturing) {
+      cu::Graph partial = nullptr;
+      cu.StreamEndCapture(captureStream, &partial);
+      if (partial)
+        cu.GraphDestroy(partial);
+    }
+    blas.SetStream(blasHandle, stream);
+    blas.SetWorkspace(blasHandle, reinterpret_cast<void *>(blasWorkspace.ptr),
+                      static_cast<size_t>(blasWorkspace.bytes));
+  };
+  try {
+    blasOn(captureStream);
+    cu.check(
+        cu.StreamBeginCapture(captureStream, cu::STREAM_CAPTURE_MODE_RELAXED),
+        "cuStreamBeginCapture");
+    capturing = true;
+    gemm(c);
+    capturing = false;
+    cu.check(cu.StreamEndCapture(captureStream, &g), "cuStreamEndCapture");
+  } catch (...) {
+    restore();
+    throw;
+  }
+  blasOn(stream);
+  return g;
+}
+
 CudaDevice::CudaDevice(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
 CudaDevice::~CudaDevice() = default;
 
@@ -508,6 +663,13 @@ std::unique_ptr<CudaDevice> CudaDevice::open(const ArtifactMetadata &md,
   d->loadModule();
   if (const char *g = std::getenv("LLMC_CUDA_GRAPHS"))
     d->useGraphs = std::strcmp(g, "0") != 0;
+  // cuBLAS only where the program calls it (a CUDA install without it runs
+  // every other artifact).
+  for (const auto *phase : {&md.prefill, &md.decode})
+    if (!d->blasHandle &&
+        std::any_of(phase->begin(), phase->end(),
+                    [](const ArtifactMetadata::Launch &l) { return l.gemm; }))
+      d->openBlas();
   d->weights = d->alloc(weightBytes, "weights");
   d->cu.check(d->cu.MemcpyHtoD(d->weights.ptr, weightData,
                                static_cast<size_t>(weightBytes)),
@@ -527,7 +689,12 @@ void CudaDevice::Impl::runGraph(PhaseGraph &g, std::vector<Step> &steps) {
   for (const Step &s : steps)
     entries.push_back(s.entry);
   std::vector<void *> pointers;
-  if (!g.exec || entries != g.entries) {
+  // A product of cuBLAS that changed (a prompt of another length) is a
+  // graph captured anew: the whole graph is rebuilt.
+  bool rebuild = !g.exec || entries != g.entries;
+  for (size_t i = 0; !rebuild && i < steps.size(); ++i)
+    rebuild = steps[i].gemm && !(steps[i].call == g.steps[i].call);
+  if (rebuild) {
     // The launches that run at this size changed: a graph of them, each
     // after the one before (the program's order).
     destroy(g);
@@ -542,8 +709,15 @@ void CudaDevice::Impl::runGraph(PhaseGraph &g, std::vector<Step> &steps) {
       cu::GraphNode node = nullptr;
       const cu::GraphNode *dep = g.nodes.empty() ? nullptr : &g.nodes.back();
       size_t deps = g.nodes.empty() ? 0 : 1;
-      bool edge = programmatic && i > 0 && !s.copy && !steps[i - 1].copy;
-      if (s.copy) {
+      bool edge = programmatic && i > 0 && !s.copy && !s.gemm &&
+                  !steps[i - 1].copy && !steps[i - 1].gemm;
+      if (s.gemm) {
+        cu::Graph child = captureGemm(s.call);
+        cu::Result r =
+            cu.GraphAddChildGraphNode(&node, g.graph, dep, deps, child);
+        cu.GraphDestroy(child); // the node holds a copy
+        cu.check(r, "cuGraphAddChildGraphNode");
+      } else if (s.copy) {
         cu::Memcpy3D c = copyParams(s);
         cu.check(cu.GraphAddMemcpyNode(&node, g.graph, dep, deps, &c, ctx),
                  "cuGraphAddMemcpyNode");
@@ -574,7 +748,8 @@ void CudaDevice::Impl::runGraph(PhaseGraph &g, std::vector<Step> &steps) {
     g.entries = std::move(entries);
     g.steps = steps;
   } else {
-    // The same launches: update the nodes whose grid or arguments moved.
+    // The same launches: update the nodes whose grid or arguments moved
+    // (the products of cuBLAS are the same).
     for (size_t i = 0; i < steps.size(); ++i) {
       if (steps[i] == g.steps[i])
         continue;
@@ -608,7 +783,9 @@ void CudaDevice::Impl::runDirect(
     cu.check(cu.EventRecord(events[0], stream), "cuEventRecord");
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step &s = steps[i];
-    if (s.copy) {
+    if (s.gemm) {
+      gemm(s.call);
+    } else if (s.copy) {
       cu.check(cu.MemcpyDtoDAsync(s.dst, s.src, static_cast<size_t>(s.bytes),
                                   stream),
                "cuMemcpyDtoDAsync");
@@ -630,7 +807,8 @@ void CudaDevice::Impl::runDirect(
     cu.check(cu.EventElapsedTime(&ms, events[i], events[i + 1]),
              "cuEventElapsedTime");
     const ArtifactMetadata::Launch &l = launches[steps[i].entry];
-    StepTime &t = times[l.copy ? md->deviceKernels.size() : l.kernel];
+    size_t kernels = md->deviceKernels.size();
+    StepTime &t = times[l.copy ? kernels : l.gemm ? kernels + 1 : l.kernel];
     t.calls += 1;
     t.nanoseconds += static_cast<int64_t>(double(ms) * 1e6);
   }
@@ -676,8 +854,54 @@ void CudaDevice::forward(const int32_t *tokenIds, int64_t n, int64_t pos0,
     const ArtifactMetadata::Launch &l = launches[i];
     Step s;
     s.entry = i;
-    s.kernel = l.copy ? 0 : static_cast<size_t>(l.kernel);
+    s.kernel = l.copy || l.gemm ? 0 : static_cast<size_t>(l.kernel);
     s.copy = l.copy;
+    s.gemm = l.gemm;
+    if (l.gemm) {
+      const ArtifactMetadata::Gemm &g = l.product;
+      int64_t gm = ArtifactMetadata::evaluate(g.m, sizes);
+      if (gm == 0)
+        continue; // no rows at this size
+      int64_t gn = ArtifactMetadata::evaluate(g.n, sizes),
+              k = ArtifactMetadata::evaluate(g.k, sizes),
+              lda = ArtifactMetadata::evaluate(g.lda, sizes),
+              ldb = ArtifactMetadata::evaluate(g.ldb, sizes),
+              ldc = ArtifactMetadata::evaluate(g.ldc, sizes);
+      auto bad = [&](const std::string &what) {
+        return Error("cuda: a cuBLAS product of the " +
+                     std::string(decode ? "decode" : "prefill") +
+                     " program (entry " + std::to_string(i) + ") " + what +
+                     " (the artifact's program is inconsistent)");
+      };
+      for (int64_t v : {gm, gn, k, lda, ldb, ldc})
+        if (v <= 0 || v > std::numeric_limits<int32_t>::max())
+          throw bad("has a size or leading dimension of " + std::to_string(v));
+      if (lda < k || ldb < k || ldc < gn)
+        throw bad("has rows longer than their leading dimension");
+      // Each matrix inside its binding, its binding inside its buffer.
+      auto matrix = [&](const ArtifactMetadata::DeviceArg &a, int64_t h,
+                        int64_t w, int64_t ld, int64_t elemBytes,
+                        const char *which) {
+        int64_t offset = ArtifactMetadata::evaluate(a.offset, sizes);
+        int64_t bytes = ArtifactMetadata::evaluate(a.bytes, sizes);
+        if (((h - 1) * ld + w) * elemBytes > bytes)
+          throw bad(std::string("reads past its binding of ") + which);
+        return binding(a, offset, bytes, std::string("cuBLAS's ") + which);
+      };
+      s.call.a = matrix(g.a, gm, k, lda, 2, "a");
+      s.call.b = matrix(g.b, gn, k, ldb, 2, "b");
+      s.call.out = matrix(g.out, gm, gn, ldc, 4, "out");
+      s.call.m = static_cast<int>(gm);
+      s.call.n = static_cast<int>(gn);
+      s.call.k = static_cast<int>(k);
+      s.call.lda = static_cast<int>(lda);
+      s.call.ldb = static_cast<int>(ldb);
+      s.call.ldc = static_cast<int>(ldc);
+      s.call.alpha = static_cast<float>(g.alpha);
+      s.call.beta = static_cast<float>(g.beta);
+      steps.push_back(std::move(s));
+      continue;
+    }
     if (l.copy) {
       int64_t from = ArtifactMetadata::evaluate(l.src.offset, sizes);
       int64_t to = ArtifactMetadata::evaluate(l.dst.offset, sizes);
@@ -754,7 +978,8 @@ const std::vector<Device::StepTime> &CudaDevice::profile() const {
 
 void CudaDevice::resetProfile() {
   if (impl->profiling)
-    impl->times.assign(impl->md->deviceKernels.size() + 1, StepTime());
+    // The kernels, the copies, the products of cuBLAS.
+    impl->times.assign(impl->md->deviceKernels.size() + 2, StepTime());
 }
 
 double CudaDevice::readBandwidth(int64_t bytes, int passes) {

@@ -67,6 +67,10 @@ constexpr int JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 // CUmemorytype.
 constexpr int MEMORYTYPE_DEVICE = 2;
 
+// CUstreamCaptureMode: relaxed (a library's set-up calls during a capture
+// are not refused).
+constexpr int STREAM_CAPTURE_MODE_RELAXED = 2;
+
 /// CUgraphEdgeData: a programmatic edge (from the upstream kernel's
 /// CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC, type
 /// CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC) lets the downstream kernel start
@@ -167,6 +171,12 @@ struct Driver {
                                          const KernelNodeParams *) = nullptr;
   Result (*GraphExecMemcpyNodeSetParams)(GraphExec, GraphNode, const Memcpy3D *,
                                          Context) = nullptr;
+  /// A library's work (cuBLAS) in a graph: captured from a stream, then a
+  /// child graph node.
+  Result (*StreamBeginCapture)(Stream, int) = nullptr;
+  Result (*StreamEndCapture)(Stream, Graph *) = nullptr;
+  Result (*GraphAddChildGraphNode)(GraphNode *, Graph, const GraphNode *,
+                                   size_t, Graph) = nullptr;
 
   /// Opens the driver (LLMC_CUDA_DRIVER, else libcuda.so.1) and looks up
   /// every entry point, then cuInit. Throws Error naming what is missing
@@ -176,6 +186,39 @@ struct Driver {
   std::string describe(Result r, const char *what) const;
   /// Throws Error("cuda: " + describe(r, what)) unless r is SUCCESS.
   void check(Result r, const char *what) const;
+
+  void *handle = nullptr;
+};
+
+/// cuBLAS (libcublas.so of CUDA 12 or 13), opened at run time only for an
+/// artifact whose dispatch program calls it (`+cublas`): the handle, its
+/// stream and workspace, and cublasGemmEx. Types and values as cublas_api.h
+/// and library_types.h define them (checked in CudaDriverTest).
+using BlasHandle = struct cublasContext *;
+using BlasStatus = int;
+constexpr BlasStatus BLAS_STATUS_SUCCESS = 0;
+constexpr int BLAS_OP_N = 0, BLAS_OP_T = 1;   // cublasOperation_t
+constexpr int DATA_R_32F = 0, DATA_R_16F = 2; // cudaDataType
+constexpr int BLAS_COMPUTE_32F = 68;          // cublasComputeType_t
+constexpr int BLAS_GEMM_DEFAULT = -1;         // cublasGemmAlgo_t
+
+struct Blas {
+  BlasStatus (*Create)(BlasHandle *) = nullptr;
+  BlasStatus (*Destroy)(BlasHandle) = nullptr;
+  BlasStatus (*SetStream)(BlasHandle, Stream) = nullptr;
+  BlasStatus (*SetWorkspace)(BlasHandle, void *, size_t) = nullptr;
+  BlasStatus (*GemmEx)(BlasHandle, int, int, int, int, int, const void *,
+                       const void *, int, int, const void *, int, int,
+                       const void *, void *, int, int, int, int) = nullptr;
+  /// Optional: the status's name ("CUBLAS_STATUS_NOT_SUPPORTED").
+  const char *(*GetStatusName)(BlasStatus) = nullptr;
+
+  /// Opens cuBLAS (LLMC_CUBLAS, else libcublas.so.13, .so.12, .so) and
+  /// looks up every entry point. Throws Error naming what is missing.
+  void load();
+  /// Throws Error("cuda: cuBLAS " + what + ": " + status) unless r is
+  /// BLAS_STATUS_SUCCESS.
+  void check(BlasStatus r, const char *what) const;
 
   void *handle = nullptr;
 };

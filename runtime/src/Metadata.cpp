@@ -296,6 +296,43 @@ void readDevice(const FieldChecker &c, const JsonValue &device,
         out.push_back(std::move(launch));
         continue;
       }
+      if (const JsonValue *gemm = l.find("gemm")) {
+        std::string gf = lf + ".gemm";
+        if (!gemm->isObject())
+          c.fail(gf, "must be an object");
+        if (md.target != "cuda")
+          c.fail(gf, "is a product of cuBLAS, which a " + md.target +
+                         " artifact cannot call (target cuda only)");
+        launch.gemm = true;
+        ArtifactMetadata::Gemm &g = launch.product;
+        for (auto [which, arg] : {std::pair{"a", &g.a}, std::pair{"b", &g.b},
+                                  std::pair{"out", &g.out}}) {
+          std::string wf = gf + "." + which;
+          const JsonValue &b = c.getObject(*gemm, gf, which);
+          arg->buffer = readBufferName(c, b, wf);
+          arg->offset = readExpr(c, c.get(b, wf, "offset"), wf + ".offset");
+          arg->bytes = readExpr(c, c.get(b, wf, "bytes"), wf + ".bytes");
+        }
+        for (auto [which, e] :
+             {std::pair{"m", &g.m}, std::pair{"n", &g.n}, std::pair{"k", &g.k},
+              std::pair{"lda", &g.lda}, std::pair{"ldb", &g.ldb},
+              std::pair{"ldc", &g.ldc}})
+          *e = readExpr(c, c.get(*gemm, gf, which), gf + "." + which);
+        for (auto [which, v] :
+             {std::pair{"alpha", &g.alpha}, std::pair{"beta", &g.beta}}) {
+          const JsonValue &x = c.get(*gemm, gf, which);
+          if (!x.isNumber())
+            c.fail(gf + "." + which, "must be a number");
+          *v = x.asDouble();
+        }
+        if (g.beta != 0 && g.beta != 1)
+          c.fail(gf + ".beta", "must be 0 or 1");
+        if (c.getString(*gemm, gf, "type") != "f16")
+          c.fail(gf + ".type", "is \"" + c.getString(*gemm, gf, "type") +
+                                   "\", expected f16 (a and b f16, out f32)");
+        out.push_back(std::move(launch));
+        continue;
+      }
       launch.kernel = c.getInteger(l, lf, "kernel", 0,
                                    int64_t(md.deviceKernels.size()) - 1);
       const JsonValue &grid = c.get(l, lf, "grid");

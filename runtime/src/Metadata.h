@@ -108,7 +108,16 @@ struct ArtifactMetadata {
     bool writes = true; ///< whether the kernel may write the binding
     Expr value;         ///< a scalar
   };
-  /// A kernel launch, or (copy) a copy of `bytes` between two bindings.
+  /// A product of the GEMM library (target cuda: cuBLAS): out[m, n] =
+  /// alpha * sum_k a[m, k] * b[n, k] + beta * out[m, n], row-major matrices
+  /// (a and b f16, out f32) whose rows are lda, ldb, ldc elements apart.
+  struct Gemm {
+    DeviceArg a, b, out; ///< buffer, offset and bytes
+    Expr m, n, k, lda, ldb, ldc;
+    double alpha = 1, beta = 0;
+  };
+  /// A kernel launch, or (copy) a copy of `bytes` between two bindings, or
+  /// (gemm) a product of the GEMM library.
   struct Launch {
     int64_t kernel = 0;
     Expr grid[3];
@@ -116,6 +125,8 @@ struct ArtifactMetadata {
     bool copy = false;
     DeviceArg src, dst; ///< buffer and offset
     Expr bytes;
+    bool gemm = false;
+    Gemm product;
   };
   struct DeviceKernel {
     std::string name;

@@ -318,16 +318,23 @@ std::vector<Model::KernelProfile> Model::profile() const {
   if (gpu && md.profiled) {
     // The device's timestamps: no cost model's work beside them.
     const std::vector<Device::StepTime> &times = gpu->profile();
+    // The kernels, then the copies, then (CUDA) the products of cuBLAS.
     result.resize(times.size());
+    size_t kernels = md.deviceKernels.size();
     for (const auto *phase : {&md.prefill, &md.decode})
       for (const ArtifactMetadata::Launch &l : *phase) {
-        KernelProfile &k = result[l.copy ? md.deviceKernels.size() : l.kernel];
+        size_t i = l.copy ? kernels : l.gemm ? kernels + 1 : l.kernel;
+        if (i >= result.size())
+          continue;
+        KernelProfile &k = result[i];
         k.phase = phase == &md.prefill ? "prefill" : "decode";
-        if (!l.copy)
+        if (!l.copy && !l.gemm)
           k.name = md.deviceKernels[l.kernel].name.c_str();
       }
-    if (!result.empty())
-      result.back().name = "(buffer copies)";
+    if (result.size() > kernels)
+      result[kernels].name = "(buffer copies)";
+    if (result.size() > kernels + 1)
+      result[kernels + 1].name = "(cuBLAS products)";
     for (size_t k = 0; k < result.size(); ++k) {
       result[k].calls = times[k].calls;
       result[k].nanoseconds = times[k].nanoseconds;

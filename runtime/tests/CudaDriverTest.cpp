@@ -17,6 +17,12 @@
 
 #ifdef LLMC_HAVE_CUDA_H
 #include <cuda.h>
+#if __has_include(<cublas_api.h>)
+#include <cublas_api.h>
+#define LLMC_HAVE_CUBLAS_H
+#endif
+
+#include <type_traits>
 
 namespace cu = llmc::rt::cu;
 
@@ -84,6 +90,30 @@ static_assert(cu::JIT_ERROR_LOG_BUFFER == CU_JIT_ERROR_LOG_BUFFER);
 static_assert(cu::JIT_ERROR_LOG_BUFFER_SIZE_BYTES ==
               CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
 static_assert(cu::MEMORYTYPE_DEVICE == CU_MEMORYTYPE_DEVICE);
+static_assert(cu::STREAM_CAPTURE_MODE_RELAXED ==
+              CU_STREAM_CAPTURE_MODE_RELAXED);
+// cuBLAS's (cublas_api.h, library_types.h).
+#ifdef LLMC_HAVE_CUBLAS_H
+static_assert(cu::BLAS_STATUS_SUCCESS == CUBLAS_STATUS_SUCCESS);
+static_assert(cu::BLAS_OP_N == CUBLAS_OP_N && cu::BLAS_OP_T == CUBLAS_OP_T);
+static_assert(cu::DATA_R_32F == CUDA_R_32F && cu::DATA_R_16F == CUDA_R_16F);
+static_assert(cu::BLAS_COMPUTE_32F == CUBLAS_COMPUTE_32F);
+static_assert(cu::BLAS_GEMM_DEFAULT == CUBLAS_GEMM_DEFAULT);
+static_assert(sizeof(cu::BlasStatus) == sizeof(cublasStatus_t));
+// cublasGemmEx as the header declares it, its enums passed as int (each
+// the size of one): our pointer type takes the same arguments in order
+// (the cast compiles only where the header declares exactly this).
+[[maybe_unused]] static auto *const kHeaderGemmEx =
+    static_cast<cublasStatus_t (*)(
+        cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+        const void *, const void *, cudaDataType, int, const void *,
+        cudaDataType, int, const void *, void *, cudaDataType, int,
+        cublasComputeType_t, cublasGemmAlgo_t)>(&::cublasGemmEx);
+static_assert(sizeof(cublasOperation_t) == sizeof(int) &&
+              sizeof(cudaDataType) == sizeof(int) &&
+              sizeof(cublasComputeType_t) == sizeof(int) &&
+              sizeof(cublasGemmAlgo_t) == sizeof(int));
+#endif
 
 TEST(CudaDriverTest, DeclarationsMatchTheToolkitsHeader) {
   SUCCEED() << "checked at compile time against cuda.h";

@@ -49,6 +49,8 @@ struct Module {
 struct Node {
   bool copy = false;
   Kernel *kernel = nullptr;
+  /// A child graph (a captured cuBLAS product).
+  bool child = false;
 };
 
 struct Graph {
@@ -197,7 +199,40 @@ Result doCopy(const Memcpy3D *c, const char *what) {
   return OK;
 }
 
-int contextTag, streamTag, eventTag;
+int contextTag, eventTag;
+
+/// The stream being captured and what it captured (cuBLAS's products).
+void *capturing = nullptr;
+Graph *captured = nullptr;
+
+/// A cuBLAS handle: its stream and workspace.
+struct BlasHandle {
+  void *stream = nullptr;
+  uint64_t workspace = 0;
+  size_t workspaceBytes = 0;
+};
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h >> 15) << 31, exp = (h >> 10) & 31,
+           mant = h & 1023, bits;
+  if (exp == 0 && mant == 0) {
+    bits = sign;
+  } else if (exp == 0) { // subnormal: normalise
+    int e = -1;
+    do {
+      ++e;
+      mant <<= 1;
+    } while (!(mant & 1024));
+    bits = sign | uint32_t(127 - 15 - e) << 23 | (mant & 1023) << 13;
+  } else if (exp == 31) {
+    bits = sign | 0xff << 23 | mant << 13;
+  } else {
+    bits = sign | (exp + 127 - 15) << 23 | mant << 13;
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
 
 } // namespace
 
@@ -383,10 +418,124 @@ Result cuMemsetD8_v2(uint64_t dst, unsigned char v, size_t bytes) {
   return OK;
 }
 Result cuStreamCreate(void **s, unsigned) {
-  *s = &streamTag;
+  *s = new char(0); // each stream its own
   return OK;
 }
-Result cuStreamDestroy_v2(void *) { return OK; }
+Result cuStreamDestroy_v2(void *s) {
+  delete static_cast<char *>(s);
+  return OK;
+}
+Result cuStreamBeginCapture_v2(void *s, int mode) {
+  if (capturing)
+    return fail("cuStreamBeginCapture: a capture is under way");
+  if (mode < 0 || mode > 2)
+    return fail("cuStreamBeginCapture: no such capture mode");
+  capturing = s;
+  captured = new Graph();
+  return OK;
+}
+Result cuStreamEndCapture(void *s, Graph **g) {
+  if (!capturing || s != capturing)
+    return fail("cuStreamEndCapture: the stream is not being captured");
+  *g = captured;
+  capturing = nullptr;
+  captured = nullptr;
+  log("capture " + std::to_string((*g)->nodes.size()));
+  return OK;
+}
+Result cuGraphAddChildGraphNode(void **node, Graph *g, void *const *deps,
+                                size_t ndeps, Graph *child) {
+  if (g->pending)
+    return fail("cuGraphAddChildGraphNode: the node before has no edge");
+  if (!child || child->nodes.empty())
+    return fail("cuGraphAddChildGraphNode: an empty child graph");
+  if (ndeps != (g->nodes.empty() ? 0u : 1u) || (ndeps && !deps))
+    return fail("cuGraphAddChildGraphNode: a node not after the one before");
+  Node n;
+  n.child = true;
+  g->nodes.push_back(n);
+  *node = reinterpret_cast<void *>(g->nodes.size());
+  log("graph_child " + std::to_string(child->nodes.size()));
+  return OK;
+}
+
+// cuBLAS (LLMC_CUBLAS names this library in the tests): a handle, its
+// stream and workspace, and cublasGemmEx, which checks its operands lie in
+// device memory and computes the product there (f16 x f16 -> f32), so that
+// a test sees what it wrote. LLMC_FAKE_CUBLAS_FAIL makes it refuse
+// (CUBLAS_STATUS_NOT_SUPPORTED).
+int cublasCreate_v2(BlasHandle **h) {
+  *h = new BlasHandle();
+  return 0;
+}
+int cublasDestroy_v2(BlasHandle *h) {
+  delete h;
+  return 0;
+}
+int cublasSetStream_v2(BlasHandle *h, void *s) {
+  h->stream = s;
+  return 0;
+}
+int cublasSetWorkspace_v2(BlasHandle *h, void *w, size_t bytes) {
+  if (!inside(reinterpret_cast<uint64_t>(w), bytes)) {
+    fail("cublasSetWorkspace: outside device memory");
+    return 7; // CUBLAS_STATUS_INVALID_VALUE
+  }
+  h->workspace = reinterpret_cast<uint64_t>(w);
+  h->workspaceBytes = bytes;
+  return 0;
+}
+const char *cublasGetStatusName(int status) {
+  return status == 15 ? "CUBLAS_STATUS_NOT_SUPPORTED"
+                      : "CUBLAS_STATUS_INVALID_VALUE";
+}
+int cublasGemmEx(BlasHandle *h, int transa, int transb, int m, int n, int k,
+                 const void *alpha, const void *A, int atype, int lda,
+                 const void *B, int btype, int ldb, const void *beta, void *C,
+                 int ctype, int ldc, int compute, int algo) {
+  if (std::getenv("LLMC_FAKE_CUBLAS_FAIL")) {
+    log("error: cublasGemmEx refused");
+    return 15;
+  }
+  // llmc's one form: C (m x n, f32) = A^T (A: k x m, f16) . B (k x n, f16).
+  if (transa != 1 || transb != 0 || atype != 2 || btype != 2 || ctype != 0 ||
+      compute != 68 || algo != -1 || m <= 0 || n <= 0 || k <= 0 || lda < k ||
+      ldb < k || ldc < m) {
+    fail("cublasGemmEx: not an f16 x f16 -> f32 product of A^T and B");
+    return 7;
+  }
+  uint64_t a = reinterpret_cast<uint64_t>(A), b = reinterpret_cast<uint64_t>(B),
+           c = reinterpret_cast<uint64_t>(C);
+  if (!inside(a, (uint64_t(m - 1) * lda + k) * 2) ||
+      !inside(b, (uint64_t(n - 1) * ldb + k) * 2) ||
+      !inside(c, (uint64_t(n - 1) * ldc + m) * 4)) {
+    fail("cublasGemmEx: a matrix outside device memory");
+    return 7;
+  }
+  float al = *static_cast<const float *>(alpha),
+        be = *static_cast<const float *>(beta);
+  auto *pa = reinterpret_cast<const uint16_t *>(a);
+  auto *pb = reinterpret_cast<const uint16_t *>(b);
+  auto *pc = reinterpret_cast<float *>(c);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) {
+      float sum = 0;
+      for (int p = 0; p < k; ++p)
+        sum += halfToFloat(pa[size_t(i) * lda + p]) *
+               halfToFloat(pb[size_t(j) * ldb + p]);
+      float &out = pc[size_t(j) * ldc + i];
+      out = al * sum + (be == 0 ? 0 : be * out);
+    }
+  bool inCapture = capturing && h->stream == capturing;
+  if (inCapture)
+    captured->nodes.push_back(Node());
+  log(std::string(inCapture ? "gemm_captured " : "gemm ") + std::to_string(m) +
+      " " + std::to_string(n) + " " + std::to_string(k) + " " +
+      std::to_string(lda) + " " + std::to_string(ldb) + " " +
+      std::to_string(ldc) + " " + std::to_string(al) + " " +
+      std::to_string(be));
+  return 0;
+}
 Result cuStreamSynchronize(void *) { return OK; }
 Result cuLaunchKernel(Kernel *k, unsigned gx, unsigned gy, unsigned gz,
                       unsigned bx, unsigned by, unsigned bz, unsigned, void *,
@@ -426,7 +575,8 @@ Result cuGraphAddKernelNode_v2(void **node, Graph *g, void *const *deps,
     return fail("cuGraphAddKernelNode: the node before has no edge");
   // A kernel after a kernel may come without its edge, which
   // cuGraphAddDependencies_v2 then adds (a programmatic one).
-  bool later = !g->nodes.empty() && !g->nodes.back().copy && ndeps == 0;
+  bool later = !g->nodes.empty() && !g->nodes.back().copy &&
+               !g->nodes.back().child && ndeps == 0;
   if (!later && (ndeps != (g->nodes.empty() ? 0u : 1u) || (ndeps && !deps)))
     return fail("cuGraphAddKernelNode: a node not after the one before");
   g->nodes.push_back({false, p->func});

@@ -282,6 +282,149 @@ def test_bad_cuda_metadata(llmc, tmp_path, stories_cuda, field, value, message):
     assert "metadata.json" in p.stderr and message in p.stderr, e2e_util.describe(p)
 
 
+# ---- cuBLAS (+cublas) -------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def cublas_model(llmc, ptxas, tmp_path_factory):
+    """A tiny f16 Qwen3 (tied head) compiled for cuda:sm_90,+cublas."""
+    tmp = tmp_path_factory.mktemp("cublas")
+    _, gguf = e2e_util.float_gguf(tmp, "qwen3", True, "f16")
+    return e2e_util.compile_for(llmc, gguf, tmp / "art", "cuda:sm_90,+cublas")
+
+
+def _gemms(meta, phase):
+    return [l["gemm"] for l in meta["device"]["phases"][phase] if "gemm" in l]
+
+
+def _rows(gemm, tokens):
+    """A product's rows at a call of `tokens` tokens whose logits are its
+    last token's: the tokens, or the one row the last layer keeps
+    (graph-output-rows: n_out)."""
+    return {"tokens": tokens, "n_out": 1}[gemm["m"]]
+
+
+def test_cublas_products(llmc, tmp_path, ptxas, cublas_model):
+    """+cublas: every prompt product of an f16 weight is cuBLAS's (two
+    entries: the activations' f16 halves, the low one scaled by 2^-11 into
+    the sums), a residual added into one copied into its output first;
+    decode's products and every other nest stay kernels, through ptxas."""
+    meta = _check_artifact(ptxas, cublas_model, "sm_90")
+    assert "+cublas" in meta["target_description"]
+    layers = meta["model"]["n_layers"]
+    prefill = meta["device"]["phases"]["prefill"]
+    gemms = _gemms(meta, "prefill")
+    assert gemms and not _gemms(meta, "decode")
+    assert len(gemms) % 2 == 0
+    for hi, lo in zip(gemms[::2], gemms[1::2]):
+        assert hi["alpha"] == 1.0 and lo["alpha"] == 2.0 ** -11 and lo["beta"] == 1.0
+        assert hi["b"] == lo["b"] and hi["out"] == lo["out"]
+        assert hi["type"] == "f16" and hi["b"]["buffer"] == "weights"
+        # The prompt's tokens: m is a size of the call, not a constant.
+        assert not isinstance(hi["m"], int), hi
+        assert hi["lda"] >= hi["k"] and hi["ldb"] >= hi["k"] and hi["ldc"] >= hi["n"]
+    # A residual's products (O, down) start from a copy into their output.
+    for i, l in enumerate(prefill):
+        if "gemm" in l and l["gemm"]["beta"] == 1.0 and l["gemm"]["alpha"] == 1.0:
+            before = prefill[i - 1]
+            assert "copy" in before and before["copy"]["dst"]["offset"] == l["gemm"]["out"]["offset"]
+    assert sum(1 for g in gemms[::2] if g["beta"] == 1.0) > 0
+    # No prompt product left on the tensor cores; the halves are kernels.
+    names = [k["name"] for k in meta["device"]["kernels"]]
+    assert "wmma.mma" not in (cublas_model / "kernels.ptx").read_text()
+    assert any(n.endswith("_halves") for n in names)
+    # 7 products a layer (Q, K, V, O, gate, up, down); the tied head's
+    # 300 rows are no multiple of 16 (a kernel of its own).
+    assert len(gemms) == 2 * 7 * layers, len(gemms)
+
+
+def test_device_protocol_with_cublas(llmc, tmp_path, cublas_model, fake_driver):
+    """The CUDA device runs cuBLAS's products (a fake cuBLAS that checks
+    every matrix lies in device memory and computes it there): in a graph,
+    each a child graph captured from a stream, captured again only for a
+    prompt of another length; without graphs, on the stream; decode's graph
+    has none."""
+    meta = json.loads((cublas_model / "metadata.json").read_text())
+    gemms = _gemms(meta, "prefill")
+    env = {"LLMC_CUBLAS": fake_driver}
+    _, lines = _fake_run(llmc, fake_driver, tmp_path,
+                         ["run", cublas_model, "--prompt-ids", "1,2,3,4,5", "--max-tokens", 3, "--print-ids"],
+                         env)
+    captured = [l.split() for l in lines if l.startswith("gemm_captured ")]
+    assert len(captured) == len(gemms), (len(captured), len(gemms))
+    # cuBLAS's column-major view: m = the outputs, n = the tokens.
+    for c, g in zip(captured, gemms):
+        assert int(c[1]) == g["n"] and int(c[2]) == _rows(g, 5) and int(c[3]) == g["k"]
+    assert lines.count("capture 1") == len(gemms)
+    assert len([l for l in lines if l.startswith("graph_child ")]) == len(gemms)
+    assert not [l for l in lines if l.startswith("gemm ")]
+    # bench's prompts (a warm-up and two runs) of one length: captured once.
+    _, lines = _fake_run(llmc, fake_driver, tmp_path,
+                         ["bench", cublas_model, "-p", 6, "-n", 2, "-r", 2, "--vs", "none"],
+                         env)
+    captured = [l.split() for l in lines if l.startswith("gemm_captured ")]
+    assert [int(c[2]) for c in captured] == [_rows(g, 6) for g in gemms]
+    # Without graphs: each product on the stream.
+    _, lines = _fake_run(llmc, fake_driver, tmp_path,
+                         ["run", cublas_model, "--prompt-ids", "1,2,3", "--max-tokens", 2, "--print-ids"],
+                         dict(env, LLMC_CUDA_GRAPHS="0"))
+    direct = [l.split() for l in lines if l.startswith("gemm ")]
+    assert [int(d[2]) for d in direct] == [_rows(g, 3) for g in gemms]
+    assert not [l for l in lines if l.startswith("capture ")]
+
+
+@pytest.mark.parametrize("env,message", [
+    ({"LLMC_CUBLAS": "/nonexistent/libcublas.so.13"},
+     "cuda: the artifact calls cuBLAS (compiled with +cublas), and no cuBLAS library "
+     "opens (/nonexistent/libcublas.so.13: cannot open shared object file"),
+    ({"LLMC_FAKE_CUBLAS_FAIL": "1"}, "cuBLAS cublasGemmEx: CUBLAS_STATUS_NOT_SUPPORTED"),
+])
+def test_cublas_errors(llmc, tmp_path, cublas_model, fake_driver, env, message):
+    """No cuBLAS where the artifact calls it, and cuBLAS refusing a product:
+    each a clear error, exit code not 0."""
+    full = dict(os.environ, LLMC_CUDA_DRIVER=fake_driver, LLMC_CUBLAS=fake_driver)
+    full.update(env)
+    p = e2e_util.run([llmc, "run", cublas_model, "--prompt-ids", "1,2,3", "--max-tokens", 2, "--print-ids"],
+                     env=full)
+    assert p.returncode != 0
+    assert message in p.stderr, e2e_util.describe(p)
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda g: g.update(beta=0.5), "gemm.beta' must be 0 or 1"),
+    (lambda g: g.update(type="f32"), "gemm.type' is \"f32\", expected f16"),
+    (lambda g: g.pop("ldb"), "gemm.ldb' is missing"),
+    (lambda g: g.update(k=1 << 40), "has a size or leading dimension of"),
+    (lambda g: g["a"].update(bytes=2), "reads past its binding of a"),
+])
+def test_bad_cublas_metadata(llmc, tmp_path, cublas_model, fake_driver, edit, message):
+    """A gemm entry's fields are checked (its metadata, then its sizes and
+    bindings before anything runs), each error naming what is wrong."""
+    art = tmp_path / "art"
+    shutil.copytree(cublas_model, art)
+    meta = json.loads((art / "metadata.json").read_text())
+    first = next(l for l in meta["device"]["phases"]["prefill"] if "gemm" in l)
+    edit(first["gemm"])
+    (art / "metadata.json").write_text(json.dumps(meta))
+    env = dict(os.environ, LLMC_CUDA_DRIVER=fake_driver, LLMC_CUBLAS=fake_driver)
+    p = e2e_util.run([llmc, "run", art, "--prompt-ids", "1,2,3", "--max-tokens", 2, "--print-ids"], env=env)
+    assert p.returncode != 0
+    assert message in p.stderr, e2e_util.describe(p)
+
+
+def test_gemm_in_another_target_is_a_metadata_error(llmc, tmp_path, stories_paths):
+    """A gemm entry in a Vulkan artifact's program: an error of its metadata."""
+    ckpt, tok = stories_paths
+    art = e2e_util.compile_for(llmc, ckpt, tmp_path / "vk", "vulkan", ("--tokenizer", tok))
+    meta = json.loads((art / "metadata.json").read_text())
+    meta["device"]["phases"]["prefill"].insert(0, {"gemm": {}})
+    (art / "metadata.json").write_text(json.dumps(meta))
+    p = e2e_util.run([llmc, "run", art, "--prompt", "Once", "--max-tokens", 2])
+    assert p.returncode != 0
+    assert "metadata.json" in p.stderr and "cannot call (target cuda only)" in p.stderr, \
+        e2e_util.describe(p)
+
+
 def test_gpu_matches_cpu(llmc, tmp_path, stories_paths):
     """On a machine with an NVIDIA GPU (never in CI): stories260K's greedy
     text identical to the CPU target's; logits of a prompt and of decode

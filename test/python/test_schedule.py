@@ -437,6 +437,24 @@ def test_split_halves_and_mma(llmc):
     assert "split_halves" in str(sch.trace) and "mma" in str(sch.trace)
 
 
+
+def test_split_halves_and_library(llmc):
+    """The same product for the GEMM library: after the split, its loops a
+    band of kind library (a whole nest at the top of its function), recorded
+    in the trace; before it the library refuses the f32 operand too."""
+    m = llmc.parse(F16_PRODUCT)
+    sch = llmc.Schedule(m)
+    t, o, i = sch.get_loops(sch.get_block("matmul"))
+    fails(llmc, lambda: sch.library(t),
+          "library: the block must add the product of two f16 values")
+    sch.split_halves(sch.get_block("matmul"), 0)
+    t, o, i = sch.get_loops(sch.get_block("matmul"))
+    sch.library(t)
+    m.verify()
+    assert str(m).count("kind(library)") == 3
+    assert "library" in str(sch.trace)
+
+
 RESIDUAL = """
 func.func @r(%h: memref<1x64xf32>, %w: memref<32x64xf16>, %x: memref<1x32xf32>, %z: memref<1x32xf32>) {
   %cst = arith.constant 0.0 : f32

@@ -27,6 +27,7 @@
 #include "Dialect/TL/Analysis/MatrixBand.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -347,6 +348,25 @@ static void inlineBound(RewriterBase &rw, tl::ForOp l, bool isBlock,
   rw.eraseOp(l);
 }
 
+/// The iteration values of band `band`'s block at its point (r, c, k): the
+/// pure ops of the band's bodies cloned at `rw`'s insertion point with its
+/// loops' variables mapped.
+static SmallVector<Value> bandIterValues(RewriterBase &rw, tl::MatrixBand band,
+                                         Value r, Value c, Value k) {
+  IRMapping map;
+  map.map(band.rows.getInductionVar(), r);
+  map.map(band.cols.getInductionVar(), c);
+  map.map(band.red.getInductionVar(), k);
+  for (tl::ForOp l : {band.rows, band.cols, band.red})
+    for (Operation &op : l.getBody()->without_terminator())
+      if (!op.getNumRegions())
+        rw.clone(op, map);
+  SmallVector<Value> iters;
+  for (Value v : band.block.getIterValues())
+    iters.push_back(map.lookupOrDefault(v));
+  return iters;
+}
+
 /// Lowers matrix band `rows` (kind mma; Analysis/MatrixBand.h) to WMMA on
 /// the subgroup that runs it: a 16 x 16 fragment of sums per tile of out
 /// (zero, loaded from the buffer the init copies, or from out where the
@@ -363,7 +383,6 @@ static LogicalResult lowerMatrixBand(RewriterBase &rw, tl::ForOp rows) {
   if (failed(band))
     return rows.emitOpError(reason);
   Location loc = rows.getLoc();
-  tl::BlockOp block = band->block;
   rw.setInsertionPoint(rows);
   auto index = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(rw, loc, v);
@@ -371,17 +390,7 @@ static LogicalResult lowerMatrixBand(RewriterBase &rw, tl::ForOp rows) {
   // The indices of access `m` at the band's point (r, c, k): the pure ops
   // of the band's bodies cloned with its loops' variables mapped.
   auto indices = [&](Value r, Value c, Value k, AffineMap m) {
-    IRMapping map;
-    map.map(band->rows.getInductionVar(), r);
-    map.map(band->cols.getInductionVar(), c);
-    map.map(band->red.getInductionVar(), k);
-    for (tl::ForOp l : {band->rows, band->cols, band->red})
-      for (Operation &op : l.getBody()->without_terminator())
-        if (!op.getNumRegions())
-          rw.clone(op, map);
-    SmallVector<Value> iters;
-    for (Value v : block.getIterValues())
-      iters.push_back(map.lookupOrDefault(v));
+    SmallVector<Value> iters = bandIterValues(rw, *band, r, c, k);
     SmallVector<Value> at;
     for (unsigned i = 0; i < m.getNumResults(); ++i)
       at.push_back(
@@ -471,6 +480,103 @@ static LogicalResult lowerMatrixBand(RewriterBase &rw, tl::ForOp rows) {
   return success();
 }
 
+/// Lowers matrix band `rows` (kind library, a whole nest at the top of a
+/// host function) to the GEMM library's calls: `tl.library_gemm` of each
+/// operand's matrix (a subview at the element its access takes at the
+/// band's origin: rows x k of a, columns x k of b, rows x columns of out
+/// and of the buffer the init copies), the sums from zero (beta 0), from
+/// out's values or from the init's buffer (beta 1); for a's two f16 halves
+/// a second call adds the low half's products scaled by 2^-11.
+static LogicalResult lowerLibraryBand(RewriterBase &rw, tl::ForOp rows) {
+  std::string reason;
+  FailureOr<tl::MatrixBand> band = tl::matchMatrixBand(
+      rows, [&](const Twine &why) { reason = why.str(); },
+      /*anyRowCount=*/true);
+  if (failed(band))
+    return rows.emitOpError(reason);
+  Location loc = rows.getLoc();
+  rw.setInsertionPoint(rows);
+  Value zero = arith::ConstantIndexOp::create(rw, loc, 0);
+  SmallVector<Value> iters = bandIterValues(rw, *band, zero, zero, zero);
+  Value height = rows.getUpperBound();
+  int64_t staticHeight =
+      getConstantIntValue(height).value_or(ShapedType::kDynamic);
+  // The matrix `buffer` holds in its last two dimensions from the element
+  // `map` takes at the origin: `h` rows of `w`.
+  auto matrix = [&](Value buffer, AffineMap map, OpFoldResult h, int64_t sh,
+                    int64_t w) -> FailureOr<Value> {
+    auto type = cast<MemRefType>(buffer.getType());
+    int64_t rank = type.getRank();
+    // (A matrix of one row in a buffer of more dimensions: which unit
+    // dimension the subview drops would be ambiguous.)
+    if (rank > 2 && sh == 1)
+      return rows.emitOpError("a library band of one row must read a "
+                              "matrix buffer (rank 2), got ")
+                 << buffer.getType(),
+             failure();
+    // The dimensions before the last two index by values the band's loops
+    // do not change (one matrix of the buffer).
+    for (int64_t d = 0; d + 2 < rank; ++d)
+      for (auto [p, v] : llvm::enumerate(band->block.getIterValues()))
+        if (map.getResult(d).isFunctionOfDim(p) &&
+            band->rows->isAncestor(v.getParentBlock()->getParentOp()))
+          return rows.emitOpError("a library band's operand ")
+                     << buffer.getType()
+                     << " must hold one matrix in its last two dimensions",
+                 failure();
+    std::optional<SmallVector<Value, 8>> at =
+        affine::expandAffineMap(rw, loc, map, iters);
+    if (!at)
+      return rows.emitOpError("cannot express the origin of a library "
+                              "band's operand"),
+             failure();
+    SmallVector<OpFoldResult> offsets(at->begin(), at->end());
+    SmallVector<OpFoldResult> sizes(rank, rw.getIndexAttr(1));
+    SmallVector<OpFoldResult> strides(rank, rw.getIndexAttr(1));
+    sizes[rank - 2] = h;
+    sizes[rank - 1] = rw.getIndexAttr(w);
+    MemRefType viewType = memref::SubViewOp::inferRankReducedResultType(
+        {sh, w}, type, offsets, sizes, strides);
+    return memref::SubViewOp::create(rw, loc, viewType, buffer, offsets, sizes,
+                                     strides)
+        .getResult();
+  };
+  OpFoldResult m = staticHeight == ShapedType::kDynamic
+                       ? OpFoldResult(height)
+                       : OpFoldResult(rw.getIndexAttr(staticHeight));
+  OpFoldResult n = rw.getIndexAttr(band->colCount);
+  FailureOr<Value> a =
+      matrix(band->a, band->aMap, m, staticHeight, band->redCount);
+  FailureOr<Value> b =
+      matrix(band->b, band->bMap, n, band->colCount, band->redCount);
+  FailureOr<Value> out =
+      matrix(band->out, band->outMap, m, staticHeight, band->colCount);
+  if (failed(a) || failed(b) || failed(out))
+    return failure();
+  Value init;
+  if (band->initFrom) {
+    FailureOr<Value> i =
+        matrix(band->initFrom, band->outMap, m, staticHeight, band->colCount);
+    if (failed(i))
+      return failure();
+    init = *i;
+  }
+  tl::LibraryGemmOp::create(rw, loc, *a, *b, *out, init,
+                            rw.getF64FloatAttr(1.0),
+                            rw.getF64FloatAttr(band->zeroInit ? 0.0 : 1.0));
+  if (band->aLow) {
+    FailureOr<Value> low =
+        matrix(band->aLow, band->aMap, m, staticHeight, band->redCount);
+    if (failed(low))
+      return failure();
+    tl::LibraryGemmOp::create(rw, loc, *low, *b, *out, Value(),
+                              rw.getF64FloatAttr(1.0 / tl::kLowHalfScale),
+                              rw.getF64FloatAttr(1.0));
+  }
+  rw.eraseOp(rows);
+  return success();
+}
+
 /// Clones the computation of `v` (pure ops of the kernel function's body,
 /// from its arguments) at `b`'s insertion point, its arguments mapped.
 static FailureOr<Value> cloneFromArgs(OpBuilder &b, Value v, IRMapping &map) {
@@ -490,6 +596,16 @@ struct ConvertTLToGPUPass : llmc::impl::ConvertTLToGPUBase<ConvertTLToGPUPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
+    // The GEMM library's bands: calls from the host.
+    SmallVector<tl::ForOp> bands;
+    for (auto fn : module.getOps<func::FuncOp>())
+      for (auto l : fn.getBody().getOps<tl::ForOp>())
+        if (l.getKind() == tl::LoopKind::library)
+          bands.push_back(l);
+    IRRewriter brw(ctx);
+    for (tl::ForOp l : bands)
+      if (failed(lowerLibraryBand(brw, l)))
+        return signalPassFailure();
     SmallVector<func::FuncOp> kernels;
     for (auto fn : module.getOps<func::FuncOp>())
       if (fn->hasAttr("llmc.kernel"))

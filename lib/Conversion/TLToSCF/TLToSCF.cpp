@@ -87,7 +87,8 @@ struct PrefetchToMemRef : OpRewritePattern<tl::PrefetchOp> {
 };
 
 /// Loop kinds the loops of a CPU cannot honour: thread_bound (a GPU thread
-/// axis) and mma (a GPU's matrix units) anywhere, and a parallel loop inside
+/// axis), mma (a GPU's matrix units) and library (a GPU's GEMM library)
+/// anywhere, and a parallel loop inside
 /// another (one level of threads).
 static LogicalResult checkKinds(Operation *root) {
   WalkResult r = root->walk([](tl::ForOp loop) {
@@ -102,6 +103,12 @@ static LogicalResult checkKinds(Operation *root) {
       loop.emitOpError("is a loop of a matrix band (kind mma), which runs on "
                        "a GPU's matrix units; the loops of a CPU cannot "
                        "honour it");
+      return WalkResult::interrupt();
+    }
+    if (loop.getKind() == tl::LoopKind::library) {
+      loop.emitOpError("is a loop of a library band (kind library), which a "
+                       "GPU target's GEMM library computes; the loops of a "
+                       "CPU cannot honour it");
       return WalkResult::interrupt();
     }
     if (loop.getKind() == tl::LoopKind::parallel)

@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Target/GPU/KernelABI.h"
+#include "Dialect/TL/IR/TL.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -661,6 +662,65 @@ LogicalResult gpu_abi::checkKernelTypes(gpu::GPUFuncOp kernel,
   });
   return failure(r.wasInterrupted());
 }
+/// The steps of the GEMM library's product `gemm` (docs/artifact.md,
+/// "gemm"): where its sums start at another buffer's values, a copy of them
+/// into out (both of contiguous rows), then the product.
+static LogicalResult gemmSteps(tl::LibraryGemmOp gemm, Extractor &ex,
+                               const TargetDescription &target,
+                               json::Array &steps) {
+  if (!target.hasGemmLibrary())
+    return gemm.emitOpError("calls the GEMM library, which target ")
+           << target.str() << " has not (cuBLAS: a CUDA target with +cublas)";
+  auto matrix = [&](Value v) -> FailureOr<std::pair<Traced, json::Object>> {
+    FailureOr<Traced> t = ex.trace(v);
+    if (failed(t))
+      return failure();
+    int64_t elemBytes =
+        cast<MemRefType>(v.getType()).getElementTypeBitWidth() / 8;
+    json::Object binding{{"buffer", t->root},
+                         {"offset", t->byteOffset},
+                         {"bytes", spanBytes(*t, elemBytes)}};
+    return std::pair(std::move(*t), std::move(binding));
+  };
+  auto a = matrix(gemm.getA()), b = matrix(gemm.getB()),
+       out = matrix(gemm.getOut());
+  if (failed(a) || failed(b) || failed(out))
+    return failure();
+  if (Value init = gemm.getInit()) {
+    auto from = matrix(init);
+    if (failed(from))
+      return failure();
+    // A copy of whole rows: both row strides the row's length.
+    auto contiguous = [](const Traced &t) {
+      return t.strides[0] == t.sizes[1] && t.strides[1] == 1;
+    };
+    if (!contiguous(from->first) || !contiguous(out->first))
+      return gemm.emitOpError("starts from a buffer the dispatch program "
+                              "cannot copy into out (rows not contiguous)");
+    steps.push_back(json::Object{
+        {"copy",
+         json::Object{{"src", json::Object{{"buffer", from->first.root},
+                                           {"offset", from->first.byteOffset}}},
+                      {"dst", json::Object{{"buffer", out->first.root},
+                                           {"offset", out->first.byteOffset}}},
+                      {"bytes", from->second["bytes"]}}}});
+  }
+  steps.push_back(json::Object{
+      {"gemm", json::Object{{"a", std::move(a->second)},
+                            {"b", std::move(b->second)},
+                            {"out", std::move(out->second)},
+                            {"m", a->first.sizes[0]},
+                            {"n", b->first.sizes[0]},
+                            {"k", a->first.sizes[1]},
+                            {"lda", a->first.strides[0]},
+                            {"ldb", b->first.strides[0]},
+                            {"ldc", out->first.strides[0]},
+                            {"alpha", gemm.getAlpha().convertToDouble()},
+                            {"beta", gemm.getBeta().convertToDouble()},
+                            {"type", "f16"}}}});
+  return success();
+}
+
 LogicalResult gpu_abi::writeDispatchProgram(ModuleOp module,
                                             const TargetDescription &target,
                                             StringRef pass,
@@ -703,11 +763,12 @@ LogicalResult gpu_abi::writeDispatchProgram(ModuleOp module,
       continue;
     Extractor ex(host);
     json::Array launches;
-    // The host's effects in order: launches and copies between buffers;
-    // anything else that writes memory has no place in the program.
+    // The host's effects in order: launches, copies between buffers and
+    // the GEMM library's products; anything else that writes memory has no
+    // place in the program.
     SmallVector<Operation *> ops;
     WalkResult scan = host.walk([&](Operation *op) {
-      if (isa<gpu::LaunchFuncOp, memref::CopyOp>(op)) {
+      if (isa<gpu::LaunchFuncOp, memref::CopyOp, tl::LibraryGemmOp>(op)) {
         ops.push_back(op);
         return WalkResult::advance();
       }
@@ -715,12 +776,19 @@ LogicalResult gpu_abi::writeDispatchProgram(ModuleOp module,
           isa<memref::LoadOp>(op))
         return WalkResult::advance();
       op->emitOpError("is a host operation the dispatch program cannot "
-                      "express (only kernel launches and copies)");
+                      "express (only kernel launches, copies and the GEMM "
+                      "library's products)");
       return WalkResult::interrupt();
     });
     if (scan.wasInterrupted())
       return failure();
     for (Operation *op : ops) {
+      if (auto gemm = dyn_cast<tl::LibraryGemmOp>(op)) {
+        if (failed(gemmSteps(gemm, ex, target, launches)))
+          return failure();
+        gemm.erase();
+        continue;
+      }
       if (auto copy = dyn_cast<memref::CopyOp>(op)) {
         auto srcType = cast<MemRefType>(copy.getSource().getType());
         auto dstType = cast<MemRefType>(copy.getTarget().getType());

@@ -15,7 +15,8 @@ def TL_LoopKind : I32EnumAttr<"LoopKind", "how a tl.for loop executes", [
     I32EnumAttrCase<"vectorized", 2>,
     I32EnumAttrCase<"unrolled", 3>,
     I32EnumAttrCase<"thread_bound", 4>,
-    I32EnumAttrCase<"mma", 5>
+    I32EnumAttrCase<"mma", 5>,
+    I32EnumAttrCase<"library", 6>
   ]> {
   let cppNamespace = "::llmc::tl";
   let genSpecializedAttr = 0;
@@ -61,7 +62,10 @@ def TL_ForOp : TL_Op<"for", [SingleBlockImplicitTerminator<"YieldOp">,
     GPU thread axis named by `thread` (e.g. `"threadIdx.x"`); `mma` one of
     the three loops of a matrix band (rows, columns, the reduction, directly
     nested, each a multiple of 16: `tl::matchMatrixBand`), which one
-    subgroup of a GPU runs on its matrix units (tensor cores). Bounds are index
+    subgroup of a GPU runs on its matrix units (tensor cores); `library` one
+    of the three loops of a matrix band at the top of a function (its rows
+    may run to any bound) that the target's GEMM library computes (cuBLAS:
+    `tl.library_gemm` on the host). Bounds are index
     values and may depend on enclosing loop variables (triangular loops).
 
     ```mlir
@@ -152,6 +156,38 @@ def TL_BlockOp : TL_Op<"block", [AffineScope, RecursiveMemoryEffects,
   }];
 }
 
+
+def TL_LibraryGemmOp : TL_Op<"library_gemm"> {
+  let summary = "a matrix product the target's GEMM library computes";
+  let description = [{
+    `out[m, n] = alpha * sum_k a[m, k] * b[n, k] + beta * out[m, n]`, every
+    operand a row-major matrix (unit stride along a row, any stride between
+    rows), `a` and `b` f16 and `out` f32, the products and sums in f32
+    (cuBLAS's `cublasGemmEx`, compute type 32F). `beta` is 0 (the sums start
+    at zero) or 1 (they start at out's values); with `init` they start at
+    init's values (the same shape; copied into `out` first). A host
+    operation of a GPU target: `convert-tl-to-gpu` writes it for a matrix
+    band of kind `library`, the kernel ABI turns it into a `gemm` step of
+    the dispatch program (docs/artifact.md).
+
+    ```mlir
+    tl.library_gemm %out = %a * %b {alpha = 1.0 : f64, beta = 0.0 : f64}
+        : memref<?x1024xf16, strided<[1024, 1], offset: ?>>,
+          memref<2048x1024xf16, strided<[1024, 1], offset: ?>>
+          -> memref<?x2048xf32, strided<[2048, 1], offset: ?>>
+    ```
+  }];
+  let arguments = (ins Arg<AnyMemRef, "rows x k", [MemRead]>:$a,
+                       Arg<AnyMemRef, "columns x k", [MemRead]>:$b,
+                       Arg<AnyMemRef, "rows x columns", [MemRead, MemWrite]>:$out,
+                       Arg<Optional<AnyMemRef>, "rows x columns", [MemRead]>:$init,
+                       F64Attr:$alpha, F64Attr:$beta);
+  let assemblyFormat = [{
+    $out `=` $a `*` $b (`init` `(` $init^ `:` type($init) `)`)? attr-dict
+    `:` type($a) `,` type($b) `->` type($out)
+  }];
+  let hasVerifier = 1;
+}
 
 def TL_PrefetchOp : TL_Op<"prefetch"> {
   let summary = "fetch bytes of a buffer into the cache ahead of their use";

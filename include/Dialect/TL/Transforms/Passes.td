@@ -256,6 +256,7 @@ def TLSchedule : Pass<"tl-schedule"> {
     parallel(matmul, 0); vectorize(matmul_rf, 3); unroll(matmul, 1)
     decompose_reduction(matmul, 1); bind(matmul, 0, threadIdx.x)
     mma(matmul, 3)                  # loops 3, 4, 5: a matrix band (kind mma)
+    library(matmul, 0)              # loops 0, 1, 2: the GEMM library's band
     split_halves(matmul, 0)         # its f32 read 0 as two f16 halves
     fuse_launches(q, k, v)          # the launches of these blocks' nests as one
     ```

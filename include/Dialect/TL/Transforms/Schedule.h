@@ -88,6 +88,14 @@ mlir::LogicalResult bind(ForOp loop, llvm::StringRef thread,
 /// and columns must be independent (the conditions of parallel).
 mlir::LogicalResult mma(ForOp rows);
 
+/// Marks the matrix band rooted at `rows` as kind `library`: the target's
+/// GEMM library computes it (cuBLAS on CUDA: one `tl.library_gemm` on the
+/// host, two for a's f16 halves). The band must be the whole nest at the
+/// top of its function (a host operation runs no loop around it), its rows
+/// may run to any bound (a prompt's tokens), and rows and columns must be
+/// independent (the conditions of parallel).
+mlir::LogicalResult library(ForOp rows);
+
 /// Moves the init of reduction block `block` out of its reduction loops:
 /// a new block "<name>_init" (the spatial variables, the init as its body,
 /// the block's writes as its writes) runs right before `loop`, and `block`

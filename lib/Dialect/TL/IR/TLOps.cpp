@@ -459,6 +459,58 @@ LogicalResult PrefetchOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// LibraryGemmOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LibraryGemmOp::verify() {
+  // Each operand a row-major matrix: rank 2, unit stride along a row.
+  auto matrix = [&](Value v, StringRef what,
+                    bool f16) -> FailureOr<MemRefType> {
+    auto t = cast<MemRefType>(v.getType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (t.getRank() != 2 || failed(t.getStridesAndOffset(strides, offset)) ||
+        strides[1] != 1)
+      return emitOpError("needs ")
+             << what << " as a row-major matrix (rank 2, unit stride along "
+             << "a row), got " << t;
+    if (f16 ? !t.getElementType().isF16() : !t.getElementType().isF32())
+      return emitOpError("needs ")
+             << what << " of " << (f16 ? "f16" : "f32") << ", got " << t;
+    return t;
+  };
+  FailureOr<MemRefType> a = matrix(getA(), "a", true);
+  FailureOr<MemRefType> b = matrix(getB(), "b", true);
+  FailureOr<MemRefType> out = matrix(getOut(), "out", false);
+  if (failed(a) || failed(b) || failed(out))
+    return failure();
+  auto same = [](int64_t x, int64_t y) {
+    return ShapedType::isDynamic(x) || ShapedType::isDynamic(y) || x == y;
+  };
+  if (!same(a->getDimSize(1), b->getDimSize(1)) ||
+      !same(a->getDimSize(0), out->getDimSize(0)) ||
+      !same(b->getDimSize(0), out->getDimSize(1)))
+    return emitOpError("needs a: rows x k, b: columns x k and out: rows x "
+                       "columns, got ")
+           << *a << ", " << *b << " and " << *out;
+  if (getInit()) {
+    FailureOr<MemRefType> init = matrix(getInit(), "init", false);
+    if (failed(init))
+      return failure();
+    if (!same(init->getDimSize(0), out->getDimSize(0)) ||
+        !same(init->getDimSize(1), out->getDimSize(1)))
+      return emitOpError("needs init of out's shape, got ") << *init;
+  }
+  double beta = getBeta().convertToDouble();
+  if (beta != 0 && beta != 1)
+    return emitOpError("needs beta 0 or 1, got ") << beta;
+  if (getInit() && beta != 1)
+    return emitOpError("needs beta 1 with init (the sums start at init's "
+                       "values)");
+  return success();
+}
+
 std::optional<int64_t> llmc::tl::threadAxisExtent(ForOp loop) {
   if (getConstantIntValue(loop.getLowerBound()) != 0 ||
       getConstantIntValue(loop.getStep()) != 1)

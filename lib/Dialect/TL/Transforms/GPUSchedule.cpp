@@ -890,6 +890,78 @@ static FailureOr<bool> tileTokens(RewriterBase &rw, ArrayRef<ForOp> chain,
   return true;
 }
 
+/// Holds the f32 activations `form.a` of matmul `block` (its nest rooted at
+/// `root`) as two f16 halves (splitHalves), written by a nest before
+/// `root`; another product's halves of the same activations (a layer's Q,
+/// K and V), where nothing between writes them, serve this one too.
+static LogicalResult splitActivations(RewriterBase &rw, BlockOp block,
+                                      const MatrixBand &form, Operation *root) {
+  unsigned read =
+      llvm::find(block.getReads(), form.a) - block.getReads().begin();
+  BlockOp reuse;
+  for (Operation *op = root->getPrevNode(); op && !reuse;
+       op = op->getPrevNode()) {
+    bool writes = false;
+    op->walk([&](BlockOp b) {
+      if (b.getName().ends_with("_halves") && b.getReads().size() == 1 &&
+          b.getReads()[0] == form.a && b.getWrites().size() == 2)
+        reuse = b;
+      writes |= llvm::is_contained(b.getWrites(), form.a);
+    });
+    if (writes && !reuse)
+      break;
+  }
+  return splitHalves(rw, block, read, reuse);
+}
+
+/// The matrix band of a prompt's matmul `chain` (rows at chain[0]) on a
+/// target's matrix units or GEMM library, its block and whether its
+/// f32 activations need f16 halves; failure where it has none.
+static FailureOr<MatrixBand> promptBand(ArrayRef<ForOp> chain, BlockOp &block,
+                                        bool &halves) {
+  SmallVector<ForOp> reduction;
+  block = promptMatmul(chain, reduction);
+  if (!block || reduction.size() != 1)
+    return failure();
+  FailureOr<MatrixBand> form =
+      matchMatrixBand(chain[0], {}, /*anyRowCount=*/true);
+  halves = failed(form);
+  if (halves)
+    form = matchMatrixBand(chain[0], {}, /*anyRowCount=*/true,
+                           /*f32Rows=*/true);
+  return form;
+}
+
+/// The GEMM library rule (a target with one: hasGemmLibrary, `+cublas`):
+/// a prompt's matmul of an f16 weight whose products fit the matrix band's
+/// form is the library's: its f32 activations held as two f16 halves (as
+/// on the matrix units: two products, the low half's scaled), the band
+/// marked kind library, which convert-tl-to-gpu turns into calls from the
+/// host. A residual added into it (its init stores another buffer's
+/// element) must be laid out as the output (contiguous rows: the dispatch
+/// program copies it into the output first). Returns false, changing
+/// nothing, where it does not apply.
+static FailureOr<bool> libraryTiles(RewriterBase &rw, ArrayRef<ForOp> chain,
+                                    const TargetDescription &target) {
+  BlockOp block;
+  bool halves = false;
+  if (!target.hasGemmLibrary() || chain.empty() ||
+      !isa<func::FuncOp>(chain[0]->getParentOp()))
+    return false;
+  FailureOr<MatrixBand> form = promptBand(chain, block, halves);
+  if (failed(form))
+    return false;
+  if (form->initFrom &&
+      (form->initLead != form->colCount || form->outLead != form->colCount))
+    return false;
+  // (The chain's loops are independent and the nest at the top: library
+  // holds after the split, or the IR is not what the rule expects.)
+  if ((halves && failed(splitActivations(rw, block, *form, chain[0]))) ||
+      failed(tl::library(chain[0])))
+    return failure();
+  return true;
+}
+
 /// Tokens a workgroup's matrix band covers (two fragments of rows).
 static constexpr int64_t kMatrixRows = 2 * kMatrixTile;
 
@@ -909,18 +981,13 @@ static constexpr int64_t kMatrixRows = 2 * kMatrixTile;
 /// threadIdx.x). Returns false, changing nothing, where it does not apply.
 static FailureOr<bool> matrixTiles(RewriterBase &rw, ArrayRef<ForOp> chain,
                                    const TargetDescription &target) {
-  SmallVector<ForOp> reduction;
-  BlockOp block = promptMatmul(chain, reduction);
-  if (!target.hasMatrixUnits() || !block || reduction.size() != 1)
+  if (!target.hasMatrixUnits())
     return false;
   // f32 activations (the exact mode's) are split into two f16 halves
   // (splitHalves: near f32's precision, two products per step).
-  FailureOr<MatrixBand> form =
-      matchMatrixBand(chain[0], {}, /*anyRowCount=*/true);
-  bool halves = failed(form);
-  if (halves)
-    form = matchMatrixBand(chain[0], {}, /*anyRowCount=*/true,
-                           /*f32Rows=*/true);
+  BlockOp block;
+  bool halves = false;
+  FailureOr<MatrixBand> form = promptBand(chain, block, halves);
   if (failed(form) || !boundWhole(form->a, target) ||
       !boundWhole(form->b, target) || !boundWhole(form->out, target))
     return false;
@@ -960,28 +1027,8 @@ static FailureOr<bool> matrixTiles(RewriterBase &rw, ArrayRef<ForOp> chain,
   tile = moved->back();
   // The halves last (a failure above leaves the IR as the other rules
   // expect), for the whole tiles only: the tail reads the f32 values.
-  if (halves) {
-    unsigned read =
-        llvm::find(block.getReads(), form->a) - block.getReads().begin();
-    // Another product's halves of the same activations (a layer's Q, K
-    // and V), where nothing between writes them, serve this one too.
-    BlockOp reuse;
-    Operation *root = tiles;
-    for (Operation *op = root->getPrevNode(); op && !reuse;
-         op = op->getPrevNode()) {
-      bool writes = false;
-      op->walk([&](BlockOp b) {
-        if (b.getName().ends_with("_halves") && b.getReads().size() == 1 &&
-            b.getReads()[0] == form->a && b.getWrites().size() == 2)
-          reuse = b;
-        writes |= llvm::is_contained(b.getWrites(), form->a);
-      });
-      if (writes && !reuse)
-        break;
-    }
-    if (failed(splitHalves(rw, block, read, reuse)))
-      return failure();
-  }
+  if (halves && failed(splitActivations(rw, block, *form, tiles)))
+    return failure();
   if (failed(tl::mma(tile)) || failed(bindLoop(tiles, "blockIdx.y")) ||
       failed(bindLoop(blocks, "blockIdx.x")) ||
       (subgroups && failed(bindLoop(subgroups, "threadIdx.y"))))
@@ -1187,6 +1234,8 @@ static LogicalResult scheduleNest(RewriterBase &rw, Operation *root,
   std::pair<std::function<FailureOr<bool>()>, const char *> rules[] = {
       {[&] { return reduceInWorkgroup(rw, root, chain, target); },
        "split this reduction across a workgroup"},
+      {[&] { return libraryTiles(rw, chain, target); },
+       "give this prompt matmul to the GEMM library"},
       {[&] { return matrixTiles(rw, chain, target); },
        "put this prompt matmul on the matrix units"},
       {[&] { return tileTokensStaged(rw, chain, target); },
@@ -1476,7 +1525,8 @@ LogicalResult llmc::tl::scheduleForGPU(func::FuncOp fn,
     Operation *next = nullptr;
     for (Operation &op : fn.getBody().getOps()) {
       auto l = dyn_cast<ForOp>(op);
-      if (isa<BlockOp>(op) || (l && l.getKind() != LoopKind::thread_bound)) {
+      if (isa<BlockOp>(op) || (l && l.getKind() != LoopKind::thread_bound &&
+                               l.getKind() != LoopKind::library)) {
         next = &op;
         break;
       }
@@ -1490,8 +1540,10 @@ LogicalResult llmc::tl::scheduleForGPU(func::FuncOp fn,
     // The same op still unbound at the top (compared as a pointer only: a
     // mapping may have erased it) would loop forever.
     for (Operation &op : fn.getBody().getOps())
-      if (&op == next && (isa<BlockOp>(op) ||
-                          cast<ForOp>(op).getKind() != LoopKind::thread_bound))
+      if (&op == next &&
+          (isa<BlockOp>(op) ||
+           (cast<ForOp>(op).getKind() != LoopKind::thread_bound &&
+            cast<ForOp>(op).getKind() != LoopKind::library)))
         return op.emitError("the GPU schedule left this nest unmapped");
   }
 }

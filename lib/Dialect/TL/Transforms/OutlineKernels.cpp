@@ -1,6 +1,7 @@
 //===- OutlineKernels.cpp - one function per distinct loop nest -----------===//
 //
-// Every top-level loop nest becomes a call of a private kernel function;
+// Every top-level loop nest (but a band of the GEMM library, which the host
+// calls) becomes a call of a private kernel function;
 // kernels equal up to their blocks' names become one, so each distinct
 // kernel is compiled once however many layers call it.
 //
@@ -165,9 +166,13 @@ void TLOutlineKernelsPass::runOnOperation() {
       return signalPassFailure();
     }
     SmallVector<Operation *> nests;
-    for (Operation &op : parent.getBody().front())
-      if (isa<tl::ForOp, tl::BlockOp>(op))
+    // (A band the GEMM library computes, kind library, stays: the host
+    // calls the library, convert-tl-to-gpu.)
+    for (Operation &op : parent.getBody().front()) {
+      auto l = dyn_cast<tl::ForOp>(op);
+      if ((l && l.getKind() != tl::LoopKind::library) || isa<tl::BlockOp>(op))
         nests.push_back(&op);
+    }
     // New kernels follow their caller in the order it first calls them.
     func::FuncOp previous = parent;
     for (Operation *nest : nests) {

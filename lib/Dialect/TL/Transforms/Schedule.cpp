@@ -852,6 +852,25 @@ LogicalResult llmc::tl::mma(ForOp rows) {
   return success();
 }
 
+LogicalResult llmc::tl::library(ForOp rows) {
+  std::string reason;
+  FailureOr<MatrixBand> band = matchMatrixBand(
+      rows, [&](const Twine &why) { reason = why.str(); },
+      /*anyRowCount=*/true);
+  if (failed(band))
+    return rows.emitError("library: ") << reason;
+  if (!isa<func::FuncOp>(rows->getParentOp()))
+    return rows.emitError("library: the band must be a whole nest at the top "
+                          "of its function (the library is called from the "
+                          "host, outside any loop)");
+  if (failed(verifyIndependent(band->rows, "library")) ||
+      failed(verifyIndependent(band->cols, "library")))
+    return failure();
+  for (ForOp l : {band->rows, band->cols, band->red})
+    setKind(l, LoopKind::library);
+  return success();
+}
+
 LogicalResult llmc::tl::bind(ForOp loop, StringRef thread, bool verify) {
   static const char *axes[] = {"threadIdx.x", "threadIdx.y", "threadIdx.z",
                                "blockIdx.x",  "blockIdx.y",  "blockIdx.z"};

@@ -226,7 +226,7 @@ struct TLSchedulePass : llmc::tl::impl::TLScheduleBase<TLSchedulePass> {
       return splitHalves(rw, *block, ints[0]);
     }
     if (c.name == "parallel" || c.name == "vectorize" || c.name == "unroll" ||
-        c.name == "bind" || c.name == "mma") {
+        c.name == "bind" || c.name == "mma" || c.name == "library") {
       if (failed(needs(1)))
         return failure();
       auto l = loopAt(ints[0]);
@@ -240,6 +240,8 @@ struct TLSchedulePass : llmc::tl::impl::TLScheduleBase<TLSchedulePass> {
         return unroll(*l);
       if (c.name == "mma")
         return mma(*l);
+      if (c.name == "library")
+        return library(*l);
       return llmc::tl::bind(*l, c.args.back());
     }
     return argError("unknown primitive");

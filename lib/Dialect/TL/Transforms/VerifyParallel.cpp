@@ -44,23 +44,32 @@ struct TLVerifyParallelPass
         return failed(verifyIndependent(loop, "tl-verify-parallel"))
                    ? WalkResult::interrupt()
                    : WalkResult::advance();
-      case LoopKind::mma: {
+      case LoopKind::mma:
+      case LoopKind::library: {
         // The band's first loop: its form, and rows and columns
         // independent; the loops inside must be the band's.
+        LoopKind kind = loop.getKind();
+        bool library = kind == LoopKind::library;
         auto outer = loop->getParentOfType<ForOp>();
-        if (outer && outer.getKind() == LoopKind::mma)
+        if (outer && outer.getKind() == kind)
           return WalkResult::advance();
+        if (library && outer) {
+          loop.emitError("tl-verify-parallel: a library band must be a whole "
+                         "nest at the top of its function");
+          return WalkResult::interrupt();
+        }
         std::string reason;
         FailureOr<MatrixBand> band = matchMatrixBand(
-            loop, [&](const Twine &why) { reason = why.str(); });
+            loop, [&](const Twine &why) { reason = why.str(); },
+            /*anyRowCount=*/library);
         if (failed(band)) {
           loop.emitError("tl-verify-parallel: ") << reason;
           return WalkResult::interrupt();
         }
-        if (band->cols.getKind() != LoopKind::mma ||
-            band->red.getKind() != LoopKind::mma) {
+        if (band->cols.getKind() != kind || band->red.getKind() != kind) {
           loop.emitError("tl-verify-parallel: a matrix band's three loops "
-                         "must all be of kind mma");
+                         "must all be of kind ")
+              << stringifyLoopKind(kind);
           return WalkResult::interrupt();
         }
         return failed(verifyIndependent(loop, "tl-verify-parallel")) ||
