@@ -745,6 +745,14 @@ PYBIND11_MODULE(_llmc, m) {
                    return llmc::tl::splitHalves(rw, block, read);
                  });
            })
+      .def("dequant_halves",
+           [](PySchedule &s, const OpHandle &b) {
+             return s.cache(
+                 b, 0, "dequant_halves",
+                 [](RewriterBase &rw, llmc::tl::BlockOp block, unsigned) {
+                   return llmc::tl::dequantHalves(rw, block);
+                 });
+           })
       .def("mma", [](PySchedule &s,
                      const OpHandle &h) { s.mark(h, "mma", llmc::tl::mma); })
       .def("library",

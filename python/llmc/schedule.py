@@ -334,6 +334,17 @@ class Schedule:
         returns the halves' block."""
         return self._cache("split_halves", block, read_index)
 
+    def dequant_halves(self, block):
+        """Writes the weight `block` computes from other loads (a quantized
+        matrix's elements) once, by a nest of its own, as two f16 halves
+        [N, K]; the block then reads them along one reduction loop over K.
+        Returns the weight's block."""
+        if not isinstance(block, _RV) or block.kind != "block":
+            raise TypeError("dequant_halves: expected a block, got %r" % (block,))
+        rv = self._rv("block", self._native.dequant_halves(block.handle))
+        self._record("dequant_halves", [block], [rv])
+        return rv
+
     def mma(self, loop):
         """Marks the matrix band rooted at `loop` (rows, columns, the
         reduction around one f16 product block) to run on a GPU's matrix

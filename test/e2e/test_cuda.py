@@ -373,6 +373,31 @@ def test_device_protocol_with_cublas(llmc, tmp_path, cublas_model, fake_driver):
     assert not [l for l in lines if l.startswith("capture ")]
 
 
+def test_cublas_quantized_products(llmc, tmp_path, ptxas, fake_driver):
+    """+cublas on Q8_0 weights: each prompt product's weight written as f16
+    halves into the arena by a kernel of its own (dequant_halves), then
+    three cuBLAS products (the cross terms scaled by 2^-11), which the CUDA
+    device runs; decode's products read the blocks."""
+    _, gguf = e2e_util.quantized_gguf(tmp_path, "llama", False, "q8_0")
+    art = e2e_util.compile_for(llmc, gguf, tmp_path / "art", "cuda:sm_90,+cublas")
+    meta = _check_artifact(ptxas, art, "sm_90")
+    gemms = _gemms(meta, "prefill")
+    assert gemms and len(gemms) % 3 == 0 and not _gemms(meta, "decode")
+    for hi, lo_a, lo_w in zip(gemms[::3], gemms[1::3], gemms[2::3]):
+        assert hi["alpha"] == 1.0 and lo_a["alpha"] == lo_w["alpha"] == 2.0 ** -11
+        assert lo_a["beta"] == lo_w["beta"] == 1.0
+        # The weight's halves in the arena (not the blocks in weights.bin).
+        assert hi["b"]["buffer"] == "arena" and lo_a["b"] == hi["b"] and lo_w["b"] != hi["b"]
+        assert lo_w["a"] == hi["a"] and lo_a["a"] != hi["a"]
+    names = [k["name"] for k in meta["device"]["kernels"]]
+    launched = [names[l["kernel"]] for l in meta["device"]["phases"]["prefill"] if "kernel" in l]
+    assert len([n for n in launched if n.endswith("_weight_halves")]) == len(gemms) // 3
+    _, lines = _fake_run(llmc, fake_driver, tmp_path,
+                         ["run", art, "--prompt-ids", "1,2,3,4", "--max-tokens", 2, "--print-ids"],
+                         {"LLMC_CUBLAS": fake_driver})
+    assert len([l for l in lines if l.startswith("gemm_captured ")]) == len(gemms)
+
+
 @pytest.mark.parametrize("env,message", [
     ({"LLMC_CUBLAS": "/nonexistent/libcublas.so.13"},
      "cuda: the artifact calls cuBLAS (compiled with +cublas), and no cuBLAS library "

@@ -455,6 +455,46 @@ def test_split_halves_and_library(llmc):
     assert "library" in str(sch.trace)
 
 
+
+@pytest.mark.parametrize("qtype", ["q8_0", "q4_0"])
+def test_dequant_halves_in_a_model(llmc, tmp_path, qtype):
+    """A quantized model's prompt products with their weights written as f16
+    halves first (dequant_halves: hi + lo * 2^-11 holds each element
+    exactly), with and without the activations split too (three products,
+    the matrix units' form), on the CPU: the logits of the canonical nests
+    but for the rounding of the split sums."""
+    import gguf_writer
+    import make_hf_model
+    hf = tmp_path / "hf"
+    make_hf_model.make_model(str(hf), arch="llama", tied=False, dtype="f32", seed=9)
+    gguf = tmp_path / "model.gguf"
+    gguf_writer.hf_to_gguf(str(hf), str(gguf), {"q8_0": gguf_writer.GGML_Q8_0,
+                                                  "q4_0": gguf_writer.GGML_Q4_0}[qtype])
+    m = llmc.import_model(str(gguf))
+    weights = []
+
+    def schedule(split):
+        def apply(sch):
+            n = len(list(numbered(sch, "matmul", "forward_prefill")))
+            for i in range(n):
+                name = "matmul" if i == 0 else "matmul_%d" % i
+                b = sch.get_block(name, "forward_prefill")
+                if split:
+                    sch.split_halves(b, 0)  # (a new block of the same name)
+                    b = sch.get_block(name, "forward_prefill")
+                weights.append(sch.dequant_halves(b))
+        return apply
+
+    ids = [(i * 7 + 3) % 300 for i in range(20)]
+    ref = llmc.Runtime(llmc.compile(m, tmp_path / "d", schedule=canonical)).logits(ids)
+    for split in (False, True):
+        weights.clear()
+        got = llmc.Runtime(llmc.compile(m, tmp_path / ("s%d" % split),
+                                        schedule=schedule(split))).logits(ids)
+        assert len(weights) >= 7  # every layer's products and the head
+        np.testing.assert_allclose(got, ref, rtol=0, atol=2e-5 * np.abs(ref).max())
+
+
 RESIDUAL = """
 func.func @r(%h: memref<1x64xf32>, %w: memref<32x64xf16>, %x: memref<1x32xf32>, %z: memref<1x32xf32>) {
   %cst = arith.constant 0.0 : f32

@@ -423,7 +423,7 @@ static LogicalResult lowerMatrixBand(RewriterBase &rw, tl::ForOp rows) {
             lead(fromLead), UnitAttr()));
       }
   Value zeros, lowScale;
-  if (band->aLow) {
+  if (band->aLow || band->bLow) {
     zeros = gpu::SubgroupMmaConstantMatrixOp::create(rw, loc, cType, zeroSum);
     lowScale = gpu::SubgroupMmaConstantMatrixOp::create(
         rw, loc, cType,
@@ -434,7 +434,7 @@ static LogicalResult lowerMatrixBand(RewriterBase &rw, tl::ForOp rows) {
       rw, loc, zero, index(band->redCount), index(t), sums,
       [&](OpBuilder &b, Location, Value k, ValueRange acc) {
         rw.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
-        SmallVector<Value> as, lows, bs, next;
+        SmallVector<Value> as, lows, bs, bLows, next;
         for (int64_t i = 0; i < rowTiles; ++i)
           for (Value a : {band->a, band->aLow})
             if (a)
@@ -444,20 +444,30 @@ static LogicalResult lowerMatrixBand(RewriterBase &rw, tl::ForOp rows) {
                       indices(index(i * t), zero, k, band->aMap),
                       lead(band->aLead), UnitAttr()));
         for (int64_t j = 0; j < colTiles; ++j)
-          bs.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
-              rw, loc, bType, band->b,
-              indices(zero, index(j * t), k, band->bMap), lead(band->bLead),
-              rw.getUnitAttr()));
+          for (Value b : {band->b, band->bLow})
+            if (b)
+              (b == band->b ? bs : bLows)
+                  .push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+                      rw, loc, bType, b,
+                      indices(zero, index(j * t), k, band->bMap),
+                      lead(band->bLead), rw.getUnitAttr()));
         for (int64_t i = 0; i < rowTiles; ++i)
           for (int64_t j = 0; j < colTiles; ++j) {
             Value sum = gpu::SubgroupMmaComputeOp::create(
                 rw, loc, cType, as[i], bs[j], acc[i * colTiles + j], UnitAttr(),
                 rw.getUnitAttr());
-            if (!lows.empty()) {
-              // The low half's products on their own, scaled into the sums.
-              Value low = gpu::SubgroupMmaComputeOp::create(
-                  rw, loc, cType, lows[i], bs[j], zeros, UnitAttr(),
-                  rw.getUnitAttr());
+            if (!lows.empty() || !bLows.empty()) {
+              // The low halves' products on their own, scaled into the
+              // sums: aLow * b, and a * bLow where b is split too.
+              Value low = zeros;
+              if (!lows.empty())
+                low = gpu::SubgroupMmaComputeOp::create(rw, loc, cType, lows[i],
+                                                        bs[j], low, UnitAttr(),
+                                                        rw.getUnitAttr());
+              if (!bLows.empty())
+                low = gpu::SubgroupMmaComputeOp::create(
+                    rw, loc, cType, as[i], bLows[j], low, UnitAttr(),
+                    rw.getUnitAttr());
               low = gpu::SubgroupMmaElementwiseOp::create(
                   rw, loc, cType, ValueRange{low, lowScale},
                   gpu::MMAElementwiseOp::MULF);
@@ -486,7 +496,8 @@ static LogicalResult lowerMatrixBand(RewriterBase &rw, tl::ForOp rows) {
 /// band's origin: rows x k of a, columns x k of b, rows x columns of out
 /// and of the buffer the init copies), the sums from zero (beta 0), from
 /// out's values or from the init's buffer (beta 1); for a's two f16 halves
-/// a second call adds the low half's products scaled by 2^-11.
+/// a second call adds the low half's products scaled by 2^-11, and where b
+/// is split too (dequant_halves) a third a's high half's with b's low.
 static LogicalResult lowerLibraryBand(RewriterBase &rw, tl::ForOp rows) {
   std::string reason;
   FailureOr<tl::MatrixBand> band = tl::matchMatrixBand(
@@ -570,6 +581,15 @@ static LogicalResult lowerLibraryBand(RewriterBase &rw, tl::ForOp rows) {
     if (failed(low))
       return failure();
     tl::LibraryGemmOp::create(rw, loc, *low, *b, *out, Value(),
+                              rw.getF64FloatAttr(1.0 / tl::kLowHalfScale),
+                              rw.getF64FloatAttr(1.0));
+  }
+  if (band->bLow) {
+    FailureOr<Value> low =
+        matrix(band->bLow, band->bMap, n, band->colCount, band->redCount);
+    if (failed(low))
+      return failure();
+    tl::LibraryGemmOp::create(rw, loc, *a, *low, *out, Value(),
                               rw.getF64FloatAttr(1.0 / tl::kLowHalfScale),
                               rw.getF64FloatAttr(1.0));
   }

@@ -206,3 +206,59 @@ module {
     return
   }
 }
+
+// -----
+
+// Both operands split (dequant_halves: a quantized weight's halves): each
+// step loads a's two halves and b's two, and per fragment pair adds a * b
+// into the sum and aLow * b + a * bLow (into one zeroed fragment) scaled by
+// 2^-11.
+// CHECK-LABEL: gpu.func @both
+// CHECK: scf.for
+// CHECK-COUNT-2: gpu.subgroup_mma_load_matrix {{.*}} -> !gpu.mma_matrix<16x16xf16, "AOp">
+// CHECK-COUNT-2: gpu.subgroup_mma_load_matrix {{.*}} {leadDimension = 32 : index, transpose} : memref<16x32xf16> -> !gpu.mma_matrix<16x16xf16, "BOp">
+// CHECK-NEXT: gpu.subgroup_mma_compute %[[AH:[^,]+]], %[[BH:[^,]+]], %{{.*}} {b_transpose}
+// CHECK-NEXT: gpu.subgroup_mma_compute %[[AL:[^,]+]], %[[BH]], %[[Z:[^ ]+]] {b_transpose}
+// CHECK-NEXT: gpu.subgroup_mma_compute %[[AH]], %[[BL:[^,]+]], %{{.*}} {b_transpose}
+// CHECK-NEXT: gpu.subgroup_mma_elementwise  mulf
+// CHECK-NEXT: gpu.subgroup_mma_elementwise  addf
+module {
+  func.func private @both(%ah: memref<16x32xf16>, %al: memref<16x32xf16>, %wh: memref<16x32xf16>, %wl: memref<16x32xf16>, %y: memref<16x16xf32>) attributes {llmc.kernel} {
+    %cst = arith.constant 0.000000e+00 : f32
+    %s = arith.constant 4.8828125E-4 : f32
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    %c32 = arith.constant 32 : index
+    tl.for %g = %c0 to %c1 step %c1 kind(thread_bound) thread("blockIdx.x") {
+      tl.for %r = %c0 to %c16 step %c1 kind(mma) {
+        tl.for %c = %c0 to %c16 step %c1 kind(mma) {
+          tl.for %k = %c0 to %c32 step %c1 kind(mma) {
+            tl.block "matmul" (%vr = spatial %r, %vc = spatial %c, %vk = reduce %k) reads(%ah[%vr, %vk] : memref<16x32xf16>, %al[%vr, %vk] : memref<16x32xf16>, %wh[%vc, %vk] : memref<16x32xf16>, %wl[%vc, %vk] : memref<16x32xf16>, %y[%vr, %vc] : memref<16x16xf32>) writes(%y[%vr, %vc] : memref<16x16xf32>) init {
+              affine.store %cst, %y[symbol(%vr), symbol(%vc)] : memref<16x16xf32>
+            } {
+              %0 = affine.load %ah[symbol(%vr), symbol(%vk)] : memref<16x32xf16>
+              %1 = affine.load %al[symbol(%vr), symbol(%vk)] : memref<16x32xf16>
+              %2 = affine.load %wh[symbol(%vc), symbol(%vk)] : memref<16x32xf16>
+              %3 = affine.load %wl[symbol(%vc), symbol(%vk)] : memref<16x32xf16>
+              %4 = arith.extf %0 : f16 to f32
+              %5 = arith.extf %1 : f16 to f32
+              %6 = arith.extf %2 : f16 to f32
+              %7 = arith.extf %3 : f16 to f32
+              %8 = arith.mulf %4, %6 : f32
+              %9 = arith.mulf %5, %6 : f32
+              %10 = arith.mulf %4, %7 : f32
+              %11 = arith.addf %9, %10 : f32
+              %12 = arith.mulf %11, %s : f32
+              %13 = arith.addf %8, %12 : f32
+              %14 = affine.load %y[symbol(%vr), symbol(%vc)] : memref<16x16xf32>
+              %15 = arith.addf %14, %13 : f32
+              affine.store %15, %y[symbol(%vr), symbol(%vc)] : memref<16x16xf32>
+            }
+          }
+        }
+      }
+    }
+    return
+  }
+}

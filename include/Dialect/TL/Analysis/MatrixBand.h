@@ -6,7 +6,9 @@
 //   out[.., r, c] += ext(a[.., r, k]) * ext(b[.., c, k])
 //
 // (or ext(a) * ext(b) + (ext(aLow) * ext(b)) * 2^-11: a's f32 values split
-// into two f16 halves, which keeps the product's precision near f32's)
+// into two f16 halves, which keeps the product's precision near f32's; or
+// ext(a) * ext(b) + (ext(aLow) * ext(b) + ext(a) * ext(bLow)) * 2^-11: b's
+// values split too, a quantized weight's elements, dequant_halves)
 // with `a` and `b` f16 and `out` f32, each operand a row-major matrix in its
 // last two dimensions (unit stride along the row, a constant stride between
 // rows), every extent a multiple of the fragment edge (16). One subgroup
@@ -49,6 +51,11 @@ struct MatrixBand {
   /// element with the same layout): the block adds ext(a) * ext(b) +
   /// (ext(aLow) * ext(b)) / kLowHalfScale. Null otherwise.
   mlir::Value aLow;
+  /// Where b's values are split too (dequant_halves: b the high half, bLow
+  /// the low one): the block adds ext(a) * ext(b) + (ext(aLow) * ext(b) +
+  /// ext(a) * ext(bLow)) / kLowHalfScale (aLow is then set as well). Null
+  /// otherwise.
+  mlir::Value bLow;
   /// Their accesses, as maps over the block's iteration variables.
   mlir::AffineMap aMap, bMap, outMap;
   /// The stride between rows of each (WMMA's leading dimension).

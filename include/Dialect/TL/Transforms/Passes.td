@@ -258,6 +258,7 @@ def TLSchedule : Pass<"tl-schedule"> {
     mma(matmul, 3)                  # loops 3, 4, 5: a matrix band (kind mma)
     library(matmul, 0)              # loops 0, 1, 2: the GEMM library's band
     split_halves(matmul, 0)         # its f32 read 0 as two f16 halves
+    dequant_halves(matmul)          # its computed weight as f16 halves [N, K]
     fuse_launches(q, k, v)          # the launches of these blocks' nests as one
     ```
 

@@ -301,6 +301,24 @@ mlir::FailureOr<BlockOp> splitHalves(mlir::RewriterBase &rewriter,
                                      BlockOp block, unsigned readIndex,
                                      BlockOp reuse = {});
 
+/// The weight of matmul `block` that the block computes from other loads (a
+/// quantized matrix's element: a scale times a quant) written once by a nest
+/// of its own (block "<name>_weight_halves", before the block's nest) as two
+/// f16 matrices [N, K]: hi = f16(w), lo = f16((w - hi) * 2^11), which hold
+/// Q8_0's and Q4_0's elements exactly (hi + lo * 2^-11); the block's
+/// reduction loops (a perfect chain right around it, from 0 to constants)
+/// become one loop over K (their elements row-major; every other access
+/// must use them only in that order), and its product x * w becomes x *
+/// ext(hi) + (x * ext(lo)) * 2^-11, or, x split into halves already
+/// (split_halves), xh * hi + (xl * hi + xh * lo) * 2^-11 (xl * lo, a
+/// relative 2^-22, left out): the forms of a matrix band
+/// (Analysis/MatrixBand.h). The weight varies with one spatial variable
+/// (the columns, a loop from 0 to a constant) and the reduction's; x is a
+/// loaded element. Returns the weight's block; with `check`, changes
+/// nothing and returns a null block where it would apply.
+mlir::FailureOr<BlockOp> dequantHalves(mlir::RewriterBase &rewriter,
+                                       BlockOp block, bool check = false);
+
 /// Moves producer `block` (alone in its own loop nest, before `loop`) to the
 /// start of the body of `loop`, computing in each iteration exactly the
 /// elements that the blocks under `loop` read from its output: for every

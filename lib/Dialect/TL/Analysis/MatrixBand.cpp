@@ -90,8 +90,10 @@ llmc::tl::matchMatrixBand(ForOp rows,
     return fail("the block must add into an f32 accumulator");
   // The products: x * y (a mulf or an fma), or x * y + x2 * y2 where y
   // and y2 load the same element of one buffer (the rows' operand held as
-  // the sum of two f16 halves: x + x2).
-  Value x, y, x2, y2;
+  // the sum of two f16 halves: x + x2), or x * y + (x2 * y2 + x3 * y3) *
+  // 2^-11 where also x3 loads x's element (both operands split: y + y3;
+  // dequant_halves).
+  Value x, y, x2, y2, x3, y3;
   auto product = [](Value v, Value &l, Value &r) {
     auto mul = v ? v.getDefiningOp<arith::MulFOp>() : arith::MulFOp();
     if (mul) {
@@ -121,8 +123,13 @@ llmc::tl::matchMatrixBand(ForOp rows,
     };
     auto add = update->operand.getDefiningOp<arith::AddFOp>();
     Value low = add ? scaled(add.getRhs()) : Value();
-    if (!add || !low || !product(add.getLhs(), x, y) || !product(low, x2, y2))
-      x = y = x2 = y2 = Value();
+    auto lows = low ? low.getDefiningOp<arith::AddFOp>() : arith::AddFOp();
+    if (lows &&
+        !(product(lows.getLhs(), x2, y2) && product(lows.getRhs(), x3, y3)))
+      x2 = y2 = x3 = y3 = Value();
+    if (!add || !low || !product(add.getLhs(), x, y) ||
+        (!lows && !product(low, x2, y2)) || (lows && !x3))
+      x = y = x2 = y2 = x3 = y3 = Value();
   }
   auto load = [&](Value v) -> affine::AffineLoadOp {
     if (!v)
@@ -136,7 +143,39 @@ llmc::tl::matchMatrixBand(ForOp rows,
   };
   affine::AffineLoadOp loadX = load(x), loadY = load(y);
   affine::AffineLoadOp loadX2 = load(x2), loadY2 = load(y2);
-  if (x2 && loadX && loadY && loadX2 && loadY2) {
+  affine::AffineLoadOp loadX3 = load(x3), loadY3 = load(y3);
+  Block *body = block.getBodyBlock();
+  auto over = [&](affine::AffineLoadOp l) {
+    return accessOverIters(l.getAffineMap(), l.getMapOperands(), body);
+  };
+  // The same element of the same buffer.
+  auto same = [&](affine::AffineLoadOp p, affine::AffineLoadOp q) {
+    return p && q && p.getMemRef() == q.getMemRef() && succeeded(over(p)) &&
+           succeeded(over(q)) && *over(p) == *over(q);
+  };
+  if (x3) {
+    // Both split: the product sharing y's element second, x2 * y2 with y2
+    // y's element and x3 * y3 with x3 x's.
+    if (!(loadX && loadY && loadX2 && loadY2 && loadX3 && loadY3))
+      return fail("the block must add the product of two f16 values widened "
+                  "to f32 (or such products of split operands)");
+    if (same(loadX2, loadX) || same(loadY2, loadX)) {
+      std::swap(loadX2, loadX3);
+      std::swap(loadY2, loadY3);
+    }
+    if (same(loadX2, loadY))
+      std::swap(loadX2, loadY2);
+    if (same(loadY3, loadX))
+      std::swap(loadX3, loadY3);
+    if (!same(loadY2, loadY) || !same(loadX3, loadX) ||
+        loadX2.getMemRef() == loadX.getMemRef() ||
+        loadY3.getMemRef() == loadY.getMemRef() || failed(over(loadX2)) ||
+        failed(over(loadY3)) || *over(loadX2) != *over(loadX) ||
+        *over(loadY3) != *over(loadY))
+      return fail("the block's split products must be x * y + (xl * y + x * "
+                  "yl) * 2^-11, each low half read at its high half's "
+                  "element");
+  } else if (x2 && loadX && loadY && loadX2 && loadY2) {
     // The shared operand second in both products.
     if (loadX.getMemRef() == loadX2.getMemRef() ||
         loadX.getMemRef() == loadY2.getMemRef())
@@ -144,16 +183,13 @@ llmc::tl::matchMatrixBand(ForOp rows,
     if (loadY.getMemRef() != loadY2.getMemRef())
       std::swap(loadX2, loadY2);
   }
-  Block *body = block.getBodyBlock();
-  auto over = [&](affine::AffineLoadOp l) {
-    return accessOverIters(l.getAffineMap(), l.getMapOperands(), body);
-  };
   if (!loadX || !loadY || (x2 && (!loadX2 || !loadY2)) ||
-      (x2 && (loadY.getMemRef() != loadY2.getMemRef() ||
-              loadX.getMemRef() == loadX2.getMemRef() || failed(over(loadY)) ||
-              failed(over(loadY2)) || *over(loadY) != *over(loadY2) ||
-              failed(over(loadX)) || failed(over(loadX2)) ||
-              *over(loadX) != *over(loadX2))))
+      (x2 && !x3 &&
+       (loadY.getMemRef() != loadY2.getMemRef() ||
+        loadX.getMemRef() == loadX2.getMemRef() || failed(over(loadY)) ||
+        failed(over(loadY2)) || *over(loadY) != *over(loadY2) ||
+        failed(over(loadX)) || failed(over(loadX2)) ||
+        *over(loadX) != *over(loadX2))))
     return fail("the block must add the product of two f16 values widened "
                 "to f32 (or two such products sharing one factor, the second "
                 "scaled by 2^-11)");
@@ -227,10 +263,12 @@ llmc::tl::matchMatrixBand(ForOp rows,
   auto roles = [&] {
     return fits(*ex, {1, 0, 0}, {0, 0, 1}) && fits(*ey, {0, 1, 0}, {0, 0, 1});
   };
-  if (!roles() && !x2) {
+  if (!roles() && (!x2 || x3)) {
     std::swap(loadX, loadY);
     std::swap(mapX, mapY);
     std::swap(ex, ey);
+    // (Both split: the low halves trade places with them.)
+    std::swap(loadX2, loadY3);
   }
   if (!roles() || !fits(*eo, {1, 0, 0}, {0, 1, 0}))
     return fail("the operands must be a[rows][k], b[columns][k] and "
@@ -238,6 +276,7 @@ llmc::tl::matchMatrixBand(ForOp rows,
                 "index the band's loop plus an offset");
   band.a = loadX.getMemRef();
   band.aLow = loadX2 ? loadX2.getMemRef() : Value();
+  band.bLow = loadY3 ? loadY3.getMemRef() : Value();
   band.b = loadY.getMemRef();
   band.out = update->store.getMemRef();
   band.aMap = *mapX;
@@ -282,11 +321,13 @@ llmc::tl::matchMatrixBand(ForOp rows,
     return success(originAligned(e[e.size() - 2], kMatrixTile) ||
                    (out % align == 0 && originAligned(e[e.size() - 2], 1)));
   };
-  int64_t lowLead = 0;
+  int64_t lowLead = 0, bLowLead = 0;
   if (failed(lead(band.a, *ex, band.aLead)) ||
       (band.aLow &&
        (failed(lead(band.aLow, *ex, lowLead)) || lowLead != band.aLead)) ||
       failed(lead(band.b, *ey, band.bLead)) ||
+      (band.bLow &&
+       (failed(lead(band.bLow, *ey, bLowLead)) || bLowLead != band.bLead)) ||
       failed(lead(band.out, *eo, band.outLead)))
     return fail(Twine("each operand's rows must have unit stride, a constant "
                       "stride between them of a multiple of 16 bytes, and "

@@ -890,23 +890,22 @@ static FailureOr<bool> tileTokens(RewriterBase &rw, ArrayRef<ForOp> chain,
   return true;
 }
 
-/// Holds the f32 activations `form.a` of matmul `block` (its nest rooted at
+/// Holds the f32 activations `a` of matmul `block` (its nest rooted at
 /// `root`) as two f16 halves (splitHalves), written by a nest before
 /// `root`; another product's halves of the same activations (a layer's Q,
 /// K and V), where nothing between writes them, serve this one too.
-static LogicalResult splitActivations(RewriterBase &rw, BlockOp block,
-                                      const MatrixBand &form, Operation *root) {
-  unsigned read =
-      llvm::find(block.getReads(), form.a) - block.getReads().begin();
+static LogicalResult splitActivations(RewriterBase &rw, BlockOp block, Value a,
+                                      Operation *root) {
+  unsigned read = llvm::find(block.getReads(), a) - block.getReads().begin();
   BlockOp reuse;
   for (Operation *op = root->getPrevNode(); op && !reuse;
        op = op->getPrevNode()) {
     bool writes = false;
     op->walk([&](BlockOp b) {
       if (b.getName().ends_with("_halves") && b.getReads().size() == 1 &&
-          b.getReads()[0] == form.a && b.getWrites().size() == 2)
+          b.getReads()[0] == a && b.getWrites().size() == 2)
         reuse = b;
-      writes |= llvm::is_contained(b.getWrites(), form.a);
+      writes |= llvm::is_contained(b.getWrites(), a);
     });
     if (writes && !reuse)
       break;
@@ -956,7 +955,7 @@ static FailureOr<bool> libraryTiles(RewriterBase &rw, ArrayRef<ForOp> chain,
     return false;
   // (The chain's loops are independent and the nest at the top: library
   // holds after the split, or the IR is not what the rule expects.)
-  if ((halves && failed(splitActivations(rw, block, *form, chain[0]))) ||
+  if ((halves && failed(splitActivations(rw, block, form->a, chain[0]))) ||
       failed(tl::library(chain[0])))
     return failure();
   return true;
@@ -1027,7 +1026,7 @@ static FailureOr<bool> matrixTiles(RewriterBase &rw, ArrayRef<ForOp> chain,
   tile = moved->back();
   // The halves last (a failure above leaves the IR as the other rules
   // expect), for the whole tiles only: the tail reads the f32 values.
-  if (halves && failed(splitActivations(rw, block, *form, tiles)))
+  if (halves && failed(splitActivations(rw, block, form->a, tiles)))
     return failure();
   if (failed(tl::mma(tile)) || failed(bindLoop(tiles, "blockIdx.y")) ||
       failed(bindLoop(blocks, "blockIdx.x")) ||
@@ -1066,6 +1065,68 @@ static std::optional<unsigned> activationRead(BlockOp block, ForOp tokens,
     found = r;
   }
   return found;
+}
+
+/// The quantized products rule (a target with matrix units or a GEMM
+/// library): a prompt's matmul whose weight the block computes from a
+/// quantized matrix's bytes (Q8_0, Q4_0: a scale times a quant), its f32
+/// activations split into f16 halves (splitActivations) and its weight
+/// written once per call as f16 halves [N, K] (dequant_halves: exact for
+/// those types), then the library's or the matrix units' rule takes the
+/// product's three-product band (x's high half times the weight's, and the
+/// two cross terms scaled by 2^-11). Where those then refuse the band, the
+/// other rules map the dequantized product. Returns false, changing
+/// nothing, where the product is no such matmul.
+static FailureOr<bool> dequantTiles(RewriterBase &rw, ArrayRef<ForOp> chain,
+                                    const TargetDescription &target) {
+  if (!target.hasMatrixUnits() && !target.hasGemmLibrary())
+    return false;
+  SmallVector<ForOp> reduction;
+  BlockOp block = promptMatmul(chain, reduction);
+  if (!block)
+    return false;
+  std::optional<unsigned> read = activationRead(block, chain[0], chain[1]);
+  int64_t k = 1;
+  for (ForOp l : reduction)
+    k *= constantExtent(l).value_or(0);
+  // The band's extents (multiples of a fragment's edge), f32 activations.
+  if (!read || *constantExtent(chain[1]) % kMatrixTile || !k ||
+      k % kMatrixTile ||
+      !cast<MemRefType>(block.getReads()[*read].getType())
+           .getElementType()
+           .isF32())
+    return false;
+  MLIRContext *ctx = rw.getContext();
+  if (failed(quietly(ctx, [&] {
+        return LogicalResult(dequantHalves(rw, block, /*check=*/true));
+      })))
+    return false;
+  std::string name = block.getName().str();
+  if (failed(splitActivations(rw, block, block.getReads()[*read], chain[0])))
+    return failure();
+  // (split_halves rebuilt the block.)
+  BlockOp split;
+  chain[0]->walk([&](BlockOp b) {
+    if (b.getName() == name)
+      split = b;
+  });
+  FailureOr<BlockOp> weight =
+      split ? dequantHalves(rw, split) : FailureOr<BlockOp>(failure());
+  if (failed(weight))
+    return failure();
+  // The weight's nest: its reduction's loops one (each thread an element
+  // of a row of [N, K], consecutive threads consecutive elements), which
+  // the grid rule maps with the columns around it.
+  SmallVector<ForOp> weightLoops = getLoops(*weight);
+  if (weightLoops.size() > 2)
+    (void)quietly(ctx, [&] {
+      return LogicalResult(
+          tl::fuse(rw, ArrayRef<ForOp>(weightLoops).drop_front()));
+    });
+  FailureOr<bool> library = libraryTiles(rw, chain, target);
+  if (failed(library) || *library)
+    return library;
+  return matrixTiles(rw, chain, target);
 }
 
 /// The prompt matmul rule with the activations staged in workgroup memory
@@ -1234,6 +1295,9 @@ static LogicalResult scheduleNest(RewriterBase &rw, Operation *root,
   std::pair<std::function<FailureOr<bool>()>, const char *> rules[] = {
       {[&] { return reduceInWorkgroup(rw, root, chain, target); },
        "split this reduction across a workgroup"},
+      {[&] { return dequantTiles(rw, chain, target); },
+       "put this quantized prompt matmul on the matrix units or the GEMM "
+       "library"},
       {[&] { return libraryTiles(rw, chain, target); },
        "give this prompt matmul to the GEMM library"},
       {[&] { return matrixTiles(rw, chain, target); },

@@ -220,6 +220,11 @@ struct TLSchedulePass : llmc::tl::impl::TLScheduleBase<TLSchedulePass> {
       return failed(l) ? failure()
                        : LogicalResult(decomposeReduction(rw, *block, *l));
     }
+    if (c.name == "dequant_halves") {
+      if (failed(needs(0)))
+        return failure();
+      return LogicalResult(dequantHalves(rw, *block));
+    }
     if (c.name == "split_halves") {
       if (failed(needs(1)))
         return failure();

@@ -1,0 +1,30 @@
+// RUN: llm-opt %s --compile-to=llvm --llmc-target=cuda:sm_90 | FileCheck %s
+// RUN: llm-opt %s --compile-to=llvm --llmc-target=cuda:sm_90,+cublas | FileCheck %s --check-prefix=LIB
+// RUN: llm-opt %s --compile-to=llvm --llmc-target=cuda:sm_90,-mma | FileCheck %s --check-prefix=NOMMA
+
+// A prompt's products of Q8_0 and Q4_0 weights on the tensor cores: the
+// activations' f16 halves, each weight's halves [N, K] written by a kernel
+// of its own (dequant_halves), then the band of three products (WMMA: three
+// mma a fragment pair); with +cublas three GEMMs each (the cross terms
+// scaled by 2^-11). Without matrix units the products read the blocks.
+// CHECK-DAG: \22name\22:\22forward_prefill_matmul_halves\22
+// CHECK-DAG: \22name\22:\22forward_prefill_matmul_weight_halves\22
+// CHECK-DAG: \22name\22:\22forward_prefill_matmul_1_weight_halves\22
+// CHECK-DAG: \22name\22:\22forward_prefill_matmul\22,\22subgroup\22:32
+// CHECK-DAG: \22name\22:\22forward_prefill_matmul_1\22,\22subgroup\22:32
+// CHECK: .visible .entry forward_prefill_matmul(
+// CHECK-COUNT-3: wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32
+// LIB-COUNT-6: {\22gemm\22:
+// LIB-NOT: wmma.mma
+// NOMMA-NOT: weight_halves
+// NOMMA-NOT: wmma
+!cache = !graph.kv_cache<layers = 1, max_seq = 8, kv_heads = 1, head_dim = 64, element_type = f32>
+func.func @forward(%tokens: tensor<?xi32>, %pos0: index, %w: !graph.weights, %cache: !cache) -> tensor<?x64xf32> {
+  %emb = graph.param %w["emb"] : tensor<64x256xf32>
+  %x = graph.embedding %emb[%tokens] : tensor<64x256xf32>, tensor<?xi32> -> tensor<?x256xf32>
+  %wq = graph.param %w["wq"] : tensor<256x256x!graph.q8_0>
+  %y = graph.matmul %x, %wq : tensor<?x256xf32>, tensor<256x256x!graph.q8_0> -> tensor<?x256xf32>
+  %wk = graph.param %w["wk"] : tensor<64x256x!graph.q4_0>
+  %z = graph.matmul %y, %wk : tensor<?x256xf32>, tensor<64x256x!graph.q4_0> -> tensor<?x64xf32>
+  return %z : tensor<?x64xf32>
+}
