@@ -335,10 +335,10 @@ class Schedule:
         return self._cache("split_halves", block, read_index)
 
     def dequant_halves(self, block):
-        """Writes the weight `block` computes from other loads (a quantized
-        matrix's elements) once, by a nest of its own, as two f16 halves
-        [N, K]; the block then reads them along one reduction loop over K.
-        Returns the weight's block."""
+        """Writes `block`'s weight (a quantized matrix's elements, computed
+        from its bytes, or a bf16/f32 matrix's) once, by a nest of its own,
+        as two f16 halves [N, K]; the block then reads them along one
+        reduction loop over K. Returns the weight's block."""
         if not isinstance(block, _RV) or block.kind != "block":
             raise TypeError("dequant_halves: expected a block, got %r" % (block,))
         rv = self._rv("block", self._native.dequant_halves(block.handle))

@@ -78,14 +78,17 @@ def test_stories260k(llmc, tmp_path, stories_paths, ptxas, sm):
 @pytest.mark.parametrize("arch,tied,dtype", [("llama", False, "f32"), ("qwen3", True, "f16"),
                                              ("qwen2", False, "f32")])
 def test_gguf_float_models(llmc, tmp_path, ptxas, arch, tied, dtype):
-    """f16 weights: the prompt's products on the tensor cores (WMMA), whose
-    kernels record the subgroup (warp) they were compiled for."""
+    """f16 weights, and f32 ones as f16 halves (dequant_halves): the prompt's
+    products on the tensor cores (WMMA), whose kernels record the subgroup
+    (warp) they were compiled for."""
     _, gguf = e2e_util.float_gguf(tmp_path, arch, tied, dtype)
     for sm in SMS:
         art = e2e_util.compile_for(llmc, gguf, tmp_path / sm, "cuda:" + sm)
         meta = _check_artifact(ptxas, art, sm)
         ptx = (art / "kernels.ptx").read_text()
-        assert ("wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32" in ptx) == (dtype == "f16")
+        assert "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32" in ptx
+        names = [k["name"] for k in meta["device"]["kernels"]]
+        assert any(n.endswith("_weight_halves") for n in names) == (dtype == "f32")
         if dtype == "f16":
             mma = [k for k in meta["device"]["kernels"] if k.get("subgroup") == 32
                    and k["name"].startswith("forward_prefill_matmul")]

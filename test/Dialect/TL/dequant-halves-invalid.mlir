@@ -1,8 +1,8 @@
 // RUN: llm-opt %s -split-input-file -verify-diagnostics -tl-schedule='script={dequant_halves(matmul)}'
 
-// What dequant_halves refuses: a weight that is a loaded element (nothing
-// to compute; split_halves is for that), and activations that use the
-// reduction's loops in another order than the weight's k.
+// What dequant_halves refuses: an f16 weight (a matrix band takes it as it
+// is), and activations that use the reduction's loops in another order than
+// the weight's k.
 
 func.func @loaded(%x: memref<16x32xf32>, %w: memref<16x32xf16>, %y: memref<16x16xf32>) {
   %cst = arith.constant 0.000000e+00 : f32
@@ -13,7 +13,7 @@ func.func @loaded(%x: memref<16x32xf32>, %w: memref<16x32xf16>, %y: memref<16x16
   tl.for %t = %c0 to %c16 step %c1 {
     tl.for %o = %c0 to %c16 step %c1 {
       tl.for %k = %c0 to %c32 step %c1 {
-        // expected-error @+1 {{dequant_halves: the block must add x * w (or xh * w + (xl * w) * 2^-11, x split) into its accumulator, x a loaded element and w the weight it computes from other loads}}
+        // expected-error @+1 {{dequant_halves: the weight is an f16 element already (a matrix band takes it as it is)}}
         tl.block "matmul" (%vt = spatial %t, %vo = spatial %o, %vk = reduce %k) reads(%x[%vt, %vk] : memref<16x32xf32>, %w[%vo, %vk] : memref<16x32xf16>, %y[%vt, %vo] : memref<16x16xf32>) writes(%y[%vt, %vo] : memref<16x16xf32>) init {
           affine.store %cst, %y[symbol(%vt), symbol(%vo)] : memref<16x16xf32>
         } {

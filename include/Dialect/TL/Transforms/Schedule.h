@@ -301,11 +301,13 @@ mlir::FailureOr<BlockOp> splitHalves(mlir::RewriterBase &rewriter,
                                      BlockOp block, unsigned readIndex,
                                      BlockOp reuse = {});
 
-/// The weight of matmul `block` that the block computes from other loads (a
-/// quantized matrix's element: a scale times a quant) written once by a nest
-/// of its own (block "<name>_weight_halves", before the block's nest) as two
-/// f16 matrices [N, K]: hi = f16(w), lo = f16((w - hi) * 2^11), which hold
-/// Q8_0's and Q4_0's elements exactly (hi + lo * 2^-11); the block's
+/// The weight of matmul `block` (the factor of its product that varies with
+/// the output's columns: a quantized matrix's element, a scale times a
+/// quant, or a bf16 or f32 element) written once by a nest of its own
+/// (block "<name>_weight_halves", before the block's nest) as two f16
+/// matrices [N, K]: hi = f16(w), lo = f16((w - hi) * 2^11), which hold
+/// Q8_0's, Q4_0's and bf16's elements exactly (hi + lo * 2^-11), an f32's
+/// to about 22 bits; an f16 weight is refused (a band takes it). The block's
 /// reduction loops (a perfect chain right around it, from 0 to constants)
 /// become one loop over K (their elements row-major; every other access
 /// must use them only in that order), and its product x * w becomes x *

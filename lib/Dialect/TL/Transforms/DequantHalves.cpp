@@ -1,10 +1,11 @@
 //===- DequantHalves.cpp - a product's computed weight as f16 halves ------===//
 //
-// `dequant_halves` (Schedule.h): the weight of a matmul block that computes
-// it from bytes (a quantized matrix: a block's scale times its quants)
-// written once, by a nest of its own, as two f16 matrices [N, K] (hi =
-// f16(w), lo = f16((w - hi) * 2^11): Q8_0's d * q has at most 18
-// significant bits, Q4_0's 14, so hi + lo * 2^-11 holds it exactly), and the
+// `dequant_halves` (Schedule.h): the weight of a matmul block (computed from
+// bytes: a quantized matrix's block scale times its quant; or a bf16 or f32
+// element) written once, by a nest of its own, as two f16 matrices [N, K]
+// (hi = f16(w), lo = f16((w - hi) * 2^11): Q8_0's d * q has at most 18
+// significant bits, Q4_0's 14, a bf16's 8, so hi + lo * 2^-11 holds them
+// exactly; an f32's to about 22 bits), and the
 // product reading them along one reduction loop over K (the reduction's
 // loops, row-major, made one: every other access uses them only in that
 // order). The form the matrix units and the GEMM library multiply
@@ -26,6 +27,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallBitVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 using namespace llmc::tl;
@@ -110,8 +112,40 @@ FailureOr<BlockOp> llmc::tl::dequantHalves(RewriterBase &rw, BlockOp block,
       !update->load.getType().isF32())
     return fail("the block must add into an f32 accumulator");
   // The products: x * w (a mulf or an fma), or xh * w + (xl * w) * 2^-11
-  // (x split by split_halves); w the weight, computed (not a load).
+  // (x split by split_halves); w the weight, the factor that varies with
+  // the output's columns (its last index), x a loaded element.
   Value x, xl, w;
+  std::optional<unsigned> cvar;
+  if (FailureOr<AffineMap> out = accessOverIters(
+          update->store.getAffineMap(), update->store.getMapOperands(), body);
+      succeeded(out) && out->getNumResults())
+    if (auto d = dyn_cast<AffineDimExpr>(out->getResults().back()))
+      cvar = d.getPosition();
+  // Whether `v` is computed from the columns' variable.
+  auto usesColumns = [&](Value v) {
+    SmallVector<Value> work = {v};
+    llvm::SmallPtrSet<Operation *, 16> seen;
+    while (!work.empty()) {
+      Value u = work.pop_back_val();
+      if (auto a = dyn_cast<BlockArgument>(u)) {
+        if (a.getOwner() == body && a.getArgNumber() == cvar)
+          return true;
+        continue;
+      }
+      Operation *def = u.getDefiningOp();
+      if (!def || def->getBlock() != body || !seen.insert(def).second)
+        continue;
+      if (auto l = dyn_cast<affine::AffineLoadOp>(def)) {
+        FailureOr<AffineMap> m =
+            accessOverIters(l.getAffineMap(), l.getMapOperands(), body);
+        if (succeeded(m) && m->isFunctionOfDim(*cvar))
+          return true;
+        continue;
+      }
+      llvm::append_range(work, def->getOperands());
+    }
+    return false;
+  };
   auto product = [](Value v, Value &a, Value &b) {
     auto mul = v ? v.getDefiningOp<arith::MulFOp>() : arith::MulFOp();
     if (mul) {
@@ -120,15 +154,16 @@ FailureOr<BlockOp> llmc::tl::dequantHalves(RewriterBase &rw, BlockOp block,
     }
     return bool(mul);
   };
-  // Orders a product's factors as (loaded x, computed w).
+  // Orders a product's factors as (loaded x, weight w).
   auto roles = [&](Value &a, Value &b) {
-    if (loadOf(a) && !loadOf(b))
-      return true;
-    if (loadOf(b) && !loadOf(a)) {
+    if (!cvar)
+      return false;
+    bool ua = usesColumns(a), ub = usesColumns(b);
+    if (ua == ub)
+      return false;
+    if (ua)
       std::swap(a, b);
-      return true;
-    }
-    return false;
+    return bool(loadOf(a));
   };
   Value p = update->operand;
   if (update->fma) {
@@ -165,7 +200,11 @@ FailureOr<BlockOp> llmc::tl::dequantHalves(RewriterBase &rw, BlockOp block,
   if (!x || !w)
     return fail("the block must add x * w (or xh * w + (xl * w) * 2^-11, x "
                 "split) into its accumulator, x a loaded element and w the "
-                "weight it computes from other loads");
+                "weight, which varies with the output's columns");
+  if (affine::AffineLoadOp l = loadOf(w);
+      l && l.getResult() != w && l.getType().isF16())
+    return fail("the weight is an f16 element already (a matrix band takes "
+                "it as it is)");
   // w's computation: pure ops and loads of the block's reads, nothing of
   // x's or the accumulator's.
   llvm::SetVector<Operation *> slice;

@@ -1067,15 +1067,17 @@ static std::optional<unsigned> activationRead(BlockOp block, ForOp tokens,
   return found;
 }
 
-/// The quantized products rule (a target with matrix units or a GEMM
-/// library): a prompt's matmul whose weight the block computes from a
-/// quantized matrix's bytes (Q8_0, Q4_0: a scale times a quant), its f32
-/// activations split into f16 halves (splitActivations) and its weight
-/// written once per call as f16 halves [N, K] (dequant_halves: exact for
-/// those types), then the library's or the matrix units' rule takes the
+/// The weight halves rule (a target with matrix units or a GEMM library): a
+/// prompt's matmul whose weight is no f16 element (a quantized matrix's,
+/// computed from its bytes: Q8_0, Q4_0, the K-quants; a bf16 or f32
+/// matrix's), its f32 activations split into f16 halves (splitActivations)
+/// and its weight written once per call as f16 halves [N, K]
+/// (dequant_halves: exact for Q8_0, Q4_0 and bf16, near f32 for the rest),
+/// then the library's or the matrix units' rule takes the
 /// product's three-product band (x's high half times the weight's, and the
-/// two cross terms scaled by 2^-11). Where those then refuse the band, the
-/// other rules map the dequantized product. Returns false, changing
+/// two cross terms scaled by 2^-11). Not for the rows of the call's logits
+/// (output rows: one when generating). Where those then refuse the band,
+/// the other rules map the dequantized product. Returns false, changing
 /// nothing, where the product is no such matmul.
 static FailureOr<bool> dequantTiles(RewriterBase &rw, ArrayRef<ForOp> chain,
                                     const TargetDescription &target) {
@@ -1085,6 +1087,15 @@ static FailureOr<bool> dequantTiles(RewriterBase &rw, ArrayRef<ForOp> chain,
   BlockOp block = promptMatmul(chain, reduction);
   if (!block)
     return false;
+  // Not for the rows of the call's logits (graph-output-rows: the head's and
+  // the last layer's products, one row when generating): a whole weight's
+  // halves for so few rows would cost more than their products.
+  ForOp rows = chain[0];
+  auto fn = rows->getParentOfType<func::FuncOp>();
+  for (BlockArgument arg : fn.getArguments())
+    if (fn.getArgAttr(arg.getArgNumber(), "llmc.output_rows") &&
+        isComputedFrom(rows.getUpperBound(), arg, fn))
+      return false;
   std::optional<unsigned> read = activationRead(block, chain[0], chain[1]);
   int64_t k = 1;
   for (ForOp l : reduction)
