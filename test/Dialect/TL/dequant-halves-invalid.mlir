@@ -44,7 +44,7 @@ func.func @order(%x: memref<16x64xf32>, %w: memref<16x68xi8>, %y: memref<16x16xf
     tl.for %o = %c0 to %c16 step %c1 {
       tl.for %kb = %c0 to %c2 step %c1 {
         tl.for %ki = %c0 to %c32 step %c1 {
-          // expected-error @+1 {{dequant_halves: an access of the block uses the reduction's variables other than as one index k of the weight's order}}
+          // expected-error @+1 {{dequant_halves: a read of the block uses the reduction's variables other than as one index k of the weight's order}}
           tl.block "matmul" (%vt = spatial %t, %vo = spatial %o, %vb = reduce %kb, %vi = reduce %ki) reads(%x[%vt, %vi * 2 + %vb] : memref<16x64xf32>, %w[%vo, %vb * 34 + %vi + 2] : memref<16x68xi8>, %w[%vo, %vb * 34] : memref<16x68xi8>, %y[%vt, %vo] : memref<16x16xf32>) writes(%y[%vt, %vo] : memref<16x16xf32>) init {
             affine.store %cst, %y[symbol(%vt), symbol(%vo)] : memref<16x16xf32>
           } {

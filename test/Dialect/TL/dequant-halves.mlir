@@ -1,6 +1,7 @@
 // RUN: llm-opt %s -tl-schedule='script={dequant_halves(matmul)}' | FileCheck %s
 // RUN: llm-opt %s -tl-schedule='script={split_halves(matmul, 0); dequant_halves(matmul)}' | FileCheck %s --check-prefix=SPLIT
 // RUN: llm-opt %s -tl-schedule='script={split_halves(matmul, 0); dequant_halves(matmul); library(matmul, 0)}' -tl-verify-parallel | FileCheck %s --check-prefix=BAND
+// RUN: llm-opt %s -tl-schedule='script={dequant_halves(matmul_r)}' | FileCheck %s --check-prefix=RES
 
 // dequant_halves: a Q8_0 product's weight (the block's f16 scale times its
 // int8 quant, computed in the block) written by a nest of its own as two
@@ -60,6 +61,44 @@ func.func @q8(%x: memref<?x64xf32>, %w: memref<16x68xi8>, %y: memref<?x16xf32>, 
             %13 = affine.load %y[symbol(%vt), symbol(%vo)] : memref<?x16xf32>
             %14 = arith.addf %13, %12 : f32
             affine.store %14, %y[symbol(%vt), symbol(%vo)] : memref<?x16xf32>
+          }
+        }
+      }
+    }
+  }
+  return
+}
+
+// A product whose sums start at a residual (its init stores r's element, as
+// the GPU schedule's absorbed adds do) keeps reading r.
+// RES-LABEL: func.func @residual
+// RES: tl.block "matmul_r" ({{.*}}) reads({{.*}}, %arg3[%{{.*}}, %{{.*}}] : memref<?x16xf32>) writes(%arg2
+// RES-NEXT: %[[R:.+]] = affine.load %arg3
+// RES-NEXT: affine.store %[[R]], %arg2
+func.func @residual(%x: memref<?x64xf32>, %w: memref<16x68xi8>, %y: memref<?x16xf32>, %r: memref<?x16xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  tl.for %t = %c0 to %n step %c1 {
+    tl.for %o = %c0 to %c16 step %c1 {
+      tl.for %kb = %c0 to %c2 step %c1 {
+        tl.for %ki = %c0 to %c32 step %c1 {
+          tl.block "matmul_r" (%vt = spatial %t, %vo = spatial %o, %vb = reduce %kb, %vi = reduce %ki) reads(%x[%vt, %vb * 32 + %vi] : memref<?x64xf32>, %w[%vo, %vb * 34 + %vi + 2] : memref<16x68xi8>, %w[%vo, %vb * 34] : memref<16x68xi8>, %y[%vt, %vo] : memref<?x16xf32>, %r[%vt, %vo] : memref<?x16xf32>) writes(%y[%vt, %vo] : memref<?x16xf32>) init {
+            %i = affine.load %r[symbol(%vt), symbol(%vo)] : memref<?x16xf32>
+            affine.store %i, %y[symbol(%vt), symbol(%vo)] : memref<?x16xf32>
+          } {
+            %0 = affine.load %w[symbol(%vo), symbol(%vb) * 34] : memref<16x68xi8>
+            %1 = arith.sitofp %0 : i8 to f32
+            %2 = affine.load %w[symbol(%vo), symbol(%vb) * 34 + symbol(%vi) + 2] : memref<16x68xi8>
+            %3 = arith.sitofp %2 : i8 to f32
+            %4 = arith.mulf %1, %3 : f32
+            %5 = affine.load %x[symbol(%vt), symbol(%vb) * 32 + symbol(%vi)] : memref<?x64xf32>
+            %6 = arith.mulf %5, %4 : f32
+            %7 = affine.load %y[symbol(%vt), symbol(%vo)] : memref<?x16xf32>
+            %8 = arith.addf %7, %6 : f32
+            affine.store %8, %y[symbol(%vt), symbol(%vo)] : memref<?x16xf32>
           }
         }
       }

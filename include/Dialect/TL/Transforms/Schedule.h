@@ -313,8 +313,9 @@ mlir::FailureOr<BlockOp> splitHalves(mlir::RewriterBase &rewriter,
 /// must use them only in that order), and its product x * w becomes x *
 /// ext(hi) + (x * ext(lo)) * 2^-11, or, x split into halves already
 /// (split_halves), xh * hi + (xl * hi + xh * lo) * 2^-11 (xl * lo, a
-/// relative 2^-22, left out): the forms of a matrix band
-/// (Analysis/MatrixBand.h). The weight varies with one spatial variable
+/// relative 2^-22, left out), the latter the form of a matrix band
+/// (Analysis/MatrixBand.h); a residual the block's init starts from is
+/// kept. The weight varies with one spatial variable
 /// (the columns, a loop from 0 to a constant) and the reduction's; x is a
 /// loaded element. Returns the weight's block; with `check`, changes
 /// nothing and returns a null block where it would apply.

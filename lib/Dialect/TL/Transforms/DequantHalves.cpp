@@ -8,10 +8,10 @@
 // exactly; an f32's to about 22 bits), and the
 // product reading them along one reduction loop over K (the reduction's
 // loops, row-major, made one: every other access uses them only in that
-// order). The form the matrix units and the GEMM library multiply
-// (Analysis/MatrixBand.h): x * hi + (x * lo) * 2^-11, or, where x is split
-// already (split_halves: xh + xl * 2^-11), xh * hi + (xl * hi + xh * lo) *
-// 2^-11 (xl * lo, a relative 2^-22, left out).
+// order): x * hi + (x * lo) * 2^-11, or, where x is split already
+// (split_halves: xh + xl * 2^-11), xh * hi + (xl * hi + xh * lo) * 2^-11
+// (xl * lo, a relative 2^-22, left out), the form the matrix units and the
+// GEMM library multiply (Analysis/MatrixBand.h).
 //
 //===----------------------------------------------------------------------===//
 #include "Dialect/TL/Analysis/MatrixBand.h"
@@ -55,6 +55,28 @@ AffineMap asSymbols(AffineMap map) {
   for (unsigned i = 0; i < map.getNumDims(); ++i)
     syms.push_back(getAffineSymbolExpr(i, map.getContext()));
   return map.replaceDimsAndSymbols(syms, {}, 0, map.getNumDims());
+}
+
+/// The access of load or store `op` over the variables of `block`, or
+/// failure (neither, or not over them).
+FailureOr<AffineMap> accessOf(Operation *op, Block *block) {
+  if (auto l = dyn_cast<affine::AffineLoadOp>(op))
+    return accessOverIters(l.getAffineMap(), l.getMapOperands(), block);
+  if (auto st = dyn_cast<affine::AffineStoreOp>(op))
+    return accessOverIters(st.getAffineMap(), st.getMapOperands(), block);
+  return failure();
+}
+
+/// Whether an op of `block` other than an access uses one of the variables
+/// `vars` (an access uses them through its map).
+bool usesVariable(Operation &op, Block *block, ArrayRef<unsigned> vars) {
+  if (isa<affine::AffineLoadOp, affine::AffineStoreOp>(op))
+    return false;
+  return llvm::any_of(op.getOperands(), [&](Value v) {
+    auto a = dyn_cast<BlockArgument>(v);
+    return a && a.getOwner() == block &&
+           llvm::is_contained(vars, a.getArgNumber());
+  });
 }
 
 /// `e` as sum_i coeffs[i] * d_{dims[i]} + rest, rest free of `dims`; failure
@@ -330,6 +352,30 @@ FailureOr<BlockOp> llmc::tl::dequantHalves(RewriterBase &rw, BlockOp block,
   SmallVector<affine::AffineLoadOp> xLoads = {loadOf(x)};
   if (xl)
     xLoads.push_back(loadOf(xl));
+  // The buffers read besides the weight's computation (the activations,
+  // the accumulator, a residual the init starts from): the product keeps
+  // them, over k.
+  llvm::SmallPtrSet<Value, 8> kept;
+  for (Block *b : {body, block.getInitBlock()})
+    if (b)
+      b->walk([&](affine::AffineLoadOp l) {
+        if (!slice.contains(l))
+          kept.insert(l.getMemRef());
+      });
+  for (auto [b, a] : llvm::zip(block.getReads(), block.getReadMaps()))
+    if (kept.contains(b) && failed(overK(cast<AffineMapAttr>(a).getValue())))
+      return fail("a read of the block uses the reduction's variables other "
+                  "than as one index k of the weight's order");
+  // The accumulator's accesses over the block's variables (an absorbed
+  // residual's pass every variable, their maps the outputs'), rebuilt over
+  // the new ones.
+  for (Operation *acc :
+       {update->load.getOperation(), update->store.getOperation()}) {
+    FailureOr<AffineMap> m = accessOf(acc, body);
+    if (failed(m) || failed(overK(*m)))
+      return fail("the accumulator's access must be over the block's "
+                  "variables, its index no reduction variable's");
+  }
   for (Operation &op : body->without_terminator()) {
     if (slice.contains(&op))
       continue;
@@ -341,19 +387,34 @@ FailureOr<BlockOp> llmc::tl::dequantHalves(RewriterBase &rw, BlockOp block,
                     "other than as one index k of the weight's order");
       continue;
     }
-    if (isa<affine::AffineStoreOp>(op))
-      continue;
-    for (Value v : op.getOperands())
-      if (auto a = dyn_cast<BlockArgument>(v);
-          a && a.getOwner() == body &&
-          llvm::is_contained(red, a.getArgNumber()))
-        return fail("an op of the block uses a reduction variable");
+    if (usesVariable(op, body, red))
+      return fail("an op of the block uses a reduction variable");
   }
+  // The init (0, or a residual's element) runs at the first step: its
+  // accesses over the outputs, no other use of a reduction variable.
   if (Block *init = block.getInitBlock())
-    for (unsigned i : red)
-      if (!init->getArgument(i).use_empty())
+    for (Operation &op : init->without_terminator()) {
+      FailureOr<AffineMap> m = accessOf(&op, init);
+      bool access = isa<affine::AffineLoadOp, affine::AffineStoreOp>(op);
+      if ((access && (failed(m) || llvm::any_of(red,
+                                                [&](unsigned i) {
+                                                  return m->isFunctionOfDim(i);
+                                                }))) ||
+          usesVariable(op, init, red))
         return fail("the block's init uses a reduction variable");
+    }
   Operation *root = loops.front();
+  // What the weight's computation takes from outside the block (constants,
+  // views) must be there before the nest: its own nest goes before it.
+  for (Operation *op : sliceOps)
+    for (Value v : op->getOperands()) {
+      Operation *owner = isa<BlockArgument>(v)
+                             ? cast<BlockArgument>(v).getOwner()->getParentOp()
+                             : v.getDefiningOp();
+      if (owner != block && owner && root->isAncestor(owner) &&
+          !block->isAncestor(owner))
+        return fail("the weight's computation uses a value of its loop nest");
+    }
   for (Operation *op : sliceOps)
     if (auto l = dyn_cast<affine::AffineLoadOp>(op))
       if (root->walk([&](BlockOp b) {
@@ -500,12 +561,18 @@ FailureOr<BlockOp> llmc::tl::dequantHalves(RewriterBase &rw, BlockOp block,
     reads.push_back(h);
     readMaps.push_back(AffineMapAttr::get(halfAt));
   }
-  for (auto [b, a] : llvm::zip(block.getReads(), block.getReadMaps()))
-    if (b == update->load.getMemRef()) {
-      reads.push_back(b);
-      readMaps.push_back(
-          AffineMapAttr::get(*overK(cast<AffineMapAttr>(a).getValue())));
-    }
+  // The other buffers the block (or its init: a residual it starts from)
+  // reads besides the weight's computation, their regions over k.
+  for (auto [b, a] : llvm::zip(block.getReads(), block.getReadMaps())) {
+    if (llvm::any_of(
+            xLoads,
+            [&](affine::AffineLoadOp l) { return l.getMemRef() == b; }) ||
+        !kept.contains(b))
+      continue;
+    reads.push_back(b);
+    readMaps.push_back(
+        AffineMapAttr::get(*overK(cast<AffineMapAttr>(a).getValue())));
+  }
   SmallVector<Attribute> writeMaps;
   for (Attribute a : block.getWriteMaps())
     writeMaps.push_back(
@@ -530,8 +597,28 @@ FailureOr<BlockOp> llmc::tl::dequantHalves(RewriterBase &rw, BlockOp block,
       if (!llvm::is_contained(red, i))
         im.map(init->getArgument(i), ni->getArgument(j++));
     rw.setInsertionPointToStart(ni);
-    for (Operation &op : *init)
+    // (Accesses rebuilt over the new variables: an absorbed residual's pass
+    // every variable of the block.)
+    for (Operation &op : *init) {
+      if (auto l = dyn_cast<affine::AffineLoadOp>(op)) {
+        AffineMap m = asSymbols(*overK(
+            *accessOverIters(l.getAffineMap(), l.getMapOperands(), init)));
+        im.map(l.getResult(),
+               affine::AffineLoadOp::create(rw, l.getLoc(), l.getMemRef(), m,
+                                            ni->getArguments())
+                   .getResult());
+        continue;
+      }
+      if (auto st = dyn_cast<affine::AffineStoreOp>(op)) {
+        AffineMap m = asSymbols(*overK(
+            *accessOverIters(st.getAffineMap(), st.getMapOperands(), init)));
+        affine::AffineStoreOp::create(rw, st.getLoc(),
+                                      im.lookupOrDefault(st.getValueToStore()),
+                                      st.getMemRef(), m, ni->getArguments());
+        continue;
+      }
       rw.clone(op, im);
+    }
   }
   Block *nb = new Block();
   newBlock.getBody().push_back(nb);
@@ -557,7 +644,13 @@ FailureOr<BlockOp> llmc::tl::dequantHalves(RewriterBase &rw, BlockOp block,
   };
   Value nx = reload(x), nxl = xl ? reload(xl) : Value();
   Value wh = halfAtK(hiBuf), wl = halfAtK(loBuf);
-  Value acc = rw.clone(*update->load, argMap)->getResult(0);
+  auto accMap = [&](AffineMap m, ValueRange operands) {
+    return asSymbols(*overK(*accessOverIters(m, operands, body)));
+  };
+  Value acc = affine::AffineLoadOp::create(
+      rw, update->load.getLoc(), update->load.getMemRef(),
+      accMap(update->load.getAffineMap(), update->load.getMapOperands()),
+      nb->getArguments());
   Value scale = arith::ConstantOp::create(
       rw, loc, rw.getF32FloatAttr(1.0 / kLowHalfScale));
   auto mul = [&](Value a, Value b) -> Value {
@@ -569,8 +662,10 @@ FailureOr<BlockOp> llmc::tl::dequantHalves(RewriterBase &rw, BlockOp block,
           : mul(nx, wl);
   Value sum = arith::AddFOp::create(rw, loc, mul(nx, wh), mul(low, scale));
   Value next = arith::AddFOp::create(rw, loc, acc, sum);
-  argMap.map(update->combine->getResult(0), next);
-  rw.clone(*update->store, argMap);
+  affine::AffineStoreOp::create(
+      rw, update->store.getLoc(), next, update->store.getMemRef(),
+      accMap(update->store.getAffineMap(), update->store.getMapOperands()),
+      nb->getArguments());
   YieldOp::create(rw, loc);
   rw.eraseOp(outerRed);
   return weight;
