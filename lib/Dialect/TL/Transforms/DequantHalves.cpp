@@ -587,7 +587,10 @@ FailureOr<BlockOp> llmc::tl::dequantHalves(RewriterBase &rw, BlockOp block,
     for (unsigned i = 0; i < m; ++i)
       b->addArgument(rw.getIndexType(), loc);
   };
-  IRMapping argMap;
+  // An access of `b` (the old body or init) over the new variables.
+  auto overNew = [&](Operation *access, Block *b) {
+    return asSymbols(*overK(*accessOf(access, b)));
+  };
   if (Block *init = block.getInitBlock()) {
     Block *ni = new Block();
     newBlock.getInit().push_back(ni);
@@ -601,20 +604,18 @@ FailureOr<BlockOp> llmc::tl::dequantHalves(RewriterBase &rw, BlockOp block,
     // every variable of the block.)
     for (Operation &op : *init) {
       if (auto l = dyn_cast<affine::AffineLoadOp>(op)) {
-        AffineMap m = asSymbols(*overK(
-            *accessOverIters(l.getAffineMap(), l.getMapOperands(), init)));
         im.map(l.getResult(),
-               affine::AffineLoadOp::create(rw, l.getLoc(), l.getMemRef(), m,
+               affine::AffineLoadOp::create(rw, l.getLoc(), l.getMemRef(),
+                                            overNew(l, init),
                                             ni->getArguments())
                    .getResult());
         continue;
       }
       if (auto st = dyn_cast<affine::AffineStoreOp>(op)) {
-        AffineMap m = asSymbols(*overK(
-            *accessOverIters(st.getAffineMap(), st.getMapOperands(), init)));
         affine::AffineStoreOp::create(rw, st.getLoc(),
                                       im.lookupOrDefault(st.getValueToStore()),
-                                      st.getMemRef(), m, ni->getArguments());
+                                      st.getMemRef(), overNew(st, init),
+                                      ni->getArguments());
         continue;
       }
       rw.clone(op, im);
@@ -623,16 +624,11 @@ FailureOr<BlockOp> llmc::tl::dequantHalves(RewriterBase &rw, BlockOp block,
   Block *nb = new Block();
   newBlock.getBody().push_back(nb);
   newArgs(nb);
-  for (unsigned i = 0, j = 0; i < n; ++i)
-    if (!llvm::is_contained(red, i))
-      argMap.map(body->getArgument(i), nb->getArgument(j++));
   rw.setInsertionPointToStart(nb);
   auto reload = [&](Value old) -> Value {
     affine::AffineLoadOp l = loadOf(old);
-    AffineMap there =
-        *overK(*accessOverIters(l.getAffineMap(), l.getMapOperands(), body));
     Value v = affine::AffineLoadOp::create(
-        rw, l.getLoc(), l.getMemRef(), asSymbols(there), nb->getArguments());
+        rw, l.getLoc(), l.getMemRef(), overNew(l, body), nb->getArguments());
     if (old != l.getResult())
       v = arith::ExtFOp::create(rw, loc, f32, v);
     return v;
@@ -644,12 +640,9 @@ FailureOr<BlockOp> llmc::tl::dequantHalves(RewriterBase &rw, BlockOp block,
   };
   Value nx = reload(x), nxl = xl ? reload(xl) : Value();
   Value wh = halfAtK(hiBuf), wl = halfAtK(loBuf);
-  auto accMap = [&](AffineMap m, ValueRange operands) {
-    return asSymbols(*overK(*accessOverIters(m, operands, body)));
-  };
   Value acc = affine::AffineLoadOp::create(
       rw, update->load.getLoc(), update->load.getMemRef(),
-      accMap(update->load.getAffineMap(), update->load.getMapOperands()),
+      overNew(update->load, body),
       nb->getArguments());
   Value scale = arith::ConstantOp::create(
       rw, loc, rw.getF32FloatAttr(1.0 / kLowHalfScale));
@@ -664,7 +657,7 @@ FailureOr<BlockOp> llmc::tl::dequantHalves(RewriterBase &rw, BlockOp block,
   Value next = arith::AddFOp::create(rw, loc, acc, sum);
   affine::AffineStoreOp::create(
       rw, update->store.getLoc(), next, update->store.getMemRef(),
-      accMap(update->store.getAffineMap(), update->store.getMapOperands()),
+      overNew(update->store, body),
       nb->getArguments());
   YieldOp::create(rw, loc);
   rw.eraseOp(outerRed);

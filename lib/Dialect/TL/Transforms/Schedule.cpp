@@ -838,37 +838,39 @@ LogicalResult llmc::tl::unroll(ForOp loop) {
   return success();
 }
 
-LogicalResult llmc::tl::mma(ForOp rows) {
+/// Marks the matrix band rooted at `rows` as `kind` (the primitive's name):
+/// its form (rows to any bound with `anyRowCount`), `where` (a condition
+/// on its place, if any) and rows and columns independent.
+static LogicalResult markBand(ForOp rows, LoopKind kind, bool anyRowCount,
+                              function_ref<LogicalResult()> where = {}) {
+  StringRef name = stringifyLoopKind(kind);
   std::string reason;
-  FailureOr<MatrixBand> band =
-      matchMatrixBand(rows, [&](const Twine &why) { reason = why.str(); });
+  FailureOr<MatrixBand> band = matchMatrixBand(
+      rows, [&](const Twine &why) { reason = why.str(); }, anyRowCount);
   if (failed(band))
-    return rows.emitError("mma: ") << reason;
-  if (failed(verifyIndependent(band->rows, "mma")) ||
-      failed(verifyIndependent(band->cols, "mma")))
+    return rows.emitError(name) << ": " << reason;
+  if ((where && failed(where())) ||
+      failed(verifyIndependent(band->rows, name)) ||
+      failed(verifyIndependent(band->cols, name)))
     return failure();
   for (ForOp l : {band->rows, band->cols, band->red})
-    setKind(l, LoopKind::mma);
+    setKind(l, kind);
   return success();
 }
 
+LogicalResult llmc::tl::mma(ForOp rows) {
+  return markBand(rows, LoopKind::mma, /*anyRowCount=*/false);
+}
+
 LogicalResult llmc::tl::library(ForOp rows) {
-  std::string reason;
-  FailureOr<MatrixBand> band = matchMatrixBand(
-      rows, [&](const Twine &why) { reason = why.str(); },
-      /*anyRowCount=*/true);
-  if (failed(band))
-    return rows.emitError("library: ") << reason;
-  if (!isa<func::FuncOp>(rows->getParentOp()))
+  auto atTop = [&]() -> LogicalResult {
+    if (isa<func::FuncOp>(rows->getParentOp()))
+      return success();
     return rows.emitError("library: the band must be a whole nest at the top "
                           "of its function (the library is called from the "
                           "host, outside any loop)");
-  if (failed(verifyIndependent(band->rows, "library")) ||
-      failed(verifyIndependent(band->cols, "library")))
-    return failure();
-  for (ForOp l : {band->rows, band->cols, band->red})
-    setKind(l, LoopKind::library);
-  return success();
+  };
+  return markBand(rows, LoopKind::library, /*anyRowCount=*/true, atTop);
 }
 
 LogicalResult llmc::tl::bind(ForOp loop, StringRef thread, bool verify) {
