@@ -129,6 +129,10 @@ struct TargetDescription {
   /// (griddepcontrol) and lets the next start early (CUDA, sm_90 and
   /// newer; `-pdl` turns it off).
   bool hasDependentLaunch() const { return has("pdl"); }
+  /// Copies from global into shared memory that bypass the registers
+  /// (`async-copy`: CUDA's cp.async, sm_80 and newer; `-async-copy` turns it
+  /// off): a workgroup's staged tiles are copied so.
+  bool hasAsyncCopy() const { return has("async-copy"); }
   /// Whether a prompt's f16 matmuls go to the GEMM library (`cublas`:
   /// cuBLAS, off by default): the GPU schedule marks them kind `library`.
   bool hasGemmLibrary() const { return has("cublas"); }

@@ -64,6 +64,10 @@ static unsigned smNumber(llvm::StringRef name) {
 /// The oldest SM with matrix units (Volta's tensor cores, WMMA).
 static constexpr unsigned kFirstMatrixSM = 70;
 
+/// The oldest SM with asynchronous copies into shared memory (Ampere's
+/// cp.async).
+static constexpr unsigned kFirstAsyncCopySM = 80;
+
 /// The oldest SM with programmatic dependent launch (Hopper).
 static constexpr unsigned kFirstPDLSM = 90;
 
@@ -80,13 +84,17 @@ static llvm::StringMap<bool> defaultGPUFeatures(TargetKind kind,
   // Programmatic dependent launch (Hopper's): a kernel may start while the
   // one before it ends, waiting (griddepcontrol) before it touches memory.
   f["pdl"] = kind == TargetKind::CUDA && smNumber(name) >= kFirstPDLSM;
+  // Copies from global into shared memory that bypass the registers
+  // (cp.async, Ampere's): a workgroup's staged tiles.
+  f["async-copy"] =
+      kind == TargetKind::CUDA && smNumber(name) >= kFirstAsyncCopySM;
   // A prompt's f16 products offloaded to cuBLAS (the toolkit's GEMM
   // library, which the runtime loads): off unless asked for.
   f["cublas"] = false;
   return f;
 }
-static constexpr const char *kGPUFeatures[] = {"fp16", "int8", "fp64",  "int64",
-                                               "mma",  "pdl",  "cublas"};
+static constexpr const char *kGPUFeatures[] = {
+    "fp16", "int8", "fp64", "int64", "mma", "pdl", "async-copy", "cublas"};
 
 /// The SMs of the data-centre part of each CUDA architecture (V100 80, T4
 /// 40, A100 108, A10 72, L40S 142, H100/H200 132, B200 148, RTX PRO 6000
@@ -247,14 +255,18 @@ parseGPUItems(TargetDescription &t, llvm::StringRef spec,
     if (item.starts_with("+") || item.starts_with("-")) {
       llvm::StringRef f = item.drop_front();
       if (!llvm::is_contained(kGPUFeatures, f))
-        return bad(item,
-                   "GPU features: fp16, int8, fp64, int64, mma, pdl, cublas");
+        return bad(item, "GPU features: fp16, int8, fp64, int64, mma, pdl, "
+                         "async-copy, cublas");
       if (f == "mma" && item[0] == '+' && t.kind != TargetKind::CUDA)
         return bad(item, "matrix units are lowered for CUDA targets only");
       if (f == "pdl" && item[0] == '+' &&
           (t.kind != TargetKind::CUDA || smNumber(t.name) < kFirstPDLSM))
         return bad(item, "programmatic dependent launch is CUDA's, from "
                          "sm_90");
+      if (f == "async-copy" && item[0] == '+' &&
+          (t.kind != TargetKind::CUDA || smNumber(t.name) < kFirstAsyncCopySM))
+        return bad(item, "asynchronous copies (cp.async) are CUDA's, from "
+                         "sm_80");
       if (f == "cublas" && item[0] == '+' && t.kind != TargetKind::CUDA)
         return bad(item, "cuBLAS is a CUDA library");
       if (f == "mma" && item[0] == '+' && smNumber(t.name) < kFirstMatrixSM)

@@ -32,6 +32,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -223,12 +224,12 @@ std::unique_ptr<Pass> llmc::createScheduleSlotPass(ScheduleCallback callback) {
 //===----------------------------------------------------------------------===//
 
 void llmc::registerLLMCDialects(DialectRegistry &registry) {
-  registry
-      .insert<graph::GraphDialect, tl::TLDialect, func::FuncDialect,
-              arith::ArithDialect, math::MathDialect, memref::MemRefDialect,
-              affine::AffineDialect, scf::SCFDialect, cf::ControlFlowDialect,
-              LLVM::LLVMDialect, omp::OpenMPDialect, vector::VectorDialect,
-              gpu::GPUDialect, spirv::SPIRVDialect, NVVM::NVVMDialect>();
+  registry.insert<graph::GraphDialect, tl::TLDialect, func::FuncDialect,
+                  arith::ArithDialect, math::MathDialect, memref::MemRefDialect,
+                  affine::AffineDialect, scf::SCFDialect,
+                  cf::ControlFlowDialect, LLVM::LLVMDialect, omp::OpenMPDialect,
+                  vector::VectorDialect, gpu::GPUDialect, spirv::SPIRVDialect,
+                  NVVM::NVVMDialect, nvgpu::NVGPUDialect>();
   // convert-to-llvm finds each dialect's patterns through these interfaces.
   arith::registerConvertArithToLLVMInterface(registry);
   cf::registerConvertControlFlowToLLVMInterface(registry);
@@ -239,6 +240,7 @@ void llmc::registerLLMCDialects(DialectRegistry &registry) {
   registerConvertOpenMPToLLVMInterface(registry);
   vector::registerConvertVectorToLLVMInterface(registry);
   ub::registerConvertUBToLLVMInterface(registry);
+  cuda::registerConvertNVGPUToLLVMInterface(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   registerOpenMPDialectTranslation(registry);

@@ -64,7 +64,7 @@ static void usage(raw_ostream &os) {
         "(this\n"
         "      machine's), cuda:sm_NN[,+feat|-feat...][,cores=N] (GPU "
         "features:\n"
-        "      fp16, int8, fp64, int64, mma, pdl, cublas; e.g. "
+        "      fp16, int8, fp64, int64, mma, pdl, async-copy, cublas; e.g. "
         "cuda:sm_90,+cublas);\n"
         "      docs/design.md, Targets\n"
         "      --act-quant llama.cpp: round matmul activations to the "

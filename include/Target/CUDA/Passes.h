@@ -15,6 +15,11 @@ namespace llmc::cuda {
 
 #define GEN_PASS_REGISTRATION
 #include "Target/CUDA/Passes.h.inc"
+
+/// Lets any conversion to LLVM (convert-gpu-to-nvvm) lower the NVGPU
+/// dialect's operations (cuda-async-copies' cp.async) with its own type
+/// converter.
+void registerConvertNVGPUToLLVMInterface(mlir::DialectRegistry &registry);
 } // namespace llmc::cuda
 
 #endif // LLMC_TARGET_CUDA_PASSES_H

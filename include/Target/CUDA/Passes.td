@@ -70,6 +70,32 @@ def CUDALowerVectors : Pass<"cuda-lower-vectors", "mlir::gpu::GPUModuleOp"> {
   let dependentDialects = ["mlir::vector::VectorDialect"];
 }
 
+def CUDAAsyncCopies : Pass<"cuda-async-copies", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Copy staged tiles into shared memory with cp.async";
+  let description = [{
+    On a target with `async-copy` (sm_80 and newer; `-async-copy` off), a
+    kernel's element copies from global into shared memory (a
+    `memref.load` of a global buffer whose value only a `memref.store` into
+    a `workgroup` buffer right after it takes: the GPU schedule's `stage`
+    copies, a workgroup's tile of activations) of 4 or 8 bytes become
+    `nvgpu.device_async_copy` (PTX `cp.async.ca.shared.global`: the data
+    goes to shared memory without passing through registers, and the
+    thread issues its next copy at once). The copies of one step (the
+    outermost loops around them that hold only copies and index
+    arithmetic) are one group: right after that step the thread commits
+    it and waits for it (`cp.async.commit_group`, `cp.async.wait_group
+    0`), before the barrier that makes every thread's copies visible to
+    the workgroup. Anything else (2-byte elements, a load whose value is
+    used otherwise, a copy from shared or private memory) is left as it is.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cuda:sm_80\"",
+           "the target description (its async-copy feature)">
+  ];
+  let dependentDialects = ["mlir::nvgpu::NVGPUDialect",
+                           "mlir::NVVM::NVVMDialect"];
+}
+
 def CUDAContractFMA : Pass<"cuda-contract-fma", "mlir::gpu::GPUModuleOp"> {
   let summary = "Let a kernel's float multiplies and adds fuse into FMAs";
   let description = [{

@@ -108,6 +108,9 @@ void llmc::buildCUDALowering(OpPassManager &pm, const TargetDescription &target,
   dependencies.target = target.str();
   kernels.addPass(cuda::createCUDAGridDependencies(dependencies));
   kernels.addPass(cuda::createCUDALowerVectors());
+  cuda::CUDAAsyncCopiesOptions copies;
+  copies.target = target.str();
+  kernels.addPass(cuda::createCUDAAsyncCopies(copies));
   kernels.addPass(createSCFToControlFlowPass());
   // 32-bit indices, as the kernels were scheduled for (and the dispatch
   // program's range bounds every binding to).

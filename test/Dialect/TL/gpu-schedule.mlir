@@ -463,6 +463,52 @@ func.func @staged(%x: memref<?x512xf32>, %w: memref<512x512xf32>, %y: memref<?x5
 
 // -----
 
+// A staged matmul of fewer outputs than a subgroup's threads' worth (64
+// outputs, 16 threads of 4): every step still runs on the 16 threads (not
+// the steps' rule for a loop shorter than a subgroup, which would run its
+// iterations in turn, a barrier each), the copy's consecutive threads on
+// consecutive elements.
+// CHECK-LABEL: func.func @staged_narrow
+// CHECK: tl.for %[[L0:.*]] = {{.*}} to %c16{{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK: tl.block "matmul_rf_init"
+// CHECK: tl.for %[[C:.*]] = {{.*}} to %c16{{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK-NEXT: tl.for {{.*}} to %c8
+// CHECK-NEXT: tl.for %[[J:.*]] = {{.*}} to %c16
+// CHECK: %[[O:.*]] = arith.muli %[[J]], %c16
+// CHECK-NEXT: arith.addi %[[O]], %[[C]]
+// CHECK: tl.block "matmul_rf_stage"
+// CHECK: tl.for {{.*}} to %c16{{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK: tl.block "matmul_rf"
+// CHECK: tl.for {{.*}} to %c16{{.*}} kind(thread_bound) thread("threadIdx.x")
+// CHECK: tl.block "matmul"
+func.func @staged_narrow(%x: memref<?x256xf32>, %w: memref<64x256xf32>, %y: memref<?x64xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  %n = memref.dim %x, %c0 : memref<?x256xf32>
+  tl.for %t = %c0 to %n step %c1 {
+    tl.for %o = %c0 to %c64 step %c1 {
+      tl.for %k = %c0 to %c256 step %c1 {
+        tl.block "matmul" (%vt = spatial %t, %vo = spatial %o, %vk = reduce %k) reads(%x[%vt, %vk] : memref<?x256xf32>, %w[%vo, %vk] : memref<64x256xf32>, %y[%vt, %vo] : memref<?x64xf32>) writes(%y[%vt, %vo] : memref<?x64xf32>) init {
+          affine.store %cst, %y[symbol(%vt), symbol(%vo)] : memref<?x64xf32>
+        } {
+          %0 = affine.load %x[symbol(%vt), symbol(%vk)] : memref<?x256xf32>
+          %1 = affine.load %w[symbol(%vo), symbol(%vk)] : memref<64x256xf32>
+          %2 = affine.load %y[symbol(%vt), symbol(%vo)] : memref<?x64xf32>
+          %3 = arith.mulf %0, %1 : f32
+          %4 = arith.addf %2, %3 : f32
+          affine.store %4, %y[symbol(%vt), symbol(%vo)] : memref<?x64xf32>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 // Decode's norm: a reduction to one value (no independent loop at its top)
 // followed by the nest that reads it become the steps of one workgroup (a
 // loop of one iteration on blockIdx.x around both): the sum shared by 64

@@ -730,9 +730,14 @@ static LogicalResult sumStepInRegisters(RewriterBase &rw, ForOp bound) {
 /// outer loop is independent and fits a workgroup runs its iterations on
 /// threadIdx.x; a serial loop holding several nests (a flash attention's
 /// KV tiles) keeps running them in order, each a step; anything else (a
-/// reduction, a bare block) runs on one thread.
+/// reduction, a bare block) runs on one thread. With `inTurn`, a loop of
+/// fewer iterations than a subgroup around one nest (GQA's query heads of a
+/// KV head) runs them in turn, the nest inside on the threads; without it
+/// (a staged matmul's steps, whose loops are its threads) on the threads.
+/// A loop already on the threads (a staged copy) is a step as it is.
 static LogicalResult mapSteps(RewriterBase &rw, Block *body,
-                              const TargetDescription &target) {
+                              const TargetDescription &target,
+                              bool inTurn = true) {
   MLIRContext *ctx = rw.getContext();
   SmallVector<Operation *> ops;
   for (Operation &op : body->without_terminator())
@@ -740,6 +745,9 @@ static LogicalResult mapSteps(RewriterBase &rw, Block *body,
       ops.push_back(&op);
   for (Operation *op : ops) {
     auto l = dyn_cast<ForOp>(op);
+    // A step on the threads already (a staged copy).
+    if (l && l.getKind() == LoopKind::thread_bound)
+      continue;
     // A serial loop whose steps are mapped already.
     if (l && l.getKind() == LoopKind::serial &&
         l.getBody()
@@ -759,7 +767,7 @@ static LogicalResult mapSteps(RewriterBase &rw, Block *body,
         // Fewer iterations than a subgroup around one nest (the query heads
         // of a KV head): they run in turn, the nest inside on the threads.
         ForOp inner = onlyInnerLoop(l);
-        if (getConstantIntValue(l.getUpperBound()) &&
+        if (inTurn && getConstantIntValue(l.getUpperBound()) &&
             *n < target.subgroupSize && inner && nests == 1) {
           if (failed(mapSteps(rw, l.getBody(), target)))
             return failure();
@@ -771,7 +779,7 @@ static LogicalResult mapSteps(RewriterBase &rw, Block *body,
         continue;
       }
       if (nests > 1) {
-        if (failed(mapSteps(rw, l.getBody(), target)))
+        if (failed(mapSteps(rw, l.getBody(), target, inTurn)))
           return failure();
         continue;
       }
@@ -1266,14 +1274,18 @@ static FailureOr<bool> tileTokensStaged(RewriterBase &rw, ArrayRef<ForOp> chain,
       SmallVector<ForOp> copyOrder = {(*split)[1]};
       copyOrder.append(copyLoops.begin(), copyLoops.end() - 1);
       copyOrder.push_back((*split)[0]);
-      (void)quietly(ctx, [&] { return reorder(rw, copyOrder); });
+      // The threads' loop bound here: the steps' rule would run fewer
+      // threads than a subgroup in turn (one copy per barrier).
+      auto copyMoved = quietly(ctx, [&] { return reorder(rw, copyOrder); });
+      if (succeeded(copyMoved))
+        (void)quietly(
+            ctx, [&] { return bindLoop(copyMoved->front(), "threadIdx.x"); });
     }
-  } else {
-    // Not staged after all: the chunk's products are its one step, on the
-    // threads.
-    if (failed(mapSteps(rw, chunks.getBody(), target)))
-      return failure();
   }
+  // The chunk's steps: the copy (if staged), then its products on the
+  // threads.
+  if (failed(mapSteps(rw, chunks.getBody(), target, /*inTurn=*/false)))
+    return failure();
   // The grid: the whole tiles on blockIdx.y, the outputs' workgroups on
   // blockIdx.x; the workgroup's steps: the partials' init, at each chunk
   // the copy and the products, the write-back.
@@ -1281,7 +1293,7 @@ static FailureOr<bool> tileTokensStaged(RewriterBase &rw, ArrayRef<ForOp> chain,
       (blocks && failed(bindLoop(blocks, "blockIdx.x"))))
     return failure();
   Block *body = (blocks ? blocks : tiles).getBody();
-  if (failed(mapSteps(rw, body, target)))
+  if (failed(mapSteps(rw, body, target, /*inTurn=*/false)))
     return failure();
   return true;
 }
