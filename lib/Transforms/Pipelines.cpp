@@ -2,6 +2,8 @@
 #include "Transforms/Pipelines.h"
 
 #include "Conversion/Passes.h"
+#include "Dialect/Dist/IR/Dist.h"
+#include "Dialect/Dist/Transforms/Passes.h"
 #include "Dialect/Graph/IR/Graph.h"
 #include "Dialect/Graph/Transforms/Passes.h"
 #include "Dialect/TL/IR/TL.h"
@@ -229,7 +231,7 @@ void llmc::registerLLMCDialects(DialectRegistry &registry) {
                   affine::AffineDialect, scf::SCFDialect,
                   cf::ControlFlowDialect, LLVM::LLVMDialect, omp::OpenMPDialect,
                   vector::VectorDialect, gpu::GPUDialect, spirv::SPIRVDialect,
-                  NVVM::NVVMDialect, nvgpu::NVGPUDialect>();
+                  NVVM::NVVMDialect, nvgpu::NVGPUDialect, dist::DistDialect>();
   // convert-to-llvm finds each dialect's patterns through these interfaces.
   arith::registerConvertArithToLLVMInterface(registry);
   cf::registerConvertControlFlowToLLVMInterface(registry);
@@ -332,6 +334,7 @@ void buildRegistered(OpPassManager &pm, llvm::StringRef name,
 
 void llmc::registerLLMCPasses() {
   graph::registerGraphPasses();
+  dist::registerDistPasses();
   tl::registerTLPasses();
   cpu::registerCPUPasses();
   cuda::registerCUDAPasses();
