@@ -44,4 +44,57 @@ def DistPropagate : Pass<"dist-propagate", "mlir::ModuleOp"> {
   let dependentDialects = ["::llmc::dist::DistDialect"];
 }
 
+def DistPlan : Pass<"dist-plan", "mlir::ModuleOp"> {
+  let summary = "Choose how to shard a model over a mesh, by a cost model";
+  let description = [{
+    For a mesh of `mesh` ranks (`2`, `4`, `2x2`: one size per axis), gives
+    each axis a role, tensor parallel (`tp`: Megatron's layout) or pipeline
+    stages (`pp`: consecutive layers per stage), and keeps the assignment
+    with the least predicted time per decoded token among those that fit
+    `memory` bytes a rank (0: no limit). The cost model, per token:
+
+    - compute: the bytes of weights each token reads, divided by the
+      tensor-parallel ranks and read at `memory-bandwidth` bytes a second
+      (decode is bandwidth-bound; the stages of a pipeline run one after
+      the other for one token, so they do not divide it);
+    - tensor parallel over t ranks: two all-reduces of a hidden row per
+      layer (after O and after down), one after the vocabulary-parallel
+      embedding and an all-gather of the logits, each a ring over the
+      axes' slowest link (all-reduce `2 (t - 1) / t * bytes / bandwidth +
+      2 (t - 1) * latency`, all-gather half that);
+    - pipeline of p stages: p - 1 sends of a hidden row and one message
+      of the sampled token back to the first stage;
+    - memory a rank: its share of the layers' weights (divided by t and
+      p), of the embedding and head (by t) and of the KV cache (by t and
+      p).
+
+    Tensor parallelism needs the heads, KV heads, FFN width and
+    vocabulary divisible by t; a pipeline at most one stage per layer.
+    Links (`bandwidth` and `latency`, one value per axis or one for all)
+    default to one host's shared memory. The chosen plan becomes a
+    `dist.mesh @mesh` (axes named by role), `dist.shard` annotations of
+    the Q, K, V, gate and up weights (by output columns), of the embedding
+    table and the head (by vocabulary rows) for tensor parallelism (from
+    which `dist-propagate` derives the rest), and the module attribute
+    `dist.plan` (the roles, each stage's first layer, the predicted
+    seconds per token and bytes a rank); with `print`, a report of every
+    candidate on stderr. A model too large for every plan is an error.
+  }];
+  let options = [
+    Option<"mesh", "mesh", "std::string", /*default=*/"\"2\"",
+           "the mesh's shape: ranks per axis, e.g. 2, 4, 2x2">,
+    ListOption<"bandwidth", "bandwidth", "double",
+               "bytes a second of each axis's link (one value: all axes)">,
+    ListOption<"latency", "latency", "double",
+               "seconds a message of each axis's link (one value: all axes)">,
+    Option<"memoryBandwidth", "memory-bandwidth", "double",
+           /*default=*/"2.0e10", "bytes a second a rank reads its weights at">,
+    Option<"memory", "memory", "double", /*default=*/"0",
+           "bytes a rank may hold (0: no limit)">,
+    Option<"print", "print", "bool", /*default=*/"false",
+           "print the candidates and the chosen plan on stderr">
+  ];
+  let dependentDialects = ["::llmc::dist::DistDialect"];
+}
+
 #endif // LLMC_DIALECT_DIST_TRANSFORMS_PASSES_TD
