@@ -7,7 +7,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PACKAGES=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22 lld-22
   libclang-rt-22-dev libomp-22-dev cmake ninja-build ccache libgtest-dev pybind11-dev python3-dev python3-numpy
   python3-torch python3-pytest python3-sentencepiece
-  libvulkan-dev mesa-vulkan-drivers spirv-tools vulkan-tools)
+  libvulkan-dev mesa-vulkan-drivers spirv-tools vulkan-tools
+  libopenmpi-dev openmpi-bin)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -1,0 +1,140 @@
+//===- Collective.cpp - the ranks of a sharded model ----------------------===//
+#include "Collective.h"
+
+#include "Error.h"
+
+#include <cstdlib>
+#include <dlfcn.h>
+#include <unistd.h>
+
+namespace llmc::rt {
+
+namespace {
+constexpr size_t kErrLen = 1024;
+
+/// The directory of the running executable, with a trailing slash.
+std::string executableDir() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0)
+    return "";
+  std::string path(buf, n);
+  return path.substr(0, path.rfind('/') + 1);
+}
+} // namespace
+
+std::unique_ptr<Collective> Collective::open(const std::string &path,
+                                             double setupTimeout) {
+  void *lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char *why = ::dlerror();
+    throw Error("cannot open the collective plugin " + path + ": " +
+                (why ? why : "unknown error"));
+  }
+  using Entry = const llmc_collective_api *(*)();
+  auto entry = reinterpret_cast<Entry>(::dlsym(lib, "llmc_collective_plugin"));
+  const llmc_collective_api *api = entry ? entry() : nullptr;
+  if (!api || api->abi_version != LLMC_COLLECTIVE_ABI_VERSION) {
+    ::dlclose(lib);
+    throw Error(path + ": not an llmc collective plugin of ABI version " +
+                std::to_string(LLMC_COLLECTIVE_ABI_VERSION));
+  }
+  std::unique_ptr<Collective> c(new Collective());
+  c->library_ = lib;
+  c->api_ = api;
+  char err[kErrLen] = "";
+  int rc = api->open(setupTimeout, &c->job_, err, sizeof(err));
+  if (rc != 0) {
+    c->job_ = nullptr;
+    throw Error(err);
+  }
+  c->rank_ = api->rank(c->job_);
+  c->size_ = api->size(c->job_);
+  return c;
+}
+
+std::unique_ptr<Collective> Collective::openMPI() {
+  std::string path;
+  if (const char *p = std::getenv("LLMC_MPI_PLUGIN"); p && *p) {
+    path = p;
+  } else {
+    path = executableDir() + "libllmc_mpi.so";
+    if (::access(path.c_str(), R_OK) != 0)
+      path = "libllmc_mpi.so";
+  }
+  double timeout = 60;
+  if (const char *t = std::getenv("LLMC_COLLECTIVE_TIMEOUT"); t && *t) {
+    char *end = nullptr;
+    timeout = std::strtod(t, &end);
+    if (*end || !(timeout > 0))
+      throw Error(std::string("LLMC_COLLECTIVE_TIMEOUT='") + t +
+                  "' is not a positive number of seconds");
+  }
+  return open(path, timeout);
+}
+
+Collective::~Collective() {
+  if (job_)
+    api_->close(job_);
+  // (The plugin stays loaded: MPI may not be re-initialized in a process.)
+}
+
+void Collective::check(int rc, const char *err) {
+  if (rc != 0)
+    throw Error(err);
+}
+
+int Collective::group(const std::vector<int64_t> &shape,
+                      const std::vector<int> &axes) {
+  char err[kErrLen] = "";
+  int g = -1;
+  check(api_->group(job_, shape.data(), static_cast<int>(shape.size()),
+                    axes.data(), static_cast<int>(axes.size()), &g, err,
+                    sizeof(err)),
+        err);
+  return g;
+}
+
+int Collective::groupSize(int group) const {
+  return api_->group_size(job_, group);
+}
+
+int Collective::groupRank(int group) const {
+  return api_->group_rank(job_, group);
+}
+
+void Collective::allReduce(int group, float *data, int64_t count,
+                           Reduction reduction) {
+  char err[kErrLen] = "";
+  check(api_->all_reduce_f32(job_, group, data, count,
+                             static_cast<int>(reduction), err, sizeof(err)),
+        err);
+}
+
+void Collective::allGather(int group, const void *in, void *out,
+                           int64_t bytes) {
+  char err[kErrLen] = "";
+  check(api_->all_gather(job_, group, in, out, bytes, err, sizeof(err)), err);
+}
+
+void Collective::send(int group, int peer, const void *data, int64_t bytes) {
+  char err[kErrLen] = "";
+  check(api_->send(job_, group, peer, data, bytes, err, sizeof(err)), err);
+}
+
+void Collective::recv(int group, int peer, void *data, int64_t bytes) {
+  char err[kErrLen] = "";
+  check(api_->recv(job_, group, peer, data, bytes, err, sizeof(err)), err);
+}
+
+void Collective::agree(const std::string &what, uint64_t value) {
+  char err[kErrLen] = "";
+  check(api_->agree(job_, what.c_str(), value, err, sizeof(err)), err);
+}
+
+void Collective::abortJob(int code) {
+  api_->abort_job(job_, code);
+  std::_Exit(code); // (abort_job does not return; in case it does)
+}
+
+} // namespace llmc::rt
