@@ -3,6 +3,7 @@
 
 #include "Error.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <unistd.h>
@@ -11,6 +12,8 @@ namespace llmc::rt {
 
 namespace {
 constexpr size_t kErrLen = 1024;
+/// The longest set-up limit (about 11 days; a finite wait).
+constexpr double kMaxTimeout = 1e6;
 
 /// The directory of the running executable, with a trailing slash.
 std::string executableDir() {
@@ -66,32 +69,43 @@ std::unique_ptr<Collective> Collective::openMPI() {
   if (const char *t = std::getenv("LLMC_COLLECTIVE_TIMEOUT"); t && *t) {
     char *end = nullptr;
     timeout = std::strtod(t, &end);
-    if (*end || !(timeout > 0))
+    if (*end || !(timeout > 0) || !(timeout <= kMaxTimeout))
       throw Error(std::string("LLMC_COLLECTIVE_TIMEOUT='") + t +
-                  "' is not a positive number of seconds");
+                  "' is not a number of seconds in (0, 1e6]");
   }
   return open(path, timeout);
 }
 
 Collective::~Collective() {
+  // After a failure on this rank alone the others may be waiting in a
+  // collective, and MPI_Finalize would wait for them: end the job instead.
+  if (job_ && failed_) {
+    std::fprintf(stderr, "llmc: error: %s (ending every rank)\n",
+                 lastError_.c_str());
+    api_->abort_job(job_, 4);
+  }
   if (job_)
     api_->close(job_);
   // (The plugin stays loaded: MPI may not be re-initialized in a process.)
 }
 
 void Collective::check(int rc, const char *err) {
-  if (rc != 0)
+  if (rc != 0) {
+    failed_ = true;
+    lastError_ = err;
     throw Error(err);
+  }
 }
 
 int Collective::group(const std::vector<int64_t> &shape,
                       const std::vector<int> &axes) {
   char err[kErrLen] = "";
   int g = -1;
-  check(api_->group(job_, shape.data(), static_cast<int>(shape.size()),
-                    axes.data(), static_cast<int>(axes.size()), &g, err,
-                    sizeof(err)),
-        err);
+  // (A bad mesh or axis fails every rank alike: no rank is left waiting.)
+  if (api_->group(job_, shape.data(), static_cast<int>(shape.size()),
+                  axes.data(), static_cast<int>(axes.size()), &g, err,
+                  sizeof(err)) != 0)
+    throw Error(err);
   return g;
 }
 
@@ -129,7 +143,9 @@ void Collective::recv(int group, int peer, void *data, int64_t bytes) {
 
 void Collective::agree(const std::string &what, uint64_t value) {
   char err[kErrLen] = "";
-  check(api_->agree(job_, what.c_str(), value, err, sizeof(err)), err);
+  // (Every rank fails alike: no rank is left waiting.)
+  if (api_->agree(job_, what.c_str(), value, err, sizeof(err)) != 0)
+    throw Error(err);
 }
 
 void Collective::abortJob(int code) {

@@ -61,6 +61,9 @@ private:
   const llmc_collective_api *api_ = nullptr;
   llmc_collective *job_ = nullptr;
   int rank_ = 0, size_ = 1;
+  /// A call failed on this rank (the job is ended, not finalized).
+  bool failed_ = false;
+  std::string lastError_;
 };
 
 } // namespace llmc::rt

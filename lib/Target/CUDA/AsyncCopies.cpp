@@ -45,7 +45,10 @@ memref::LoadOp asyncCopySource(memref::StoreOp store) {
   auto load = store.getValue().getDefiningOp<memref::LoadOp>();
   if (!load || load->getNextNode() != store.getOperation() ||
       !load->hasOneUse() || !inWorkgroupMemory(store.getMemRefType()) ||
-      !inGlobalMemory(load.getMemRefType()))
+      !inGlobalMemory(load.getMemRefType()) ||
+      // (cp.async's operands: unit stride along the innermost dimension.)
+      !store.getMemRefType().isLastDimUnitStride() ||
+      !load.getMemRefType().isLastDimUnitStride())
     return {};
   Type element = store.getMemRefType().getElementType();
   if (!element.isIntOrFloat())

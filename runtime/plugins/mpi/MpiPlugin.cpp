@@ -61,19 +61,23 @@ std::string mpiMessage(int code) {
 /// process's exit makes mpirun end the job.
 class Watchdog {
 public:
+  // (The rank's name is read here: MPI_Init may set the environment while
+  // the thread waits.)
   explicit Watchdog(double seconds)
-      : thread_([this, seconds] {
+      : rank_(std::getenv("OMPI_COMM_WORLD_RANK")
+                  ? std::getenv("OMPI_COMM_WORLD_RANK")
+                  : "?"),
+        thread_([this, seconds] {
           std::unique_lock<std::mutex> lock(mutex_);
           if (cv_.wait_for(lock, std::chrono::duration<double>(seconds),
                            [this] { return done_; }))
             return;
-          const char *rank = std::getenv("OMPI_COMM_WORLD_RANK");
           std::fprintf(stderr,
                        "llmc: error: rank %s: not every rank arrived within "
                        "%.0f s of collective set-up (a rank died, never "
                        "started or is stuck; LLMC_COLLECTIVE_TIMEOUT sets the "
                        "limit)\n",
-                       rank ? rank : "?", seconds);
+                       rank_.c_str(), seconds);
           std::fflush(stderr);
           std::_Exit(3);
         }) {}
@@ -87,6 +91,7 @@ public:
   }
 
 private:
+  std::string rank_;
   std::mutex mutex_;
   std::condition_variable cv_;
   bool done_ = false;
@@ -94,6 +99,12 @@ private:
 };
 
 int openJob(double timeout, llmc_collective **out, char *err, size_t errlen) {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized)
+    return fail(err, errlen,
+                "MPI was finalized in this process: a job's "
+                "collectives are opened once");
   Watchdog watchdog(timeout);
   auto *c = new llmc_collective();
   int initialized = 0;
@@ -220,6 +231,10 @@ constexpr int64_t kChunk = int64_t(1) << 30;
 int allReduce(llmc_collective *c, int group, float *data, int64_t count,
               int reduction, char *err, size_t errlen) {
   LLMC_GROUP(comm, group);
+  if (reduction != LLMC_REDUCE_SUM && reduction != LLMC_REDUCE_MAX &&
+      reduction != LLMC_REDUCE_MIN)
+    return fail(err, errlen, "rank %d: unknown reduction %d", c->rank,
+                reduction);
   MPI_Op op = reduction == LLMC_REDUCE_MAX   ? MPI_MAX
               : reduction == LLMC_REDUCE_MIN ? MPI_MIN
                                              : MPI_SUM;

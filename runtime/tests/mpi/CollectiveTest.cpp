@@ -5,6 +5,8 @@
 //   all       reductions, gathers, groups of a mesh, send/receive (N = 2, 4)
 //   mismatch  ranks that disagree on an artifact's fingerprint all fail
 //   late      rank 1 arrives after the set-up timeout: rank 0 ends the job
+//   short     rank 1 receives fewer bytes than it expects while rank 0 waits
+//             in an all-reduce: rank 1's error ends the job (no hang)
 //
 //===----------------------------------------------------------------------===//
 #include "Collective.h"
@@ -123,7 +125,19 @@ int main(int argc, char **argv) {
       checkAll(*c);
     else if (mode == "mismatch")
       checkMismatch(*c);
-    else if (mode != "late")
+    else if (mode == "short") {
+      int world = c->group({c->size()}, {0});
+      if (c->rank() == 0) {
+        int32_t four = 4;
+        c->send(world, 1, &four, sizeof(four));
+        float x = 1;
+        c->allReduce(world, &x, 1); // rank 1 never comes
+        expect(false, "rank 0 must not get past the all-reduce");
+      } else {
+        double eight = 0;
+        c->recv(world, 0, &eight, sizeof(eight)); // throws
+      }
+    } else if (mode != "late" && mode != "short")
       expect(false, "unknown mode " + mode);
   } catch (const Error &e) {
     std::fprintf(stderr, "rank %d: error: %s\n", me, e.what());

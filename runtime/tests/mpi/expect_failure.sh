@@ -1,12 +1,14 @@
 #!/bin/sh
-# A rank that arrives after the collective set-up limit: rank 1 of
-# `llmc_collective_test late` sleeps 20 s before joining; with a 2 s limit
-# rank 0 must end the job with an error naming the limit, and mpirun must
-# fail, well before the 20 s are over (ctest's timeout).
-# Usage: late_rank.sh MPIRUN TEST_BINARY
-out=$(LLMC_COLLECTIVE_TIMEOUT=2 "$1" --allow-run-as-root --oversubscribe -np 2 "$2" late 2>&1)
+# Runs `llmc_collective_test MODE` as a 2-rank job that must fail: mpirun's
+# exit must be non-zero and the output must hold MESSAGE, well within
+# ctest's timeout (no hang). The set-up limit is 2 s.
+#   late   rank 1 joins 20 s late: rank 0 ends the job at the limit
+#   short  rank 1 receives fewer bytes than it expects while rank 0 goes on
+#          to an all-reduce: rank 1's error ends the job
+# Usage: expect_failure.sh MPIRUN TEST_BINARY MODE MESSAGE
+out=$(LLMC_COLLECTIVE_TIMEOUT=2 "$1" --allow-run-as-root --oversubscribe -np 2 "$2" "$3" 2>&1)
 rc=$?
 echo "$out"
-[ "$rc" -ne 0 ] || { echo "late_rank.sh: mpirun exited 0"; exit 1; }
-echo "$out" | grep -q "not every rank arrived within 2 s" ||
-  { echo "late_rank.sh: no set-up timeout message"; exit 1; }
+[ "$rc" -ne 0 ] || { echo "expect_failure.sh: mpirun exited 0"; exit 1; }
+echo "$out" | grep -q "$4" ||
+  { echo "expect_failure.sh: no '$4' in the output"; exit 1; }

@@ -6,6 +6,7 @@
 // RUN: llm-opt %s -dist-plan="mesh=2 memory-bandwidth=1e6" -dist-propagate | FileCheck %s --check-prefix=CHAIN
 // RUN: not llm-opt %s -dist-plan="mesh=4" 2>&1 | FileCheck %s --check-prefix=NONE
 // RUN: not llm-opt %s -dist-plan="mesh=2x0" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not llm-opt %s -dist-plan="mesh=2 bandwidth=0" 2>&1 | FileCheck %s --check-prefix=BADLINK
 
 // The plan's choice on a 2-layer model (hidden 64, 4 heads, 2 KV heads,
 // FFN 128, a tied vocabulary of 32: 288 KiB of layer weights in f32), in
@@ -66,6 +67,7 @@
 // NONE: note: pp=4: more stages (4) than layers (2)
 // NONE: note: tp=4: the KV heads (2) do not divide over 4 tensor-parallel ranks
 // BAD: error: dist-plan: bad mesh '2x0' (expected ranks per axis, e.g. 2, 4, 2x2)
+// BADLINK: error: dist-plan: bandwidths must be positive, latencies and the memory limit non-negative, all finite
 !cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 16, element_type = f32>
 func.func @forward(%ids: tensor<?xi32>, %pos0: index, %w: !graph.weights, %cache: !cache) -> tensor<?x32xf32> {
   %emb = graph.param %w["emb"] : tensor<32x64xf32>

@@ -111,3 +111,31 @@ func.func @uneven(%q: tensor<?x48xf32> {dist.sharding = #dist.sharding<@tp, [[],
   return %r : tensor<?x32xf32>
 }
 
+
+// -----
+
+// Rows split over tp (sequence parallel) stay split through a product and
+// an add, but not into RoPE (a row's angle is its position) nor attention
+// (a row reads every earlier row's keys and values); a product of rows
+// split over tp whose weight's K is split over tp too is a partial sum,
+// its row split dropped (the axis names the sum).
+dist.mesh @tp shape [2] axes ["tp"]
+!c1 = !graph.kv_cache<layers = 1, max_seq = 8, kv_heads = 2, head_dim = 16, element_type = f32>
+// CHECK-LABEL: func.func @rows
+// CHECK: %[[Y:.*]] = graph.matmul {{.*}}dist.sharding = #dist.sharding<@tp, {{\[\[}}"tp"], []]>
+// CHECK: graph.rope %[[Y]]
+// CHECK-NOT: dist.sharding
+// CHECK-SAME: : tensor<?x32xf32>
+// CHECK: graph.attention
+// CHECK-NOT: dist.sharding
+// CHECK-SAME: : tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x32xf32>
+// CHECK: graph.matmul {{.*}}dist.sharding = #dist.sharding<@tp, {{\[\[}}], []], partial = ["tp"]>
+func.func @rows(%x: tensor<?x32xf32> {dist.sharding = #dist.sharding<@tp, [["tp"], []]>},
+                %w: tensor<32x32xf32>, %wk: tensor<32x32xf32> {dist.sharding = #dist.sharding<@tp, [[], ["tp"]]>},
+                %cache: !c1, %pos0: index) -> tensor<?x32xf32> {
+  %y = graph.matmul %x, %w : tensor<?x32xf32>, tensor<32x32xf32> -> tensor<?x32xf32>
+  %r = graph.rope %y, %pos0 {head_dim = 16 : i64, theta = 1.0e4 : f64, style = #graph.rope_style<half>} : tensor<?x32xf32>
+  %a = graph.attention %y, %y, %y, %cache, %pos0 {layer = 0 : i64, num_heads = 2 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x32xf32>, !c1
+  %p = graph.matmul %x, %wk : tensor<?x32xf32>, tensor<32x32xf32> -> tensor<?x32xf32>
+  return %p : tensor<?x32xf32>
+}

@@ -11,11 +11,13 @@ def DistPropagate : Pass<"dist-propagate", "mlir::ModuleOp"> {
     `dist.sharding` attributes; all on one mesh) and walks the graph in
     order, giving each graph op's result the sharding its rule derives from
     its operands' (a value without one is replicated), recorded as the op's
-    `dist.sharding` attribute where it is not replicated. A weight a product
+    `dist.sharding` attribute where it is not replicated (an axis both
+    partial and splitting a dimension stays partial). A weight a product
     reads (a `graph.param`) without a sharding of its own takes the one the
     product's input implies, recorded on the param: annotating Q, K, V, gate
     and up by their output columns gives the whole Megatron layer (O and
-    down split by their rows). The rules:
+    down split by their rows). An argument's sharding is checked as
+    `dist.shard`'s. The rules:
 
     - `graph.matmul` (x[.., K] times w[N, K]): the result's rows are x's,
       its columns w's rows' axes; where x's K is split and w is not
@@ -25,10 +27,12 @@ def DistPropagate : Pass<"dist-propagate", "mlir::ModuleOp"> {
       split by rows (vocabulary-parallel) gives a partial sum.
     - `graph.rms_norm`: rows as the input's, the normalised dimension
       whole (the sum of squares needs it).
-    - `graph.rope`: as its input where a split keeps whole heads.
-    - `graph.attention`: Q's split of heads where Q, K and V split alike
-      and the heads and KV heads divide evenly (each rank holds its KV
-      heads of the cache).
+    - `graph.rope`: the input's split of whole heads; rows whole (a row's
+      angle is its position).
+    - `graph.attention`: Q's split of heads where K and V split alike (or
+      not at all) and the heads and KV heads divide evenly (each rank
+      holds its KV heads of the cache); rows whole (a row reads every
+      earlier row's keys and values).
     - `graph.add`: operands aligned from the right; a dimension split in
       either is split in the result; partial where both are partial over
       the same axes. `graph.mul`, `graph.silu`, `graph.elementwise` alike,

@@ -13,6 +13,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 namespace llmc::dist {
 #define GEN_PASS_DEF_DISTPLAN
 #include "Dialect/Dist/Transforms/Passes.h.inc"
@@ -40,12 +42,13 @@ struct ModelFacts {
   graph::MatmulOp head;
 };
 
-/// The product `v` comes from, through RoPE, reshapes and a bias add.
+/// The product `v` comes from, through RoPE, reshapes, a bias add and a
+/// per-head norm (Qwen3's q and k norms).
 graph::MatmulOp productOf(Value v) {
   while (Operation *def = v.getDefiningOp()) {
     if (auto mm = dyn_cast<graph::MatmulOp>(def))
       return mm;
-    if (isa<graph::RopeOp, graph::ReshapeOp>(def)) {
+    if (isa<graph::RopeOp, graph::ReshapeOp, graph::RMSNormOp>(def)) {
       v = def->getOperand(0);
       continue;
     }
@@ -73,6 +76,14 @@ ModelFacts factsOf(func::FuncOp func) {
     if (graph::MatmulOp mm = productOf(v))
       columns.insert(mm);
   };
+  // The MLP's gate and up: their width is the FFN's.
+  auto mlpColumn = [&](Value v) {
+    if (graph::MatmulOp mm = productOf(v)) {
+      columns.insert(mm);
+      m.ffn =
+          std::max<int64_t>(m.ffn, mm.getResult().getType().getShape().back());
+    }
+  };
   func.walk([&](Operation *op) {
     if (auto attn = dyn_cast<graph::AttentionOp>(op)) {
       ++m.layers;
@@ -84,14 +95,14 @@ ModelFacts factsOf(func::FuncOp func) {
       // The MLP's silu(gate) * up, fused.
       if (!ew.getBody().getOps<graph::SiluOp>().empty())
         for (Value v : ew.getInputs())
-          column(v);
+          mlpColumn(v);
     } else if (auto mul = dyn_cast<graph::MulOp>(op)) {
       if (mul->getParentOfType<graph::ElementwiseOp>())
         return;
       for (Value v : {mul.getLhs(), mul.getRhs()}) {
         if (auto silu = v.getDefiningOp<graph::SiluOp>())
           v = silu.getInput();
-        column(v);
+        mlpColumn(v);
       }
     } else if (auto emb = dyn_cast<graph::EmbeddingOp>(op)) {
       m.embedding = emb;
@@ -105,18 +116,22 @@ ModelFacts factsOf(func::FuncOp func) {
     m.hidden = table.getDimSize(1);
     m.tableBytes = bytesOf(m.embedding.getTable());
   }
-  for (graph::MatmulOp mm : m.columnProducts)
-    if (productOf(mm.getResult()) == mm &&
-        mm.getResult().getType().getShape().back() != m.hidden)
-      m.ffn =
-          std::max<int64_t>(m.ffn, mm.getResult().getType().getShape().back());
   func.walk([&](graph::MatmulOp mm) {
     bool isColumn = llvm::is_contained(m.columnProducts, mm);
     if (!isColumn && m.vocab &&
         mm.getResult().getType().getShape().back() == m.vocab && !m.head) {
       m.head = mm;
       m.headBytes = bytesOf(mm.getWeight());
-      m.tied = m.embedding && mm.getWeight() == m.embedding.getTable();
+      // Tied: the head reads the table's parameter (one value, or a param
+      // of the same name).
+      auto name = [](Value v) {
+        auto param = v.getDefiningOp<graph::ParamOp>();
+        return param ? param.getName() : StringRef();
+      };
+      m.tied = m.embedding &&
+               (mm.getWeight() == m.embedding.getTable() ||
+                (!name(mm.getWeight()).empty() &&
+                 name(mm.getWeight()) == name(m.embedding.getTable())));
       return;
     }
     m.layerBytes += bytesOf(mm.getWeight());
@@ -204,7 +219,9 @@ void cost(Candidate &c, const ModelFacts &m, double memoryBandwidth,
   double ends = m.tied ? m.tableBytes
                        : (p > 1 ? std::max(m.tableBytes, m.headBytes)
                                 : m.tableBytes + m.headBytes);
-  c.bytesPerRank = m.layerBytes / (t * p) + ends / t + m.kvBytes / (t * p);
+  // The largest stage's layers (stage s starts at layer s * L / p).
+  double share = p > 1 ? std::ceil(double(m.layers) / p) / m.layers : 1.0;
+  c.bytesPerRank = m.layerBytes * share / t + ends / t + m.kvBytes * share / t;
   if (c.why.empty() && memoryLimit > 0 && c.bytesPerRank > memoryLimit)
     c.why =
         ("needs " + Twine(static_cast<int64_t>(c.bytesPerRank)) +
@@ -248,6 +265,16 @@ struct DistPlanPass : llmc::dist::impl::DistPlanBase<DistPlanPass> {
             perAxis(bandwidth, "bandwidth", bandwidths, kDefaultBandwidth)) ||
         failed(perAxis(latency, "latency", latencies, kDefaultLatency)))
       return signalPassFailure();
+    auto positive = [](double v) { return std::isfinite(v) && v > 0; };
+    if (!llvm::all_of(bandwidths, positive) || !positive(memoryBandwidth) ||
+        !llvm::all_of(latencies,
+                      [](double v) { return std::isfinite(v) && v >= 0; }) ||
+        !std::isfinite(memory) || memory < 0) {
+      mlir::emitError(module.getLoc())
+          << "dist-plan: bandwidths must be positive, latencies and the "
+             "memory limit non-negative, all finite";
+      return signalPassFailure();
+    }
     if (module.lookupSymbol("mesh")) {
       mlir::emitError(module.getLoc(),
                       "dist-plan: the module already has a symbol @mesh");

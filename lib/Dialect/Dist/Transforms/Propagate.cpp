@@ -66,11 +66,20 @@ public:
   Propagation(func::FuncOp func, MeshOp mesh, FlatSymbolRefAttr meshRef)
       : func(func), mesh(mesh), meshRef(meshRef) {}
 
-  void run() {
+  LogicalResult run() {
+    SymbolTableCollection symbols;
     for (BlockArgument arg : func.getArguments())
       if (auto s = func.getArgAttrOfType<ShardingAttr>(arg.getArgNumber(),
-                                                       kShardingAttrName))
+                                                       kShardingAttrName)) {
+        auto type = dyn_cast<RankedTensorType>(arg.getType());
+        if (!type)
+          return func.emitError()
+                 << "argument " << arg.getArgNumber()
+                 << " has a sharding but is not a ranked tensor";
+        if (failed(verifySharding(func, s, type, symbols)))
+          return failure();
         set(arg, Layout::of(s));
+      }
     for (Operation &op : func.getBody().front()) {
       if (auto shard = dyn_cast<ShardOp>(op)) {
         set(shard.getResult(), Layout::of(shard.getSharding()));
@@ -91,6 +100,7 @@ public:
       if (it != known.end() && !it->second.isReplicated())
         op.setAttr(kShardingAttrName, it->second.toAttr(meshRef));
     }
+    return success();
   }
 
 private:
@@ -129,12 +139,14 @@ private:
           out.push_back(a);
       axes = out;
     };
+    // A partial sum first: an axis both partial and splitting a dimension
+    // stays partial (the numbers are sums over it), its split dropped.
+    keep(l.partial);
     for (auto [d, axes] : llvm::enumerate(l.dims)) {
       keep(axes);
       if (!type.isDynamicDim(d) && type.getDimSize(d) % ranks(axes) != 0)
         axes.clear();
     }
-    keep(l.partial);
     known[v] = std::move(l);
   }
 
@@ -162,8 +174,9 @@ private:
     int64_t rank = resultType.getRank();
     if (auto mm = dyn_cast<graph::MatmulOp>(op)) {
       Layout x = get(mm.getInput());
-      // An unsharded weight takes the split of the input's K.
-      if (!known.count(mm.getWeight()) && !x.dims.back().empty()) {
+      // An unsharded weight (a param) takes the split of the input's K.
+      if (!known.count(mm.getWeight()) && !x.dims.back().empty() &&
+          mm.getWeight().getDefiningOp<graph::ParamOp>()) {
         Layout w = Layout::replicated(2);
         w.dims[1] = x.dims.back();
         set(mm.getWeight(), w);
@@ -193,6 +206,8 @@ private:
       Layout in = get(rope.getInput());
       Layout out;
       out.dims = in.dims;
+      // Rows whole: a row's angle is its position, pos0 + its index.
+      out.dims.front().clear();
       int64_t features = resultType.getShape().back();
       int64_t n = ranks(in.dims.back());
       if (ShapedType::isDynamic(features) || features % n != 0 ||
@@ -204,6 +219,8 @@ private:
       Layout q = get(attn.getQ()), k = get(attn.getK()), v = get(attn.getV());
       Layout out;
       out.dims = q.dims;
+      // Rows whole: a row attends to every earlier row's keys and values.
+      out.dims.front().clear();
       Axes heads = q.dims.back();
       int64_t n = ranks(heads);
       auto alike = [&](const Layout &l) {
@@ -294,7 +311,8 @@ struct DistPropagatePass
                          << ", which is not a dist.mesh";
         return signalPassFailure();
       }
-      Propagation(func, mesh, *meshRef).run();
+      if (failed(Propagation(func, mesh, *meshRef).run()))
+        return signalPassFailure();
     }
   }
 };
