@@ -14,15 +14,17 @@
 
 #include <cstdlib>
 
+#include "Artifact/Artifact.h"
+#include "Dialect/Dist/Transforms/Passes.h"
 #include "Import/GGUF.h"
 #include "Import/Import.h"
 #include "Import/Tokenizer.h"
 #include "Transforms/Pipelines.h"
-#include "Artifact/Artifact.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -31,9 +33,9 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/xxhash.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 
 #include <chrono>
 #include <string>
@@ -85,6 +87,16 @@ static void usage(raw_ostream &os) {
         "  llmc bench DIR|MODEL [-p N] [-n N] [-t T[,T...]] [-r R] "
         "[--vs PATH|npm|none]... [--roofline] [--profile] [--act-quant M] "
         "[--kv-cache K] [--target T] [--device N]\n"
+        "  llmc plan MODEL [--mesh 2|4|2x2...] [--bandwidth B[,B]] "
+        "[--latency S[,S]] [--memory-bandwidth B] [--memory BYTES] "
+        "[--target T] [--act-quant M] [--kv-cache K] [--max-seq-len N]\n"
+        "      how dist-plan would shard MODEL over a mesh: each candidate "
+        "(tp or pp\n"
+        "      per axis) with its predicted time per decoded token and bytes "
+        "a rank,\n"
+        "      and the chosen one (links in bytes/s and s per axis; "
+        "docs/design.md,\n"
+        "      Distribution)\n"
         "  llmc tune MODEL [--act-quant M] [--kv-cache K] [--target T] [-p N] "
         "[-n N] "
         "[-t T] [-r R] [-o FILE]\n"
@@ -94,6 +106,21 @@ static void usage(raw_ostream &os) {
         "IDS.json] [--specials] [--add-special] [--decode]\n"
         "  llmc devices        (the Vulkan and CUDA devices; LLMC_DEVICE=N "
         "picks one of an artifact's kind)\n";
+}
+
+/// The graph module of `model`: a graph-dialect .mlir file, or a model file
+/// imported.
+static llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+loadModel(mlir::MLIRContext &ctx, llvm::SourceMgr &sourceMgr,
+          const std::string &model, const llmc::ImportOptions &importOptions) {
+  if (StringRef(model).ends_with(".mlir")) {
+    auto module = mlir::parseSourceFile<mlir::ModuleOp>(
+        model, sourceMgr, mlir::ParserConfig(&ctx));
+    if (!module)
+      return llvm::createStringError(model + ": cannot parse the graph module");
+    return module;
+  }
+  return llmc::importModel(&ctx, model, importOptions);
 }
 
 static int compileMain(int argc, char **argv) {
@@ -225,18 +252,10 @@ static int compileMain(int argc, char **argv) {
     };
   }
 
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-  if (StringRef(model).ends_with(".mlir")) {
-    module = mlir::parseSourceFile<mlir::ModuleOp>(model, sourceMgr,
-                                                   mlir::ParserConfig(&ctx));
-    if (!module)
-      return fail(model + ": cannot parse the graph module");
-  } else {
-    auto imported = llmc::importModel(&ctx, model, importOptions);
-    if (!imported)
-      return fail(toString(imported.takeError()));
-    module = std::move(*imported);
-  }
+  auto loaded = loadModel(ctx, sourceMgr, model, importOptions);
+  if (!loaded)
+    return fail(toString(loaded.takeError()));
+  mlir::OwningOpRef<mlir::ModuleOp> module = std::move(*loaded);
   printPhase("import",
              std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                            phaseStart)
@@ -251,6 +270,102 @@ static int compileMain(int argc, char **argv) {
     options.tokenizer = llmc::findModelTokenizer(model);
   if (Error e = llmc::compileArtifact(*module, options))
     return fail(toString(std::move(e)));
+  return 0;
+}
+
+/// Parses "1e9,2e9" into numbers.
+static bool parseNumbers(StringRef text, SmallVectorImpl<double> &out) {
+  SmallVector<StringRef> parts;
+  text.split(parts, ',');
+  for (StringRef p : parts) {
+    double v = 0;
+    if (p.trim().getAsDouble(v))
+      return false;
+    out.push_back(v);
+  }
+  return true;
+}
+
+/// `llmc plan`: the graph phase of MODEL, then dist-plan's report.
+static int planMain(int argc, char **argv) {
+  std::string model, targetSpec = "cpu", maxSeq;
+  llmc::PipelineOptions pipeline;
+  llmc::ImportOptions importOptions;
+  llmc::dist::PlanOptions plan;
+  for (int i = 1; i < argc; ++i) {
+    StringRef arg(argv[i]);
+    if (arg == "-h" || arg == "--help") {
+      usage(outs());
+      return 0;
+    }
+    if (!arg.starts_with("-")) {
+      if (!model.empty())
+        return fail("more than one model given ('" + model + "', '" + arg +
+                    "')");
+      model = arg.str();
+      continue;
+    }
+    static const char *const kValued[] = {
+        "--mesh",       "--bandwidth", "--latency",   "--memory-bandwidth",
+        "--memory",     "--target",    "--act-quant", "--kv-cache",
+        "--max-seq-len"};
+    if (!llvm::is_contained(kValued, arg))
+      return fail("unknown option '" + arg + "' for llmc plan");
+    if (i + 1 >= argc)
+      return fail("option " + arg + " needs a value");
+    StringRef value(argv[++i]);
+    double number = 0;
+    if (arg == "--mesh")
+      plan.mesh = value.str();
+    else if (arg == "--bandwidth" || arg == "--latency") {
+      if (!parseNumbers(value,
+                        arg == "--bandwidth" ? plan.bandwidth : plan.latency))
+        return fail(arg + ": expected numbers separated by commas, got '" +
+                    value + "'");
+    } else if (arg == "--memory-bandwidth" || arg == "--memory") {
+      if (value.getAsDouble(number))
+        return fail(arg + ": expected a number, got '" + value + "'");
+      (arg == "--memory" ? plan.memory : plan.memoryBandwidth) = number;
+    } else if (arg == "--target")
+      targetSpec = value.str();
+    else if (arg == "--act-quant")
+      pipeline.actQuant = value.str();
+    else if (arg == "--kv-cache")
+      pipeline.kvCache = value.str();
+    else if (value.getAsInteger(10, importOptions.maxSeqLen) ||
+             importOptions.maxSeqLen <= 0)
+      return fail("--max-seq-len: expected a positive integer, got '" + value +
+                  "'");
+  }
+  if (model.empty())
+    return fail("llmc plan: no model given");
+  if (pipeline.actQuant != "exact" && pipeline.actQuant != "llama.cpp")
+    return fail("--act-quant: expected exact or llama.cpp, got '" +
+                pipeline.actQuant + "'");
+  if (!llmc::isKVCacheType(pipeline.kvCache))
+    return fail("--kv-cache: expected f32 or f16, got '" + pipeline.kvCache +
+                "'");
+  auto resolved = llmc::resolveTarget(targetSpec);
+  if (!resolved)
+    return fail("--target: " + toString(resolved.takeError()));
+  pipeline.target = std::move(*resolved);
+
+  mlir::DialectRegistry registry;
+  llmc::registerLLMCDialects(registry);
+  mlir::MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagHandler(sourceMgr, &ctx, errs());
+  auto loaded = loadModel(ctx, sourceMgr, model, importOptions);
+  if (!loaded)
+    return fail(toString(loaded.takeError()));
+  mlir::OwningOpRef<mlir::ModuleOp> module = std::move(*loaded);
+  mlir::PassManager pm(&ctx);
+  llmc::buildCompilePipeline(pm, pipeline, llmc::Phase::Graph);
+  if (mlir::failed(pm.run(*module)))
+    return fail(model + ": the graph phase failed");
+  if (mlir::failed(llmc::dist::planModule(*module, plan, &outs())))
+    return 1;
   return 0;
 }
 
@@ -505,6 +620,8 @@ int main(int argc, char **argv) {
   }
   if (cmd == "inspect")
     return inspectMain(argc - 1, argv + 1);
+  if (cmd == "plan")
+    return planMain(argc - 1, argv + 1);
   if (cmd == "tokenize")
     return llmcTokenizeMain(argc - 1, argv + 1);
   if (cmd == "tune")

@@ -12,6 +12,26 @@ namespace llmc::dist {
 /// that defines it, or on a function argument).
 inline constexpr llvm::StringLiteral kShardingAttrName = "dist.sharding";
 
+/// What `dist-plan` plans for (its options; Passes.td).
+struct PlanOptions {
+  /// Ranks per mesh axis: "2", "4", "2x2".
+  std::string mesh = "2";
+  /// Each axis's link (one value: every axis); empty: one host's memory.
+  llvm::SmallVector<double> bandwidth, latency;
+  /// Bytes a second a rank reads its weights at.
+  double memoryBandwidth = 2.0e10;
+  /// Bytes a rank may hold (0: no limit).
+  double memory = 0;
+};
+
+/// Chooses the plan of `module`'s decoder for a mesh and applies it (the
+/// mesh, annotations for dist-propagate, the module's `dist.plan`), with a
+/// report of every candidate on `report` where given: `dist-plan` and
+/// `llmc plan`. Errors are emitted as diagnostics.
+mlir::LogicalResult planModule(mlir::ModuleOp module,
+                               const PlanOptions &options,
+                               llvm::raw_ostream *report);
+
 #define GEN_PASS_DECL
 #include "Dialect/Dist/Transforms/Passes.h.inc"
 

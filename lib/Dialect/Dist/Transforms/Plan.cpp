@@ -229,172 +229,191 @@ void cost(Candidate &c, const ModelFacts &m, double memoryBandwidth,
             .str();
 }
 
+static void annotate(ModuleOp module, ModelFacts &m, const Candidate &c,
+                     ArrayRef<int64_t> shape, ArrayRef<double> bandwidths,
+                     ArrayRef<double> latencies) {
+  MLIRContext *ctx = module.getContext();
+  Builder b(ctx);
+  // Axes named by role ("tp", "pp"; "tp1" for a second tp axis).
+  SmallVector<Attribute> names, links;
+  SmallVector<Attribute> tpAxes, ppAxes;
+  for (auto [i, size] : llvm::enumerate(shape)) {
+    bool tp = c.tensorParallel[i];
+    SmallVector<Attribute> &same = tp ? tpAxes : ppAxes;
+    std::string name = std::string(tp ? "tp" : "pp") +
+                       (same.empty() ? "" : std::to_string(same.size()));
+    same.push_back(b.getStringAttr(name));
+    names.push_back(b.getStringAttr(name));
+    links.push_back(LinkAttr::get(ctx, b.getF64FloatAttr(bandwidths[i]),
+                                  b.getF64FloatAttr(latencies[i])));
+  }
+  OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+  MeshOp::create(mb, module.getLoc(), "mesh", shape, b.getArrayAttr(names),
+                 b.getArrayAttr(links));
+  auto meshRef = FlatSymbolRefAttr::get(ctx, "mesh");
+  if (c.t > 1) {
+    auto byRows = ShardingAttr::get(
+        ctx, meshRef,
+        b.getArrayAttr({b.getArrayAttr(tpAxes), b.getArrayAttr({})}),
+        ArrayAttr());
+    auto shard = [&](OpOperand &use) {
+      OpBuilder ob(use.getOwner());
+      use.set(ShardOp::create(ob, use.get().getLoc(), use.get(), byRows));
+    };
+    for (graph::MatmulOp mm : m.columnProducts)
+      shard(mm.getWeightMutable());
+    if (m.embedding)
+      shard(m.embedding.getTableMutable());
+    if (m.head)
+      shard(m.head.getWeightMutable());
+  }
+  SmallVector<int64_t> stages;
+  for (int64_t s = 0; s < c.p; ++s)
+    stages.push_back(s * m.layers / c.p);
+  module->setAttr(
+      "dist.plan",
+      b.getDictionaryAttr({
+          b.getNamedAttr("tp", b.getArrayAttr(tpAxes)),
+          b.getNamedAttr("pp", b.getArrayAttr(ppAxes)),
+          b.getNamedAttr("stages", b.getDenseI64ArrayAttr(stages)),
+          b.getNamedAttr("seconds_per_token", b.getF64FloatAttr(c.seconds())),
+          b.getNamedAttr(
+              "bytes_per_rank",
+              b.getI64IntegerAttr(static_cast<int64_t>(c.bytesPerRank))),
+      }));
+}
+
+} // namespace
+
+LogicalResult llmc::dist::planModule(ModuleOp module,
+                                     const PlanOptions &options,
+                                     llvm::raw_ostream *report) {
+  const std::string &mesh = options.mesh;
+  ArrayRef<double> bandwidth = options.bandwidth, latency = options.latency;
+  double memoryBandwidth = options.memoryBandwidth, memory = options.memory;
+  SmallVector<int64_t> shape;
+  SmallVector<StringRef> parts;
+  StringRef(mesh).split(parts, 'x');
+  for (StringRef part : parts) {
+    int64_t n = 0;
+    if (part.getAsInteger(10, n) || n < 1) {
+      mlir::emitError(module.getLoc())
+          << "dist-plan: bad mesh '" << mesh
+          << "' (expected ranks per axis, e.g. 2, 4, 2x2)";
+      return failure();
+    }
+    shape.push_back(n);
+  }
+  auto perAxis = [&](ArrayRef<double> values, StringRef what,
+                     SmallVectorImpl<double> &out, double fallback) {
+    if (values.size() > 1 && values.size() != shape.size()) {
+      mlir::emitError(module.getLoc())
+          << "dist-plan: " << values.size() << " " << what << " values for "
+          << shape.size() << " mesh axes";
+      return failure();
+    }
+    for (size_t i = 0; i < shape.size(); ++i)
+      out.push_back(values.empty() ? fallback
+                                   : values[values.size() == 1 ? 0 : i]);
+    return success();
+  };
+  SmallVector<double> bandwidths, latencies;
+  if (failed(perAxis(bandwidth, "bandwidth", bandwidths, kDefaultBandwidth)) ||
+      failed(perAxis(latency, "latency", latencies, kDefaultLatency)))
+    return failure();
+  auto positive = [](double v) { return std::isfinite(v) && v > 0; };
+  if (!llvm::all_of(bandwidths, positive) || !positive(memoryBandwidth) ||
+      !llvm::all_of(latencies,
+                    [](double v) { return std::isfinite(v) && v >= 0; }) ||
+      !std::isfinite(memory) || memory < 0) {
+    mlir::emitError(module.getLoc())
+        << "dist-plan: bandwidths must be positive, latencies and the "
+           "memory limit non-negative, all finite";
+    return failure();
+  }
+  if (module.lookupSymbol("mesh")) {
+    mlir::emitError(module.getLoc(),
+                    "dist-plan: the module already has a symbol @mesh");
+    return failure();
+  }
+  func::FuncOp func;
+  for (auto f : module.getOps<func::FuncOp>())
+    if (!f.isExternal() && !f.getOps<graph::AttentionOp>().empty()) {
+      func = f;
+      break;
+    }
+  if (!func) {
+    mlir::emitError(module.getLoc(),
+                    "dist-plan: no function with a decoder's attention");
+    return failure();
+  }
+  ModelFacts m = factsOf(func);
+
+  SmallVector<Candidate> candidates;
+  unsigned axes = shape.size();
+  for (unsigned roles = 0; roles < (1u << axes); ++roles) {
+    Candidate c;
+    SmallVector<Link> tpLinks, ppLinks;
+    for (unsigned i = 0; i < axes; ++i) {
+      bool tp = roles & (1u << i);
+      c.tensorParallel.push_back(tp);
+      (tp ? c.t : c.p) *= shape[i];
+      (tp ? tpLinks : ppLinks).push_back({bandwidths[i], latencies[i]});
+    }
+    c.tpLink = slowest(tpLinks);
+    c.ppLink = slowest(ppLinks);
+    cost(c, m, memoryBandwidth, memory);
+    candidates.push_back(std::move(c));
+  }
+  const Candidate *best = nullptr;
+  for (const Candidate &c : candidates)
+    if (c.why.empty() && (!best || c.seconds() < best->seconds()))
+      best = &c;
+
+  if (report) {
+    *report << "dist-plan: @" << func.getSymName() << ", " << m.layers
+            << " layers, " << m.heads << " heads, " << m.kvHeads
+            << " KV heads, hidden " << m.hidden << ", FFN " << m.ffn
+            << ", vocabulary " << m.vocab << "; mesh " << mesh << "\n";
+    for (const Candidate &c : candidates) {
+      *report << "  " << c.name(shape) << ": ";
+      if (!c.why.empty()) {
+        *report << "does not apply: " << c.why << "\n";
+        continue;
+      }
+      *report << llvm::format(
+          "%.3e s a token (compute %.3e, communication %.3e), %.0f bytes a "
+          "rank\n",
+          c.seconds(), c.compute, c.communication, c.bytesPerRank);
+    }
+    if (best)
+      *report << "  chosen: " << best->name(shape) << "\n";
+  }
+  if (!best) {
+    InFlightDiagnostic d = mlir::emitError(func.getLoc())
+                           << "dist-plan: no plan for a mesh of " << mesh;
+    for (const Candidate &c : candidates)
+      d.attachNote() << c.name(shape) << ": " << c.why;
+    return failure();
+  }
+  annotate(module, m, *best, shape, bandwidths, latencies);
+  return success();
+}
+
+namespace {
+
 struct DistPlanPass : llmc::dist::impl::DistPlanBase<DistPlanPass> {
   using Base::Base;
-
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    SmallVector<int64_t> shape;
-    SmallVector<StringRef> parts;
-    StringRef(mesh).split(parts, 'x');
-    for (StringRef part : parts) {
-      int64_t n = 0;
-      if (part.getAsInteger(10, n) || n < 1) {
-        mlir::emitError(module.getLoc())
-            << "dist-plan: bad mesh '" << mesh
-            << "' (expected ranks per axis, e.g. 2, 4, 2x2)";
-        return signalPassFailure();
-      }
-      shape.push_back(n);
-    }
-    auto perAxis = [&](ArrayRef<double> values, StringRef what,
-                       SmallVectorImpl<double> &out, double fallback) {
-      if (values.size() > 1 && values.size() != shape.size()) {
-        mlir::emitError(module.getLoc())
-            << "dist-plan: " << values.size() << " " << what << " values for "
-            << shape.size() << " mesh axes";
-        return failure();
-      }
-      for (size_t i = 0; i < shape.size(); ++i)
-        out.push_back(values.empty() ? fallback
-                                     : values[values.size() == 1 ? 0 : i]);
-      return success();
-    };
-    SmallVector<double> bandwidths, latencies;
-    if (failed(
-            perAxis(bandwidth, "bandwidth", bandwidths, kDefaultBandwidth)) ||
-        failed(perAxis(latency, "latency", latencies, kDefaultLatency)))
-      return signalPassFailure();
-    auto positive = [](double v) { return std::isfinite(v) && v > 0; };
-    if (!llvm::all_of(bandwidths, positive) || !positive(memoryBandwidth) ||
-        !llvm::all_of(latencies,
-                      [](double v) { return std::isfinite(v) && v >= 0; }) ||
-        !std::isfinite(memory) || memory < 0) {
-      mlir::emitError(module.getLoc())
-          << "dist-plan: bandwidths must be positive, latencies and the "
-             "memory limit non-negative, all finite";
-      return signalPassFailure();
-    }
-    if (module.lookupSymbol("mesh")) {
-      mlir::emitError(module.getLoc(),
-                      "dist-plan: the module already has a symbol @mesh");
-      return signalPassFailure();
-    }
-    func::FuncOp func;
-    for (auto f : module.getOps<func::FuncOp>())
-      if (!f.isExternal() && !f.getOps<graph::AttentionOp>().empty()) {
-        func = f;
-        break;
-      }
-    if (!func) {
-      mlir::emitError(module.getLoc(),
-                      "dist-plan: no function with a decoder's attention");
-      return signalPassFailure();
-    }
-    ModelFacts m = factsOf(func);
-
-    SmallVector<Candidate> candidates;
-    unsigned axes = shape.size();
-    for (unsigned roles = 0; roles < (1u << axes); ++roles) {
-      Candidate c;
-      SmallVector<Link> tpLinks, ppLinks;
-      for (unsigned i = 0; i < axes; ++i) {
-        bool tp = roles & (1u << i);
-        c.tensorParallel.push_back(tp);
-        (tp ? c.t : c.p) *= shape[i];
-        (tp ? tpLinks : ppLinks).push_back({bandwidths[i], latencies[i]});
-      }
-      c.tpLink = slowest(tpLinks);
-      c.ppLink = slowest(ppLinks);
-      cost(c, m, memoryBandwidth, memory);
-      candidates.push_back(std::move(c));
-    }
-    const Candidate *best = nullptr;
-    for (const Candidate &c : candidates)
-      if (c.why.empty() && (!best || c.seconds() < best->seconds()))
-        best = &c;
-
-    if (print) {
-      llvm::errs() << "dist-plan: @" << func.getSymName() << ", " << m.layers
-                   << " layers, " << m.heads << " heads, " << m.kvHeads
-                   << " KV heads, hidden " << m.hidden << ", FFN " << m.ffn
-                   << ", vocabulary " << m.vocab << "; mesh " << mesh << "\n";
-      for (const Candidate &c : candidates) {
-        llvm::errs() << "  " << c.name(shape) << ": ";
-        if (!c.why.empty()) {
-          llvm::errs() << "does not apply: " << c.why << "\n";
-          continue;
-        }
-        llvm::errs() << llvm::format(
-            "%.3e s a token (compute %.3e, communication %.3e), %.0f bytes a "
-            "rank\n",
-            c.seconds(), c.compute, c.communication, c.bytesPerRank);
-      }
-      if (best)
-        llvm::errs() << "  chosen: " << best->name(shape) << "\n";
-    }
-    if (!best) {
-      InFlightDiagnostic d = mlir::emitError(func.getLoc())
-                             << "dist-plan: no plan for a mesh of " << mesh;
-      for (const Candidate &c : candidates)
-        d.attachNote() << c.name(shape) << ": " << c.why;
-      return signalPassFailure();
-    }
-    annotate(module, m, *best, shape, bandwidths, latencies);
-  }
-
-  void annotate(ModuleOp module, ModelFacts &m, const Candidate &c,
-                ArrayRef<int64_t> shape, ArrayRef<double> bandwidths,
-                ArrayRef<double> latencies) {
-    MLIRContext *ctx = module.getContext();
-    Builder b(ctx);
-    // Axes named by role ("tp", "pp"; "tp1" for a second tp axis).
-    SmallVector<Attribute> names, links;
-    SmallVector<Attribute> tpAxes, ppAxes;
-    for (auto [i, size] : llvm::enumerate(shape)) {
-      bool tp = c.tensorParallel[i];
-      SmallVector<Attribute> &same = tp ? tpAxes : ppAxes;
-      std::string name = std::string(tp ? "tp" : "pp") +
-                         (same.empty() ? "" : std::to_string(same.size()));
-      same.push_back(b.getStringAttr(name));
-      names.push_back(b.getStringAttr(name));
-      links.push_back(LinkAttr::get(ctx, b.getF64FloatAttr(bandwidths[i]),
-                                    b.getF64FloatAttr(latencies[i])));
-    }
-    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
-    MeshOp::create(mb, module.getLoc(), "mesh", shape, b.getArrayAttr(names),
-                   b.getArrayAttr(links));
-    auto meshRef = FlatSymbolRefAttr::get(ctx, "mesh");
-    if (c.t > 1) {
-      auto byRows = ShardingAttr::get(
-          ctx, meshRef,
-          b.getArrayAttr({b.getArrayAttr(tpAxes), b.getArrayAttr({})}),
-          ArrayAttr());
-      auto shard = [&](OpOperand &use) {
-        OpBuilder ob(use.getOwner());
-        use.set(ShardOp::create(ob, use.get().getLoc(), use.get(), byRows));
-      };
-      for (graph::MatmulOp mm : m.columnProducts)
-        shard(mm.getWeightMutable());
-      if (m.embedding)
-        shard(m.embedding.getTableMutable());
-      if (m.head)
-        shard(m.head.getWeightMutable());
-    }
-    SmallVector<int64_t> stages;
-    for (int64_t s = 0; s < c.p; ++s)
-      stages.push_back(s * m.layers / c.p);
-    module->setAttr(
-        "dist.plan",
-        b.getDictionaryAttr({
-            b.getNamedAttr("tp", b.getArrayAttr(tpAxes)),
-            b.getNamedAttr("pp", b.getArrayAttr(ppAxes)),
-            b.getNamedAttr("stages", b.getDenseI64ArrayAttr(stages)),
-            b.getNamedAttr("seconds_per_token", b.getF64FloatAttr(c.seconds())),
-            b.getNamedAttr(
-                "bytes_per_rank",
-                b.getI64IntegerAttr(static_cast<int64_t>(c.bytesPerRank))),
-        }));
+    PlanOptions options;
+    options.mesh = mesh;
+    options.bandwidth.assign(bandwidth.begin(), bandwidth.end());
+    options.latency.assign(latency.begin(), latency.end());
+    options.memoryBandwidth = memoryBandwidth;
+    options.memory = memory;
+    if (failed(planModule(getOperation(), options,
+                          print ? &llvm::errs() : nullptr)))
+      signalPassFailure();
   }
 };
 
