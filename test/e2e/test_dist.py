@@ -80,6 +80,12 @@ def test_no_plan_is_an_error(llmc, hf):
     (["--bandwidth", "0"], "bandwidths must be positive"),
     (["--memory"], "option --memory needs a value"),
     (["--shards", "2"], "unknown option '--shards' for llmc plan"),
+    (["--memory", "lots"], "--memory: expected a number, got 'lots'"),
+    (["--max-seq-len", "0"], "--max-seq-len: expected a positive integer, got '0'"),
+    (["--act-quant", "int4"], "--act-quant: expected exact or llama.cpp, got 'int4'"),
+    (["--kv-cache", "q8"], "--kv-cache: expected f32 or f16, got 'q8'"),
+    (["--target", "tpu"], "--target: unknown target 'tpu'"),
+    (["other.gguf"], "more than one model given"),
 ])
 def test_bad_options(llmc, hf, args, message):
     p = _plan(llmc, hf, *args)

@@ -123,6 +123,23 @@ loadModel(mlir::MLIRContext &ctx, llvm::SourceMgr &sourceMgr,
   return llmc::importModel(&ctx, model, importOptions);
 }
 
+/// Checks the numeric mode and the KV cache's type and resolves the target
+/// into `pipeline` (the top of the pipeline: the target is described once,
+/// here); the error message, or empty.
+static std::string resolvePipeline(const std::string &targetSpec,
+                                   llmc::PipelineOptions &pipeline) {
+  if (pipeline.actQuant != "exact" && pipeline.actQuant != "llama.cpp")
+    return "--act-quant: expected exact or llama.cpp, got '" +
+           pipeline.actQuant + "'";
+  if (!llmc::isKVCacheType(pipeline.kvCache))
+    return "--kv-cache: expected f32 or f16, got '" + pipeline.kvCache + "'";
+  auto resolved = llmc::resolveTarget(targetSpec);
+  if (!resolved)
+    return "--target: " + toString(resolved.takeError());
+  pipeline.target = std::move(*resolved);
+  return "";
+}
+
 static int compileMain(int argc, char **argv) {
   std::string model;
   llmc::ArtifactOptions options;
@@ -190,16 +207,9 @@ static int compileMain(int argc, char **argv) {
     return fail("llmc compile: no model given");
   if (options.outDir.empty())
     return fail("llmc compile: no output directory (-o DIR)");
-  if (*actQuant != "exact" && *actQuant != "llama.cpp")
-    return fail("--act-quant: expected exact or llama.cpp, got '" + *actQuant +
-                "'");
-  if (!llmc::isKVCacheType(*kvCache))
-    return fail("--kv-cache: expected f32 or f16, got '" + *kvCache + "'");
-  // The top of the pipeline: the target is described once, here.
-  auto resolved = llmc::resolveTarget(targetSpec);
-  if (!resolved)
-    return fail("--target: " + toString(resolved.takeError()));
-  options.pipeline.target = std::move(*resolved);
+  if (std::string error = resolvePipeline(targetSpec, options.pipeline);
+      !error.empty())
+    return fail(error);
   // What `llmc tune` measured on this target (the user's cache, or --tune
   // FILE; --tune none: the schedule's rules alone).
   if (tuneFile != "none") {
@@ -288,7 +298,7 @@ static bool parseNumbers(StringRef text, SmallVectorImpl<double> &out) {
 
 /// `llmc plan`: the graph phase of MODEL, then dist-plan's report.
 static int planMain(int argc, char **argv) {
-  std::string model, targetSpec = "cpu", maxSeq;
+  std::string model, targetSpec = "cpu";
   llmc::PipelineOptions pipeline;
   llmc::ImportOptions importOptions;
   llmc::dist::PlanOptions plan;
@@ -339,16 +349,8 @@ static int planMain(int argc, char **argv) {
   }
   if (model.empty())
     return fail("llmc plan: no model given");
-  if (pipeline.actQuant != "exact" && pipeline.actQuant != "llama.cpp")
-    return fail("--act-quant: expected exact or llama.cpp, got '" +
-                pipeline.actQuant + "'");
-  if (!llmc::isKVCacheType(pipeline.kvCache))
-    return fail("--kv-cache: expected f32 or f16, got '" + pipeline.kvCache +
-                "'");
-  auto resolved = llmc::resolveTarget(targetSpec);
-  if (!resolved)
-    return fail("--target: " + toString(resolved.takeError()));
-  pipeline.target = std::move(*resolved);
+  if (std::string error = resolvePipeline(targetSpec, pipeline); !error.empty())
+    return fail(error);
 
   mlir::DialectRegistry registry;
   llmc::registerLLMCDialects(registry);

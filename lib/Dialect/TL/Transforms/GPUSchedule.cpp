@@ -734,7 +734,6 @@ static LogicalResult sumStepInRegisters(RewriterBase &rw, ForOp bound) {
 /// fewer iterations than a subgroup around one nest (GQA's query heads of a
 /// KV head) runs them in turn, the nest inside on the threads; without it
 /// (a staged matmul's steps, whose loops are its threads) on the threads.
-/// A loop already on the threads (a staged copy) is a step as it is.
 static LogicalResult mapSteps(RewriterBase &rw, Block *body,
                               const TargetDescription &target,
                               bool inTurn = true) {
@@ -745,9 +744,6 @@ static LogicalResult mapSteps(RewriterBase &rw, Block *body,
       ops.push_back(&op);
   for (Operation *op : ops) {
     auto l = dyn_cast<ForOp>(op);
-    // A step on the threads already (a staged copy).
-    if (l && l.getKind() == LoopKind::thread_bound)
-      continue;
     // A serial loop whose steps are mapped already.
     if (l && l.getKind() == LoopKind::serial &&
         l.getBody()
@@ -1274,12 +1270,7 @@ static FailureOr<bool> tileTokensStaged(RewriterBase &rw, ArrayRef<ForOp> chain,
       SmallVector<ForOp> copyOrder = {(*split)[1]};
       copyOrder.append(copyLoops.begin(), copyLoops.end() - 1);
       copyOrder.push_back((*split)[0]);
-      // The threads' loop bound here: the steps' rule would run fewer
-      // threads than a subgroup in turn (one copy per barrier).
-      auto copyMoved = quietly(ctx, [&] { return reorder(rw, copyOrder); });
-      if (succeeded(copyMoved))
-        (void)quietly(
-            ctx, [&] { return bindLoop(copyMoved->front(), "threadIdx.x"); });
+      (void)quietly(ctx, [&] { return reorder(rw, copyOrder); });
     }
   }
   // The chunk's steps: the copy (if staged), then its products on the
