@@ -6,7 +6,8 @@
 # (s260.ref), the tiny models' logits through graphs and (suffix -nog)
 # without, then `llmc-run bench --roofline` of each bench-* artifact (weights
 # of random bytes: a kernel's time does not depend on the values),
-# --profile of prof-*, and PyTorch eager's f16 rows where torch has CUDA.
+# --profile of prof-*, and PyTorch eager's f16 rows where torch has CUDA;
+# between them nccl_probe.py (issue 12: NCCL, an MPI, two ranks on one GPU).
 # MODELS, PROFILES, PP, TG, PPP, TGP, REPS, BENCH_TIMEOUT select.
 cd "$(dirname "$0")"
 exec > >(tee $OUT/log) 2>&1
@@ -37,6 +38,8 @@ for a in art/tiny-*; do
     --print-ids > /tmp/lg/$n-nog.ids || echo "tiny $n without graphs failed"
 done
 tar cf $OUT/logits.tar -C /tmp/lg .
+date
+echo "== NCCL (issue 12)"; timeout 150 python3 nccl_probe.py
 date
 python3 - <<'PY'
 import json, os

@@ -213,4 +213,69 @@ def Dist_RecvOp : Dist_CollectiveOp<"recv"> {
   }];
 }
 
+def Dist_AxisIndexOp : Dist_Op<"axis_index", [
+    Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "this rank's position along mesh axes";
+  let description = [{
+    The position of the running rank in its group along `axes` (major
+    first: for axes `[a, b]`, `pos(a) * size(b) + pos(b)`). A partitioned
+    program is one program for every rank of the mesh; what differs between
+    ranks (the rows of a vocabulary-parallel table a rank holds) is computed
+    from this.
+
+    ```mlir
+    %r = dist.axis_index on @mesh axes ["tp"] : index
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes);
+  let results = (outs Index:$result);
+  let assemblyFormat = "`on` $mesh `axes` $axes attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Buffer forms (after bufferization: convert-graph-to-tl)
+//===----------------------------------------------------------------------===//
+
+def Dist_BufferAllReduceOp : Dist_CollectiveOp<"buffer_all_reduce"> {
+  let summary = "all_reduce of a buffer, in place";
+  let description = [{
+    The buffer form of `dist.all_reduce`: `buffer` (dense, row-major) is
+    replaced on every rank by the elementwise `reduction` of the group's
+    buffers. A back end lowers it to a call into the runtime's collectives.
+
+    ```mlir
+    dist.buffer_all_reduce %b on @mesh axes ["tp"] : memref<?x64xf32>
+    ```
+  }] # commonDescription;
+  let arguments = (ins Arg<AnyMemRef, "", [MemRead, MemWrite]>:$buffer,
+                       FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
+                       DefaultValuedAttr<Dist_ReductionKindAttr,
+                                         "::llmc::dist::ReductionKind::sum">:$reduction);
+  let assemblyFormat = [{
+    $buffer `on` $mesh `axes` $axes (`reduction` $reduction^)? attr-dict
+    `:` type($buffer)
+  }];
+}
+
+def Dist_BufferAllGatherOp : Dist_CollectiveOp<"buffer_all_gather"> {
+  let summary = "all_gather of a buffer into another";
+  let description = [{
+    The buffer form of `dist.all_gather`: `output` receives the group's
+    `input`s (dense, row-major) concatenated along `gather_axis`.
+
+    ```mlir
+    dist.buffer_all_gather %p into %l on @mesh axes ["tp"] gather_axis = 1
+        : memref<?x16xf32>, memref<?x32xf32>
+    ```
+  }] # commonDescription;
+  let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$input,
+                       Arg<AnyMemRef, "", [MemWrite]>:$output,
+                       FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
+                       I64Attr:$gather_axis);
+  let assemblyFormat = [{
+    $input `into` $output `on` $mesh `axes` $axes `gather_axis` `=`
+    $gather_axis attr-dict `:` type($input) `,` type($output)
+  }];
+}
+
 #endif // LLMC_DIALECT_DIST_DISTOPS_TD

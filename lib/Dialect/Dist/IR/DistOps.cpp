@@ -275,3 +275,46 @@ LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &symbols) {
                          << " dynamic dimensions, got " << getSizes().size();
   return verifyPeer(*this, getMeshAttr(), getAxes(), getPeer(), symbols);
 }
+
+LogicalResult AxisIndexOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return groupSize(*this, getMeshAttr(), getAxes(), symbols);
+}
+
+//===----------------------------------------------------------------------===//
+// Buffer forms
+//===----------------------------------------------------------------------===//
+
+/// Checks that `type` is dense and row-major (what the runtime's
+/// collectives read and write).
+static LogicalResult verifyDense(Operation *op, StringRef name,
+                                 MemRefType type) {
+  if (!type.getLayout().isIdentity())
+    return op->emitOpError()
+           << name << " must be a dense row-major buffer, got " << type;
+  return success();
+}
+
+LogicalResult
+BufferAllReduceOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  if (failed(verifyDense(*this, "buffer", getBuffer().getType())))
+    return failure();
+  return groupSize(*this, getMeshAttr(), getAxes(), symbols);
+}
+
+LogicalResult
+BufferAllGatherOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  MemRefType in = getInput().getType(), out = getOutput().getType();
+  if (failed(verifyDense(*this, "input", in)) ||
+      failed(verifyDense(*this, "output", out)))
+    return failure();
+  FailureOr<int64_t> n = groupSize(*this, getMeshAttr(), getAxes(), symbols);
+  if (failed(n))
+    return failure();
+  auto tensor = [](MemRefType t) {
+    return RankedTensorType::get(t.getShape(), t.getElementType());
+  };
+  if (failed(verifyAxis(*this, "gather_axis", getGatherAxis(), tensor(in))))
+    return failure();
+  return verifyScaledShape(*this, tensor(in), tensor(out),
+                           {{getGatherAxis(), *n}});
+}
