@@ -145,8 +145,8 @@ llvm::Expected<OwningOpRef<ModuleOp>> DecoderEmitter::build() {
   Value emb = param(embName, {c.vocab, c.dim});
   if (!emb)
     return std::move(*error);
-  Value x = graph::EmbeddingOp::create(b, loc(embName), act(c.dim), emb,
-                                       tokens);
+  Value x = graph::EmbeddingOp::create(b, loc(embName), act(c.dim), emb, tokens,
+                                       /*row_offset=*/Value());
   int64_t qDim = c.heads * c.headDim, kvDim = c.kvHeads * c.headDim;
   float scale = 1.0f / std::sqrt(static_cast<float>(c.headDim));
   auto ropeStyle = c.ropeInterleaved ? graph::RopeStyle::interleaved

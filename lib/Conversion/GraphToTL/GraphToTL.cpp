@@ -71,34 +71,73 @@ struct EmbeddingLowering : GraphLowering<EmbeddingOp> {
     Value out = nb.alloc(resultType(op), nb.dynamicSizes(ids));
     Type element = op.getTable().getType().getElementType();
     int64_t dim = op.getTable().getType().getDimSize(1);
+    int64_t rows = op.getTable().getType().getDimSize(0);
+    // A part of a table (`offset`): the row id - offset, clamped into the
+    // part, and a last iteration variable that is 1 where the id's row is
+    // in the part (the block writes zeros where it is not).
+    Value offset = adaptor.getRowOffset();
+    unsigned extra = offset ? 1 : 0;
+    auto rowOf = [&](Value s, SmallVectorImpl<Value> &it) {
+      Value id = memref::LoadOp::create(b, ids, s);
+      Value row = arith::IndexCastOp::create(b, b.getIndexType(), id);
+      it.push_back(s);
+      if (!offset) {
+        it.push_back(row);
+        return;
+      }
+      Value local = arith::SubIOp::create(b, row, offset);
+      Value zero = nb.index(0), last = nb.index(rows - 1);
+      Value inside = arith::AndIOp::create(
+          b, arith::CmpIOp::create(b, arith::CmpIPredicate::sge, local, zero),
+          arith::CmpIOp::create(b, arith::CmpIPredicate::sle, local, last));
+      it.push_back(arith::SelectOp::create(b, inside, local, zero));
+      it.push_back(arith::SelectOp::create(b, inside, nb.index(1), zero));
+    };
+    // Zero where the last iteration variable (`extra`) says the row is not
+    // in the table's part.
+    auto masked = [&](ImplicitLocOpBuilder &b, Value v, ValueRange it) {
+      if (!offset)
+        return v;
+      Value inside =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ne, it.back(),
+                                arith::ConstantIndexOp::create(b, 0));
+      return arith::SelectOp::create(
+                 b, inside, v,
+                 arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f)))
+          .getResult();
+    };
     // The gathered row is data dependent: load the id in the loop and bind
     // an iteration variable to it, so the block's regions stay affine.
     if (!quantBlockBytes(element)) {
       // (s, row, j); an interleaved table's element j of row `row` lies in
       // the row's group, after j elements of each of its rows.
-      SmallVector<Access> reads = {{table, nb.map(3, {nb.d(1), nb.d(2)})}};
+      unsigned n = 3 + extra;
+      SmallVector<Access> reads = {{table, nb.map(n, {nb.d(1), nb.d(2)})}};
       if (InterleavedAttr layout = getInterleaving(op.getTable().getType())) {
-        int64_t rows = layout.getRows();
+        int64_t group = layout.getRows();
         reads[0].map = nb.map(
-            3, {nb.d(1).floorDiv(rows), nb.d(2) * rows + nb.d(1) % rows});
+            n, {nb.d(1).floorDiv(group), nb.d(2) * group + nb.d(1) % group});
       }
+      AffineMap outMap = nb.map(n, {nb.d(0), nb.d(2)});
+      SmallVector<IterKind> kinds(n, IterKind::spatial);
       nb.loop(idSizes[0], [&](Value s) {
-        Value id = memref::LoadOp::create(b, ids, s);
-        Value row = arith::IndexCastOp::create(b, b.getIndexType(), id);
+        SmallVector<Value> head;
+        rowOf(s, head);
         nb.loop(nb.index(dim), [&](Value j) {
-          nb.block("embedding", {s, row, j},
-                   {IterKind::spatial, IterKind::spatial, IterKind::spatial},
-                   reads, {{out, nb.map(3, {nb.d(0), nb.d(2)})}},
+          SmallVector<Value> it = {head[0], head[1], j};
+          if (offset)
+            it.push_back(head[2]);
+          nb.block("embedding", it, kinds, reads, {{out, outMap}},
                    [&](ImplicitLocOpBuilder &b, ValueRange it) {
                      Value v = toF32(b, nb.load(table, reads[0].map, it));
-                     nb.store(v, out, nb.map(3, {nb.d(0), nb.d(2)}), it);
+                     nb.store(masked(b, v, it), out, outMap, it);
                    });
         });
       });
     } else {
       // Quantized rows: by block, then by the levels of the block's layout.
       SmallVector<int64_t> levels = quantLevels(element);
-      unsigned n = 3 + levels.size();
+      unsigned n = 3 + levels.size() + extra;
       SmallVector<AffineExpr> lv;
       for (unsigned i = 0; i < levels.size(); ++i)
         lv.push_back(nb.d(3 + i));
@@ -114,14 +153,17 @@ struct EmbeddingLowering : GraphLowering<EmbeddingOp> {
         ubs.push_back(nb.index(e));
       SmallVector<IterKind> kinds(n, IterKind::spatial);
       nb.loop(idSizes[0], [&](Value s) {
-        Value id = memref::LoadOp::create(b, ids, s);
-        Value row = arith::IndexCastOp::create(b, b.getIndexType(), id);
+        SmallVector<Value> head;
+        rowOf(s, head);
         nb.nest(ubs, [&](ValueRange ivs) {
-          SmallVector<Value> it = {s, row};
+          SmallVector<Value> it = {head[0], head[1]};
           llvm::append_range(it, ivs);
+          if (offset)
+            it.push_back(head[2]);
           nb.block("embedding", it, kinds, reader.accesses(), {{out, outMap}},
                    [&](ImplicitLocOpBuilder &b, ValueRange iv) {
-                     nb.store(reader.value(b, iv), out, outMap, iv);
+                     nb.store(masked(b, reader.value(b, iv), iv), out, outMap,
+                              iv);
                    });
         });
       });

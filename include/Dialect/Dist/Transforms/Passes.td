@@ -39,7 +39,8 @@ def DistPropagate : Pass<"dist-propagate", "mlir::ModuleOp"> {
       never partial (not linear in a sum).
     - `graph.reshape`: the rows kept; a split of the last dimension goes to
       the first trailing dimension of the other shape where it divides.
-    - `graph.last_rows`: the input's columns, rows whole.
+    - `graph.last_rows`: the input's columns, rows whole, partial where the
+      input is (the rows of a partial sum are the partial sums of the rows).
 
     A partial operand of an op that cannot take one, or an operand laid
     out otherwise than its op needs, is resolved by partitioning (a
@@ -99,6 +100,42 @@ def DistPlan : Pass<"dist-plan", "mlir::ModuleOp"> {
            "print the candidates and the chosen plan on stderr">
   ];
   let dependentDialects = ["::llmc::dist::DistDialect"];
+}
+
+def DistPartition : Pass<"dist-partition", "mlir::ModuleOp"> {
+  let summary = "Per-rank programs with explicit collectives";
+  let description = [{
+    Rewrites a function whose values carry shardings (`dist-propagate`)
+    into the program every rank of the mesh runs (SPMD): each value takes
+    its local type (a split dimension divided by its axes' ranks), and
+    where an operand is laid out otherwise than its op needs, the
+    collective that makes it so is inserted: a partial sum the op cannot
+    take -> `dist.all_reduce` over its partial axes; a split dimension the
+    op needs whole -> `dist.all_gather`. What each op needs:
+
+    - `graph.matmul`: the input's K split as the weight's K, no partial.
+    - `graph.embedding`: ids whole; a table split by rows becomes the
+      rank's rows (`offset(%o)`, `%o` from `dist.axis_index`), the result
+      a partial sum.
+    - `graph.rms_norm`: the normalised dimension whole, no partial.
+    - `graph.rope`, `graph.attention`: their result's split of whole
+      heads; attention's `num_heads` and `num_kv_heads` become the rank's,
+      and so does the function's `!graph.kv_cache` (each rank holds its KV
+      heads).
+    - `graph.add`: operands as the result (both partial where it is);
+      `graph.mul`, `graph.silu`: as the result, never partial.
+    - `graph.reshape`, `graph.last_rows`: as propagation laid them out.
+    - `func.return`: whole values (the logits gathered).
+
+    A sharded `graph.param` takes its local type and keeps its
+    `dist.sharding`: the artifact writer slices each rank's part of the
+    weight from the model file. Every other `dist.sharding` attribute and
+    `dist.shard` annotation is gone after the pass. A layout that would
+    need a slice of a whole activation, or a param two shardings, is an
+    error at the op.
+  }];
+  let dependentDialects = ["::llmc::dist::DistDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 #endif // LLMC_DIALECT_DIST_TRANSFORMS_PASSES_TD

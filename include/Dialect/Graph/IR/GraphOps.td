@@ -41,14 +41,22 @@ def Graph_EmbeddingOp : Graph_Op<"embedding", [Pure]> {
     behaviour at run time (the runtime checks them before the call). A
     quantized table is dequantized row by row as it is gathered.
 
+    With `offset(%o)` the table holds rows `o .. o + rows - 1` of a larger
+    one (a rank's part of a vocabulary-parallel table, `dist-partition`):
+    `result[i, :] = table[ids[i] - o, :]` where that row is in the table,
+    zeros where it is not, so that the ranks' results sum to the whole
+    lookup.
+
     ```mlir
     %x = graph.embedding %table[%ids] : tensor<512x64xf32>, tensor<?xi32> -> tensor<?x64xf32>
+    %p = graph.embedding %part[%ids] offset(%o) : tensor<256x64xf32>, tensor<?xi32> -> tensor<?x64xf32>
     ```
   }];
-  let arguments = (ins Graph_WeightTensor:$table, RankedTensorOf<[I32]>:$ids);
+  let arguments = (ins Graph_WeightTensor:$table, RankedTensorOf<[I32]>:$ids,
+                       Optional<Index>:$row_offset);
   let results = (outs Graph_F32Tensor:$result);
   let assemblyFormat = [{
-    $table `[` $ids `]` attr-dict `:` type($table) `,` type($ids) `->` type($result)
+    $table `[` $ids `]` (`offset` `(` $row_offset^ `)`)? attr-dict `:` type($table) `,` type($ids) `->` type($result)
   }];
   let hasVerifier = 1;
 }

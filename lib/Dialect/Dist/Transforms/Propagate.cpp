@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "Dialect/Dist/Transforms/Passes.h"
 #include "Dialect/Graph/IR/Graph.h"
+#include "Layout.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringSet.h"
@@ -20,46 +21,6 @@ using namespace llmc;
 using namespace llmc::dist;
 
 namespace {
-
-using Axes = SmallVector<StringRef, 2>;
-
-/// A value's layout: the axes splitting each dimension, and the axes over
-/// which it is a partial sum.
-struct Layout {
-  SmallVector<Axes> dims;
-  Axes partial;
-
-  static Layout replicated(int64_t rank) {
-    Layout l;
-    l.dims.resize(rank);
-    return l;
-  }
-  static Layout of(ShardingAttr s) {
-    Layout l;
-    for (unsigned d = 0, e = s.getDims().size(); d < e; ++d)
-      l.dims.push_back(Axes(s.getDimAxes(d)));
-    l.partial = Axes(s.getPartialAxes());
-    return l;
-  }
-  bool isReplicated() const {
-    return partial.empty() &&
-           llvm::all_of(dims, [](const Axes &a) { return a.empty(); });
-  }
-  ShardingAttr toAttr(FlatSymbolRefAttr mesh) const {
-    MLIRContext *ctx = mesh.getContext();
-    auto list = [&](ArrayRef<StringRef> axes) {
-      SmallVector<Attribute> names;
-      for (StringRef a : axes)
-        names.push_back(StringAttr::get(ctx, a));
-      return ArrayAttr::get(ctx, names);
-    };
-    SmallVector<Attribute> ds;
-    for (const Axes &a : dims)
-      ds.push_back(list(a));
-    return ShardingAttr::get(ctx, mesh, ArrayAttr::get(ctx, ds),
-                             partial.empty() ? ArrayAttr() : list(partial));
-  }
-};
 
 class Propagation {
 public:
@@ -253,9 +214,9 @@ private:
       return out;
     }
     if (auto rows = dyn_cast<graph::LastRowsOp>(op)) {
+      // (Linear: a partial sum's last rows are the last rows' partial sum.)
       Layout in = get(rows.getInput());
       in.dims.front().clear();
-      in.partial.clear();
       return in;
     }
     return Layout::replicated(rank);
