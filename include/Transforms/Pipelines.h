@@ -9,6 +9,7 @@
 #ifndef LLMC_TRANSFORMS_PIPELINES_H
 #define LLMC_TRANSFORMS_PIPELINES_H
 
+#include "Dialect/Dist/Transforms/Passes.h"
 #include "Target/TargetDescription.h"
 #include "Target/Tuning.h"
 
@@ -58,6 +59,10 @@ struct PipelineOptions {
   /// Measured schedule choices (`llmc tune`), read by the driver like the
   /// target.
   Tuning tuning;
+  /// Shard the model over a mesh (`llmc compile --mesh`): dist-plan with
+  /// these options, dist-propagate and dist-partition in the graph phase;
+  /// unset, one process.
+  std::optional<dist::PlanOptions> distribute;
 };
 
 /// graph: numerics, tensor rewrites and the weight-blob layout (quantized

@@ -88,6 +88,28 @@ void llmc::buildGraphPhase(OpPassManager &pm, const PipelineOptions &options) {
     kv.elementType = options.kvCache;
     pm.addPass(graph::createGraphKVCacheType(kv));
   }
+  // A sharded model: the plan (or the given annotations), every value's
+  // layout, and the per-rank program, before the rewrites that depend on
+  // the local shapes (the KV heads a rank holds).
+  if (options.distribute) {
+    if (options.target.isGPU()) {
+      pm.addPass(createErrorPass(
+          "--mesh: sharded models run on CPU targets (MPI) in this version; "
+          "a GPU target compiles one device"));
+      return;
+    }
+    const dist::PlanOptions &plan = *options.distribute;
+    dist::DistPlanOptions o;
+    o.mesh = plan.mesh;
+    o.bandwidth = plan.bandwidth;
+    o.latency = plan.latency;
+    o.memoryBandwidth = plan.memoryBandwidth;
+    o.memory = plan.memory;
+    o.roles = plan.roles;
+    pm.addPass(dist::createDistPlan(o));
+    pm.addPass(dist::createDistPropagate());
+    pm.addPass(dist::createDistPartition());
+  }
   // The numeric mode's attributes (exact: the KV view padded for whole
   // lanes and flash attention, nothing else).
   graph::GraphActQuantOptions act;
@@ -272,6 +294,12 @@ struct TopOptions : public PassPipelineOptions<Derived> {
       *this, "schedule",
       llvm::cl::desc("default (the target's) or none (canonical nests)"),
       llvm::cl::init("default")};
+  mlir::detail::PassOptions::Option<std::string> mesh{
+      *this, "mesh",
+      llvm::cl::desc("shard over a mesh of this shape (2, 4, 2x2; "
+                     "dist-plan's defaults for the links); empty: one "
+                     "process"),
+      llvm::cl::init("")};
   mlir::detail::PassOptions::Option<bool> profile{
       *this, "profile",
       llvm::cl::desc("time every kernel call (cpu-profile-kernels)"),
@@ -297,8 +325,8 @@ struct CompileOptions : TopOptions<CompileOptions> {
 void buildRegistered(OpPassManager &pm, llvm::StringRef name,
                      const std::string &target, const std::string &actQuant,
                      const std::string &kvCache, const std::string &schedule,
-                     bool profile, const std::string &tuning, Phase first,
-                     Phase last) {
+                     bool profile, const std::string &tuning,
+                     const std::string &mesh, Phase first, Phase last) {
   if (actQuant != "exact" && actQuant != "llama.cpp")
     return pm.addPass(createErrorPass(name.str() +
                                       ": act-quant: expected exact or "
@@ -328,6 +356,10 @@ void buildRegistered(OpPassManager &pm, llvm::StringRef name,
   po.defaultSchedule = schedule == "default";
   po.profile = profile;
   po.tuning = std::move(*tuned);
+  if (!mesh.empty()) {
+    po.distribute.emplace();
+    po.distribute->mesh = mesh;
+  }
   buildCompilePipeline(pm, po, last, first);
 }
 } // namespace
@@ -353,7 +385,7 @@ void llmc::registerLLMCPasses() {
                                             "' (expected graph, tl or llvm)"));
         buildRegistered(pm, "llmc-compile", options.target, options.actQuant,
                         options.kvCache, options.schedule, options.profile,
-                        options.tuning, Phase::Graph, *last);
+                        options.tuning, options.mesh, Phase::Graph, *last);
       });
   for (auto [name, phase, what] :
        {std::tuple{"llmc-graph", Phase::Graph, "the graph phase"},
@@ -366,7 +398,7 @@ void llmc::registerLLMCPasses() {
         name, what, [p, n](OpPassManager &pm, const PhaseOptions &options) {
           buildRegistered(pm, n, options.target, options.actQuant,
                           options.kvCache, options.schedule, options.profile,
-                          options.tuning, p, p);
+                          options.tuning, options.mesh, p, p);
         });
   }
 }

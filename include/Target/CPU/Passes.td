@@ -104,4 +104,21 @@ def CPUExpandExp : Pass<"cpu-expand-exp"> {
                            "mlir::math::MathDialect"];
 }
 
+def CPULowerCollectives : Pass<"cpu-lower-collectives", "mlir::ModuleOp"> {
+  let summary = "Collectives as calls into the runtime's table";
+  let description = [{
+    A partitioned model's collectives on buffers (`dist.buffer_all_reduce`,
+    `dist.buffer_all_gather`) and `dist.axis_index` become indirect calls
+    through the table of llmc/abi.h (`llmc_collectives`), which the
+    runtime hands to the exported `llmc_set_collectives` before the first
+    forward call: the model library stays free of MPI or NCCL. Each
+    distinct list of mesh axes a collective spans is a group, numbered in
+    program order and recorded on the module as `dist.groups` (the artifact
+    writes it into metadata.json). Buffers must be dense f32.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 #endif // LLMC_TARGET_CPU_PASSES_TD

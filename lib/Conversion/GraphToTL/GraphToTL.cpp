@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Conversion/GraphToTL/GraphToTL.h"
+#include "Dialect/Dist/IR/Dist.h"
 #include "Dialect/Graph/IR/Graph.h"
 #include "LoweringUtils.h"
 #include "QuantReader.h"
@@ -628,7 +629,12 @@ struct ConvertGraphToTLPass
     target.addLegalOp<ModuleOp>();
     target.addLegalDialect<tl::TLDialect, memref::MemRefDialect,
                            affine::AffineDialect, arith::ArithDialect,
-                           math::MathDialect, scf::SCFDialect>();
+                           math::MathDialect, scf::SCFDialect,
+                           dist::DistDialect>();
+    // (Collectives on tensors become their buffer forms.)
+    target.addIllegalOp<dist::AllReduceOp, dist::AllGatherOp,
+                        dist::ReduceScatterOp, dist::AllToAllOp, dist::SendOp,
+                        dist::RecvOp, dist::ShardOp>();
     target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
       return converter.isSignatureLegal(op.getFunctionType()) &&
              converter.isLegal(&op.getBody());
@@ -716,6 +722,7 @@ void llmc::populateGraphToTLPatterns(const TypeConverter &converter,
                                      RewritePatternSet &patterns) {
   populateMatmulLoweringPatterns(converter, patterns);
   populateAttentionLoweringPatterns(converter, patterns);
+  populateCollectiveLoweringPatterns(converter, patterns);
   patterns.add<ParamLowering, EmbeddingLowering, RMSNormLowering,
                ElementwiseOpLowering<AddOp>, ElementwiseOpLowering<MulOp>,
                ElementwiseOpLowering<SiluOp>, FusedElementwiseLowering,

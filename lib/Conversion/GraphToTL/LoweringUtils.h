@@ -232,6 +232,9 @@ inline Value allocLike(NestBuilder &nb, Value x, int64_t last, Type element) {
 }
 
 /// Adds the graph.attention lowering (AttentionLowering.cpp).
+/// dist.all_reduce and dist.all_gather on buffers (CollectiveLowering.cpp).
+void populateCollectiveLoweringPatterns(const TypeConverter &converter,
+                                        RewritePatternSet &patterns);
 void populateAttentionLoweringPatterns(const TypeConverter &converter,
                                        RewritePatternSet &patterns);
 

@@ -63,6 +63,8 @@ void llmc::buildCPULowering(OpPassManager &pm, const TargetDescription &target,
   pm.addPass(cpu::createCPUOutlineParallelBodies());
   pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(cpu::createCPUAddThreadControl());
+  // A sharded model's collectives: calls through the runtime's table.
+  pm.addPass(cpu::createCPULowerCollectives());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

@@ -73,6 +73,41 @@ typedef void (*llmc_forward_fn)(llmc_tokens_desc *tokens, int64_t pos0,
                                 llmc_arena_desc *arena);
 typedef void (*llmc_set_num_threads_fn)(int32_t threads);
 
+/*===--- Collectives (a sharded model) ------------------------------------===*/
+
+/** A model compiled for a mesh (metadata.json's `dist`) exports this
+ *  setter; the runtime calls it with its collectives before any forward
+ *  call, and the compiled code calls through the table at each collective
+ *  of the partitioned program (docs/artifact.md). A group is an index into
+ *  metadata's `dist.groups` (the mesh axes it spans). The functions do not
+ *  return on failure: a collective that fails ends the job (every rank
+ *  exits with an error), since the compiled code has no way to unwind. */
+#define LLMC_SET_COLLECTIVES_SYMBOL "llmc_set_collectives"
+
+/** Element types a collective moves. */
+#define LLMC_COLLECTIVE_F32 0
+/** Reductions (dist.all_reduce's `reduction`). */
+#define LLMC_COLLECTIVE_SUM 0
+#define LLMC_COLLECTIVE_MAX 1
+#define LLMC_COLLECTIVE_MIN 2
+
+typedef struct llmc_collectives {
+  void *context;
+  /** The `count` elements of `dtype` at `data`, replaced on each rank of
+   *  the group by their reduction `op` over the group. */
+  void (*all_reduce)(void *context, int32_t group, void *data, int64_t count,
+                     int32_t dtype, int32_t op);
+  /** `recv`, [outer][group size][inner] elements, from each rank's `send`,
+   *  [outer][inner], in the group's order (a gather along a dimension:
+   *  `outer` is the product of the dimensions before it). */
+  void (*all_gather)(void *context, int32_t group, const void *send, void *recv,
+                     int64_t outer, int64_t inner, int32_t dtype);
+  /** This rank's position in the group. */
+  int64_t (*position)(void *context, int32_t group);
+} llmc_collectives;
+
+typedef void (*llmc_set_collectives_fn)(const llmc_collectives *table);
+
 /*===--- Profile ----------------------------------------------------------===*/
 
 /** An artifact compiled with `llmc compile --profile` exports two arrays of

@@ -22,6 +22,9 @@ struct PlanOptions {
   double memoryBandwidth = 2.0e10;
   /// Bytes a rank may hold (0: no limit).
   double memory = 0;
+  /// Each axis's role, "tp" or "pp" (a plan given rather than chosen:
+  /// `--shard-plan`); empty: the cost model chooses.
+  llvm::SmallVector<std::string> roles;
 };
 
 /// Chooses the plan of `module`'s decoder for a mesh and applies it (the

@@ -97,7 +97,10 @@ def DistPlan : Pass<"dist-plan", "mlir::ModuleOp"> {
     Option<"memory", "memory", "double", /*default=*/"0",
            "bytes a rank may hold (0: no limit)">,
     Option<"print", "print", "bool", /*default=*/"false",
-           "print the candidates and the chosen plan on stderr">
+           "print the candidates and the chosen plan on stderr">,
+    ListOption<"roles", "roles", "std::string",
+               "each axis's role, tp or pp: this plan, not the cost "
+               "model's choice (still checked and costed)">
   ];
   let dependentDialects = ["::llmc::dist::DistDialect"];
 }

@@ -450,6 +450,14 @@ struct DistPartitionPass
       return signalPassFailure();
     }
     MeshOp mesh = meshes.front();
+    if (auto plan = module->getAttrOfType<DictionaryAttr>("dist.plan"))
+      if (auto pp = plan.getAs<ArrayAttr>("pp"); pp && !pp.empty()) {
+        mesh.emitError("dist-partition: the plan has pipeline stages (axes ")
+            << pp
+            << "), which this version does not partition; give the mesh's "
+               "axes the tensor-parallel role (a shard plan with roles tp)";
+        return signalPassFailure();
+      }
     auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())

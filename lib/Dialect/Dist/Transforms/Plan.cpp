@@ -10,6 +10,7 @@
 #include "Dialect/Graph/IR/Graph.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -348,6 +349,18 @@ LogicalResult llmc::dist::planModule(ModuleOp module,
     return failure();
   }
   ModelFacts m = factsOf(func);
+  if (!options.roles.empty()) {
+    if (options.roles.size() != shape.size() ||
+        !llvm::all_of(options.roles, [](const std::string &r) {
+          return r == "tp" || r == "pp";
+        })) {
+      mlir::emitError(module.getLoc())
+          << "dist-plan: roles must name tp or pp for each of the mesh's "
+          << shape.size() << " axes, got '" << llvm::join(options.roles, ",")
+          << "'";
+      return failure();
+    }
+  }
 
   SmallVector<Candidate> candidates;
   unsigned axes = shape.size();
@@ -360,6 +373,11 @@ LogicalResult llmc::dist::planModule(ModuleOp module,
       (tp ? c.t : c.p) *= shape[i];
       (tp ? tpLinks : ppLinks).push_back({bandwidths[i], latencies[i]});
     }
+    if (!options.roles.empty() &&
+        llvm::any_of(llvm::seq(axes), [&](unsigned i) {
+          return (options.roles[i] == "tp") != c.tensorParallel[i];
+        }))
+      continue;
     c.tpLink = slowest(tpLinks);
     c.ppLink = slowest(ppLinks);
     cost(c, m, memoryBandwidth, memory);
@@ -411,6 +429,7 @@ struct DistPlanPass : llmc::dist::impl::DistPlanBase<DistPlanPass> {
     options.latency.assign(latency.begin(), latency.end());
     options.memoryBandwidth = memoryBandwidth;
     options.memory = memory;
+    options.roles.assign(roles.begin(), roles.end());
     if (failed(planModule(getOperation(), options,
                           print ? &llvm::errs() : nullptr)))
       signalPassFailure();
