@@ -41,6 +41,9 @@ struct ArtifactOptions {
   /// at run time (the KV cache, the activation arena of a decode step and
   /// of prompts), when set.
   std::function<void(llvm::StringRef)> onMemory;
+  /// A sharded model's plan (`--mesh`), after the graph phase: the roles,
+  /// the predicted time a token and the weight bytes a rank.
+  std::function<void(llvm::StringRef)> onPlan;
   /// Called while weights.bin is written, with the bytes written so far and
   /// the total, when set.
   std::function<void(uint64_t written, uint64_t total)> onWeightsProgress;

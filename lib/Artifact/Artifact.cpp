@@ -3,6 +3,7 @@
 
 #include "llmc/abi.h"
 
+#include "Dialect/Dist/Transforms/Passes.h"
 #include "Dialect/Graph/IR/Graph.h"
 #include "Dialect/Graph/Transforms/Passes.h"
 #include "Import/Import.h"
@@ -71,6 +72,9 @@ struct PlacedParam {
   int64_t offset;
   graph::ExternalTensorAttr source;
   RankedTensorType type;
+  /// A sharded model's slicing of the weight (its local type is `type`);
+  /// null where every rank holds it whole.
+  dist::ShardingAttr sharding;
 };
 } // namespace
 
@@ -88,8 +92,12 @@ static llvm::Expected<std::vector<PlacedParam>> collectParams(ModuleOp module) {
           "' has no blob offset or source; was it imported from a file?");
       return;
     }
-    params.push_back({p.getName().str(), static_cast<int64_t>(*p.getBlobOffset()), p.getSourceAttr(),
-                      p.getResult().getType()});
+    auto sharding =
+        p->getAttrOfType<dist::ShardingAttr>(dist::kShardingAttrName);
+    params.push_back(
+        {p.getName().str(), static_cast<int64_t>(*p.getBlobOffset()),
+         p.getSourceAttr(), p.getResult().getType(),
+         sharding && !sharding.isReplicated() ? sharding : nullptr});
   });
   if (error)
     return std::move(*error);
@@ -109,11 +117,83 @@ static void widen(const char *data, Type dtype, std::vector<float> &out) {
   }
 }
 
-/// Writes weights.bin: each parameter at its blob offset, in its type.
+/// The weight blob of rank `rank` of a sharded model (metadata's
+/// weights.file with {rank} replaced).
+static std::string weightsFileOfRank(int64_t rank) {
+  return "weights.rank" + std::to_string(rank) + ".bin";
+}
+
+/// A rank's place on a sharded model's mesh: the mesh's axes and sizes, and
+/// the rank's position along each.
+struct MeshPlace {
+  llvm::SmallVector<std::string> axes;
+  llvm::SmallVector<int64_t> shape, position;
+
+  /// The rank's part along `axes` (major first) and how many parts.
+  std::pair<int64_t, int64_t>
+  part(llvm::ArrayRef<llvm::StringRef> names) const {
+    int64_t index = 0, parts = 1;
+    for (llvm::StringRef n : names)
+      for (size_t i = 0; i < axes.size(); ++i)
+        if (axes[i] == n) {
+          index = index * shape[i] + position[i];
+          parts *= shape[i];
+        }
+    return {index, parts};
+  }
+};
+
+/// The rank's slice of a sharded weight, from the whole tensor's bytes
+/// `data` in the file's type `dtype` (rows of blocks for a quantized one):
+/// each split dimension's part at the rank's position on the mesh.
+static llvm::Expected<std::vector<char>> sliceWeight(const PlacedParam &p,
+                                                     const MeshPlace &place,
+                                                     const char *data,
+                                                     Type dtype) {
+  llvm::SmallVector<int64_t> local(p.type.getShape()), whole = local,
+                                                       start(local.size(), 0);
+  for (unsigned d = 0; d < local.size(); ++d) {
+    auto [index, parts] = place.part(p.sharding.getDimAxes(d));
+    whole[d] = local[d] * parts;
+    start[d] = local[d] * index;
+  }
+  // Bytes of a group of `per` consecutive elements along the last
+  // dimension: a quantized block, or one element.
+  int64_t per = 1, groupBytes = dtype.isF32() ? 4 : 2;
+  if (int64_t block = graph::quantBlockBytes(dtype)) {
+    per = graph::quantBlockElements(dtype);
+    groupBytes = block;
+  }
+  int64_t cols = whole.back(), localCols = local.back();
+  if (localCols % per || start.back() % per)
+    return llvm::createStringError(
+        "weight '" + p.name + "' is split inside its quantized blocks (" +
+        std::to_string(localCols) + " columns a rank, blocks of " +
+        std::to_string(per) + ")");
+  int64_t rows = 1, localRows = 1, firstRow = 0;
+  if (local.size() == 2) {
+    rows = whole[0];
+    localRows = local[0];
+    firstRow = start[0];
+  }
+  int64_t rowBytes = cols / per * groupBytes;
+  int64_t sliceBytes = localCols / per * groupBytes;
+  int64_t skip = start.back() / per * groupBytes;
+  std::vector<char> out(localRows * sliceBytes);
+  for (int64_t r = 0; r < localRows; ++r)
+    std::memcpy(&out[r * sliceBytes], data + (firstRow + r) * rowBytes + skip,
+                sliceBytes);
+  (void)rows;
+  return out;
+}
+
+/// Writes weights.bin: each parameter at its blob offset, in its type; a
+/// sharded weight's slice for the rank at `place`.
 static llvm::Error
 writeWeights(llvm::ArrayRef<PlacedParam> params, int64_t totalBytes,
              llvm::StringRef path,
-             const std::function<void(uint64_t, uint64_t)> &progress) {
+             const std::function<void(uint64_t, uint64_t)> &progress,
+             const MeshPlace *place = nullptr) {
   std::error_code ec;
   llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
   if (ec)
@@ -133,15 +213,28 @@ writeWeights(llvm::ArrayRef<PlacedParam> params, int64_t totalBytes,
     bool asIs = dtype == p.type.getElementType();
     uint64_t sourceBytes = quantized ? graph::storageBytes(p.type)
                                      : n * (dtype.isF32() ? 4 : 2);
+    // A slice reads the whole tensor (its parts multiply the local size).
+    uint64_t readBytes = sourceBytes;
+    if (p.sharding && place)
+      for (unsigned d = 0; d < p.type.getRank(); ++d)
+        readBytes *= place->part(p.sharding.getDimAxes(d)).second;
     llvm::StringRef file = p.source.getFile();
-    auto buf = llvm::MemoryBuffer::getFileSlice(file, sourceBytes,
-                                                p.source.getOffset());
+    auto buf =
+        llvm::MemoryBuffer::getFileSlice(file, readBytes, p.source.getOffset());
     if (!buf)
       return fileError(file, "cannot read tensor '" + p.name +
                                  "': " + buf.getError().message());
-    if ((*buf)->getBufferSize() != sourceBytes)
+    if ((*buf)->getBufferSize() != readBytes)
       return fileError(file, "tensor '" + p.name + "' is truncated");
     const char *data = (*buf)->getBufferStart();
+    std::vector<char> slice;
+    if (p.sharding && place) {
+      auto sliced = sliceWeight(p, *place, data, dtype);
+      if (!sliced)
+        return sliced.takeError();
+      slice = std::move(*sliced);
+      data = slice.data();
+    }
     graph::InterleavedAttr layout = graph::getInterleaving(p.type);
     if (layout && graph::isInterleavableFloat(p.type.getElementType())) {
       // A float matrix's rows side by side, element by element: the
@@ -466,11 +559,44 @@ writeMetadata(llvm::StringRef path, ModuleOp module, graph::KVCacheType cache,
     j.attribute("target", backend.name());
     j.attribute("target_description", backend.target().str());
     j.attribute("library", library);
+    auto mesh = module->getAttrOfType<DictionaryAttr>("dist.mesh");
     j.attributeObject("weights", [&] {
-      j.attribute("file", "weights.bin");
+      j.attribute("file", mesh ? "weights.rank{rank}.bin" : "weights.bin");
       j.attribute("bytes", weightBytes);
       j.attribute("decode_read_bytes", decodeBytes);
     });
+    if (mesh) {
+      // The mesh (cpu-lower-collectives' record), its ranks, the groups
+      // the collectives' table calls name, and the plan's prediction.
+      j.attributeObject("dist", [&] {
+        auto shape = mesh.getAs<DenseI64ArrayAttr>("shape");
+        int64_t ranks = 1;
+        for (int64_t n : shape.asArrayRef())
+          ranks *= n;
+        j.attribute("ranks", ranks);
+        j.attributeArray("shape", [&] {
+          for (int64_t n : shape.asArrayRef())
+            j.value(n);
+        });
+        auto names = [&](ArrayAttr axes) {
+          j.array([&] {
+            for (llvm::StringRef a : axes.getAsValueRange<StringAttr>())
+              j.value(a);
+          });
+        };
+        j.attributeBegin("axes");
+        names(mesh.getAs<ArrayAttr>("axes"));
+        j.attributeEnd();
+        j.attributeArray("groups", [&] {
+          if (auto groups = module->getAttrOfType<ArrayAttr>("dist.groups"))
+            for (auto g : groups.getAsRange<ArrayAttr>())
+              names(g);
+        });
+        if (auto plan = module->getAttrOfType<DictionaryAttr>("dist.plan"))
+          if (auto t = plan.getAs<FloatAttr>("seconds_per_token"))
+            j.attribute("predicted_seconds_per_token", t.getValueAsDouble());
+      });
+    }
     j.attributeObject("compute", [&] {
       j.attribute("token_flops", compute.tokenFlops);
       j.attribute("row_flops", compute.rowFlops);
@@ -669,6 +795,25 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
   if (failed(graphPM.run(module)))
     return llvm::createStringError("the graph phase failed");
   phaseDone("graph");
+  if (auto plan = module->getAttrOfType<DictionaryAttr>("dist.plan");
+      plan && options.onPlan) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    auto roles = [&](llvm::StringRef key) {
+      if (auto axes = plan.getAs<ArrayAttr>(key))
+        for (llvm::StringRef a : axes.getAsValueRange<StringAttr>())
+          if (auto mesh = module.lookupSymbol<dist::MeshOp>("mesh"))
+            os << a << "=" << mesh.getAxisSize(a) << " ";
+    };
+    roles("tp");
+    roles("pp");
+    auto seconds = plan.getAs<FloatAttr>("seconds_per_token");
+    auto bytes = plan.getAs<IntegerAttr>("bytes_per_rank");
+    os << llvm::formatv("predicted {0:f3} ms a token, ",
+                        seconds ? 1e3 * seconds.getValueAsDouble() : 0.0)
+       << formatBytes(bytes ? bytes.getInt() : 0) << " a rank";
+    options.onPlan(text);
+  }
   // The graph phase chooses the cache's element type (--kv-cache).
   auto cache = llvm::cast<graph::KVCacheType>(forward.getArgumentTypes()[3]);
   auto params = collectParams(module);
@@ -698,10 +843,39 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
     return p;
   };
 
-  if (auto e = writeWeights(*params, weightBytes, file("weights.bin"),
-                            options.onWeightsProgress))
-    return e;
-  phaseDone("weights", std::to_string(weightBytes) + " bytes");
+  // A sharded model: a weight blob per rank of the mesh (row-major
+  // positions), each with the rank's slices.
+  auto meshes = llvm::to_vector(module.getOps<dist::MeshOp>());
+  int64_t ranks = 1;
+  if (meshes.size() > 1)
+    return llvm::createStringError("the module has more than one dist.mesh");
+  if (meshes.empty()) {
+    if (auto e = writeWeights(*params, weightBytes, file("weights.bin"),
+                              options.onWeightsProgress))
+      return e;
+  } else {
+    dist::MeshOp mesh = meshes.front();
+    ranks = mesh.getNumRanks();
+    MeshPlace place;
+    for (llvm::StringRef a : mesh.getAxes().getAsValueRange<StringAttr>())
+      place.axes.push_back(a.str());
+    place.shape.assign(mesh.getShape().begin(), mesh.getShape().end());
+    for (int64_t r = 0; r < ranks; ++r) {
+      place.position.assign(place.shape.size(), 0);
+      for (int64_t i = place.shape.size() - 1, left = r; i >= 0; --i) {
+        place.position[i] = left % place.shape[i];
+        left /= place.shape[i];
+      }
+      if (auto e =
+              writeWeights(*params, weightBytes, file(weightsFileOfRank(r)),
+                           options.onWeightsProgress, &place))
+        return e;
+    }
+  }
+  phaseDone(
+      "weights",
+      std::to_string(weightBytes) + " bytes" +
+          (ranks > 1 ? " a rank, " + std::to_string(ranks) + " ranks" : ""));
   auto dumpIR = [&](llvm::StringRef name) {
     if (!options.keepIR)
       return;

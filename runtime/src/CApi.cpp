@@ -168,6 +168,10 @@ int llmc_model_open(const char *dir, llmc_model **out, char **error) {
 
 void llmc_model_close(llmc_model *model) { delete model; }
 
+int32_t llmc_model_rank(const llmc_model *model) {
+  return model ? model->impl->rank() : 0;
+}
+
 const llmc_model_info *llmc_model_get_info(const llmc_model *model) {
   return model ? &model->info : nullptr;
 }

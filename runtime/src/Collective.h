@@ -53,6 +53,12 @@ public:
   void agree(const std::string &what, uint64_t value);
   /// Ends every rank of the job (after an error on this one).
   [[noreturn]] void abortJob(int code);
+  /// Records an error on this rank alone (outside a collective call): the
+  /// destructor then ends the job rather than wait for the other ranks.
+  void markFailed(const std::string &why) {
+    failed_ = true;
+    lastError_ = why;
+  }
 
 private:
   Collective() = default;

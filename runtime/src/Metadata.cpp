@@ -39,6 +39,14 @@ std::string joinPath(const std::string &dir, const std::string &file) {
   return dir + "/" + file;
 }
 
+std::string ArtifactMetadata::weightsPathOfRank(int64_t rank) const {
+  std::string path = weightsPath;
+  size_t at = path.find("{rank}");
+  if (at != std::string::npos)
+    path.replace(at, 6, std::to_string(rank));
+  return path;
+}
+
 namespace {
 
 /// Checks fields of one metadata document, naming `path` in every error.
@@ -470,6 +478,57 @@ ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
   if (weights.find("decode_read_bytes"))
     md.decodeReadBytes = c.getInteger(weights, "weights", "decode_read_bytes",
                                       0, md.weightsBytes);
+
+  if (root.find("dist")) {
+    const JsonValue &dist = c.getObject(root, "", "dist");
+    ArtifactMetadata::Dist d;
+    d.ranks = c.getInteger(dist, "dist", "ranks", 1, 1 << 20);
+    const JsonValue &shape = c.get(dist, "dist", "shape");
+    const JsonValue &axes = c.get(dist, "dist", "axes");
+    if (!shape.isArray() || shape.asArray().empty() || !axes.isArray() ||
+        axes.asArray().size() != shape.asArray().size())
+      c.fail("dist.shape", "and dist.axes must be lists of one size per axis");
+    int64_t product = 1;
+    for (const JsonValue &n : shape.asArray()) {
+      d.shape.push_back(c.checkInteger(n, "dist.shape", 1, 1 << 20));
+      product *= d.shape.back();
+    }
+    if (product != d.ranks)
+      c.fail("dist.ranks", "is " + std::to_string(d.ranks) +
+                               " but the mesh's shape holds " +
+                               std::to_string(product));
+    for (const JsonValue &a : axes.asArray()) {
+      if (!a.isString() || a.asString().empty())
+        c.fail("dist.axes", "must be names");
+      d.axes.push_back(a.asString());
+    }
+    const JsonValue &groups = c.get(dist, "dist", "groups");
+    if (!groups.isArray())
+      c.fail("dist.groups", "must be a list of lists of axis names");
+    for (const JsonValue &g : groups.asArray()) {
+      if (!g.isArray() || g.asArray().empty())
+        c.fail("dist.groups", "must be a list of lists of axis names");
+      std::vector<int> group;
+      for (const JsonValue &a : g.asArray()) {
+        auto it = a.isString()
+                      ? std::find(d.axes.begin(), d.axes.end(), a.asString())
+                      : d.axes.end();
+        if (it == d.axes.end())
+          c.fail("dist.groups", "names an axis that dist.axes does not have");
+        group.push_back(static_cast<int>(it - d.axes.begin()));
+      }
+      d.groups.push_back(std::move(group));
+    }
+    if (const JsonValue *t = dist.find("predicted_seconds_per_token");
+        t && t->isNumber())
+      d.predictedSecondsPerToken = t->asDouble();
+    if (md.weightsPath.find("{rank}") == std::string::npos)
+      c.fail("weights.file", "must name each rank's blob with {rank} in a "
+                             "sharded artifact");
+    md.dist = std::move(d);
+  } else if (md.weightsPath.find("{rank}") != std::string::npos) {
+    c.fail("weights.file", "names {rank} but the artifact has no dist");
+  }
 
   if (root.find("compute")) {
     const JsonValue &compute = c.getObject(root, "", "compute");

@@ -28,7 +28,21 @@ struct ArtifactMetadata {
   std::string target;
   std::string targetDescription; // "" when absent
   std::string libraryPath; ///< dir + "/" + library
-  std::string weightsPath; ///< dir + "/" + weights.file
+  std::string weightsPath; ///< dir + "/" + weights.file ({rank}: see dist)
+  /// `dist`: a model sharded over a mesh of ranks (its weights.file names
+  /// each rank's blob with "{rank}"; the library exports
+  /// LLMC_SET_COLLECTIVES_SYMBOL).
+  struct Dist {
+    int64_t ranks = 1;
+    std::vector<int64_t> shape;
+    std::vector<std::string> axes;
+    /// Each group of llmc_collectives' calls: the indices of its axes.
+    std::vector<std::vector<int>> groups;
+    double predictedSecondsPerToken = -1;
+  };
+  std::optional<Dist> dist;
+  /// weights.file of rank `rank` (the path itself when not sharded).
+  std::string weightsPathOfRank(int64_t rank) const;
   int64_t weightsBytes = 0;
   int64_t decodeReadBytes = -1; ///< `weights.decode_read_bytes`, -1: absent
   /// `compute`: FLOPs per token, per output row, per (query, attended

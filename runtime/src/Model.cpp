@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Model.h"
+#include "Collective.h"
 #include "CudaDevice.h"
 #include "VulkanDevice.h"
 
@@ -43,20 +44,22 @@ static void releaseProfile(void *library) {
   profiledLibraries().erase(library);
 }
 
-/// Memory-maps the weights file read-only after checking its size.
-static void mapWeights(const ArtifactMetadata &md, void *&map, size_t &bytes) {
-  int fd = ::open(md.weightsPath.c_str(), O_RDONLY | O_CLOEXEC);
+/// Memory-maps the weights file (`path`: the artifact's, or this rank's)
+/// read-only after checking its size.
+static void mapWeights(const ArtifactMetadata &md, const std::string &path,
+                       void *&map, size_t &bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    throw Error(md.weightsPath + ": cannot open: " + errnoMessage(errno));
+    throw Error(path + ": cannot open: " + errnoMessage(errno));
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     int e = errno;
     ::close(fd);
-    throw Error(md.weightsPath + ": cannot stat: " + errnoMessage(e));
+    throw Error(path + ": cannot stat: " + errnoMessage(e));
   }
   if (static_cast<int64_t>(st.st_size) != md.weightsBytes) {
     ::close(fd);
-    throw Error(md.weightsPath + ": size is " + std::to_string(st.st_size) +
+    throw Error(path + ": size is " + std::to_string(st.st_size) +
                 " bytes but " + md.metadataPath +
                 " says weights.bytes = " + std::to_string(md.weightsBytes));
   }
@@ -69,7 +72,7 @@ static void mapWeights(const ArtifactMetadata &md, void *&map, size_t &bytes) {
     if (p == MAP_FAILED) {
       int e = errno;
       ::close(fd);
-      throw Error(md.weightsPath + ": cannot map: " + errnoMessage(e));
+      throw Error(path + ": cannot map: " + errnoMessage(e));
     }
     map = p;
   }
@@ -97,12 +100,148 @@ void Model::setThreads(int32_t n) {
   numThreads = n;
 }
 
+//===----------------------------------------------------------------------===//
+// A sharded model's mesh
+//===----------------------------------------------------------------------===//
+
+struct Model::Mesh {
+  std::unique_ptr<Collective> collective;
+  /// The collective's handle of each of metadata's dist.groups.
+  std::vector<int> groups;
+  llmc_collectives table{};
+  /// An all-gather along an inner dimension: the members' pieces first.
+  std::vector<char> scratch;
+
+  /// Ends the job after an error inside a collective the library called
+  /// (it cannot unwind through the compiled code).
+  [[noreturn]] void fail(const std::string &why) {
+    std::fprintf(stderr, "llmc: error: rank %d: %s (ending every rank)\n",
+                 collective->rank(), why.c_str());
+    std::fflush(stderr);
+    collective->abortJob(5);
+  }
+  int handle(int32_t group) {
+    if (group < 0 || group >= static_cast<int32_t>(groups.size()))
+      fail("the library names collective group " + std::to_string(group) +
+           ", which metadata's dist.groups does not have");
+    return groups[group];
+  }
+
+  static void allReduce(void *context, int32_t group, void *data, int64_t count,
+                        int32_t dtype, int32_t op) {
+    auto *mesh = static_cast<Mesh *>(context);
+    try {
+      if (dtype != LLMC_COLLECTIVE_F32)
+        mesh->fail("all_reduce of element type " + std::to_string(dtype));
+      mesh->collective->allReduce(mesh->handle(group),
+                                  static_cast<float *>(data), count,
+                                  static_cast<Reduction>(op));
+    } catch (const Error &e) {
+      mesh->fail(e.what());
+    }
+  }
+
+  static void allGather(void *context, int32_t group, const void *send,
+                        void *recv, int64_t outer, int64_t inner,
+                        int32_t dtype) {
+    auto *mesh = static_cast<Mesh *>(context);
+    try {
+      if (dtype != LLMC_COLLECTIVE_F32)
+        mesh->fail("all_gather of element type " + std::to_string(dtype));
+      int g = mesh->handle(group);
+      int64_t members = mesh->collective->groupSize(g);
+      int64_t piece = outer * inner * 4, row = inner * 4;
+      if (outer == 1) {
+        mesh->collective->allGather(g, send, recv, piece);
+        return;
+      }
+      // Member-major from the collective, [outer][member][inner] for the
+      // library.
+      mesh->scratch.resize(members * piece);
+      mesh->collective->allGather(g, send, mesh->scratch.data(), piece);
+      char *out = static_cast<char *>(recv);
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t m = 0; m < members; ++m)
+          std::memcpy(out + (o * members + m) * row,
+                      mesh->scratch.data() + m * piece + o * row, row);
+    } catch (const Error &e) {
+      mesh->fail(e.what());
+    }
+  }
+
+  static int64_t position(void *context, int32_t group) {
+    auto *mesh = static_cast<Mesh *>(context);
+    return mesh->collective->groupRank(mesh->handle(group));
+  }
+};
+
+/// FNV-1a of a file's bytes: the artifact's fingerprint that every rank
+/// must share.
+static uint64_t fingerprint(const std::string &path) {
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    throw Error(path + ": cannot read: " + errnoMessage(errno));
+  uint64_t h = 1469598103934665603ull;
+  char buf[1 << 14];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0)
+    for (size_t i = 0; i < n; ++i)
+      h = (h ^ static_cast<unsigned char>(buf[i])) * 1099511628211ull;
+  std::fclose(f);
+  return h;
+}
+
+void Model::joinMesh() {
+  const ArtifactMetadata::Dist &d = *md.dist;
+  if (md.hasDevice)
+    throw Error(md.metadataPath + ": a sharded artifact for a device; this "
+                                  "runtime shards CPU artifacts only");
+  mesh = std::make_unique<Mesh>();
+  mesh->collective = Collective::openMPI();
+  Collective &c = *mesh->collective;
+  // (Every rank sees the same sizes: they fail alike, none waits.)
+  if (c.size() != d.ranks)
+    throw Error(md.metadataPath + ": the artifact is sharded over " +
+                std::to_string(d.ranks) + " ranks (mesh " +
+                [&] {
+                  std::string s;
+                  for (int64_t n : d.shape)
+                    s += (s.empty() ? "" : "x") + std::to_string(n);
+                  return s;
+                }() +
+                "), but the job has " + std::to_string(c.size()) +
+                " (mpirun -np " + std::to_string(d.ranks) + ")");
+  c.agree("the artifact (" + md.metadataPath + ")",
+          fingerprint(md.metadataPath));
+  for (const std::vector<int> &axes : d.groups)
+    mesh->groups.push_back(c.group(d.shape, axes));
+  mesh->table.context = mesh.get();
+  mesh->table.all_reduce = &Mesh::allReduce;
+  mesh->table.all_gather = &Mesh::allGather;
+  mesh->table.position = &Mesh::position;
+}
+
+int Model::rank() const { return mesh ? mesh->collective->rank() : 0; }
+
 std::unique_ptr<Model> Model::open(const std::string &dir) {
   std::unique_ptr<Model> m(new Model());
   m->md = readMetadata(dir);
-  const ArtifactMetadata &md = m->md;
+  if (m->md.dist)
+    m->joinMesh();
+  try {
+    m->load();
+  } catch (const Error &e) {
+    // This rank alone failed (its weights, its library): the others may
+    // already wait in a collective, and closing would wait for them.
+    if (m->mesh)
+      m->mesh->collective->markFailed(e.what());
+    throw;
+  }
+  return m;
+}
 
-  mapWeights(md, m->weightsMap, m->weightsMapBytes);
+void Model::load() {
+  mapWeights(md, md.weightsPathOfRank(rank()), weightsMap, weightsMapBytes);
 
   if (!md.tokenizerPath.empty() && ::access(md.tokenizerPath.c_str(), R_OK))
     throw Error(md.tokenizerPath + ": cannot read tokenizer (named by " +
@@ -111,18 +250,18 @@ std::unique_ptr<Model> Model::open(const std::string &dir) {
   if (md.hasDevice) {
     // The device holds the weights' copy, the KV cache and the arena.
     static int8_t emptyWeights[64];
-    const void *weights = m->weightsMap ? m->weightsMap : emptyWeights;
+    const void *weights = weightsMap ? weightsMap : emptyWeights;
     if (md.target == "vulkan")
-      m->gpu = VulkanDevice::open(md, weights, md.weightsBytes);
+      gpu = VulkanDevice::open(md, weights, md.weightsBytes);
     else if (md.target == "cuda")
-      m->gpu = CudaDevice::open(md, weights, md.weightsBytes);
+      gpu = CudaDevice::open(md, weights, md.weightsBytes);
     else
       throw Error(md.metadataPath + ": target \"" + md.target +
                   "\" needs a device this runtime does not drive");
     // A profiled device artifact: every step timed with timestamp queries.
     if (md.profiled)
-      m->gpu->enableProfile();
-    return m;
+      gpu->enableProfile();
+    return;
   }
 
   size_t elements = 1;
@@ -138,39 +277,48 @@ std::unique_ptr<Model> Model::open(const std::string &dir) {
   constexpr size_t kHugePage = size_t(2) << 20;
   size_t align = bytes >= kHugePage ? kHugePage : 64;
   size_t rounded = (bytes + align - 1) / align * align;
-  m->kvCache = std::aligned_alloc(align, rounded);
-  if (!m->kvCache)
+  kvCache = std::aligned_alloc(align, rounded);
+  if (!kvCache)
     throw Error(md.metadataPath + ": cannot allocate the KV cache (" +
                 std::to_string(bytes) + " bytes)");
 #ifdef MADV_HUGEPAGE
   if (align == kHugePage)
-    (void)::madvise(m->kvCache, rounded, MADV_HUGEPAGE); // advice only
+    (void)::madvise(kvCache, rounded, MADV_HUGEPAGE); // advice only
 #endif
-  std::memset(m->kvCache, 0, rounded);
+  std::memset(kvCache, 0, rounded);
 
   // RTLD_NOW: an unresolved symbol fails here, not in the middle of a call.
   // RTLD_LOCAL: two artifacts export the same entry point name.
-  m->library = ::dlopen(md.libraryPath.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!m->library) {
+  library = ::dlopen(md.libraryPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
     const char *why = ::dlerror();
     throw Error(md.libraryPath +
                 ": cannot load: " + (why ? why : "unknown dlopen error"));
   }
   ::dlerror();
-  void *sym = ::dlsym(m->library, md.forwardSymbol.c_str());
+  void *sym = ::dlsym(library, md.forwardSymbol.c_str());
   if (!sym)
     throw Error(md.libraryPath + ": no symbol '" + md.forwardSymbol +
                 "' (entry.forward in " + md.metadataPath + ")");
-  m->forwardFn = reinterpret_cast<llmc_forward_fn>(sym);
-  m->setNumThreadsFn = reinterpret_cast<llmc_set_num_threads_fn>(
-      ::dlsym(m->library, LLMC_SET_NUM_THREADS_SYMBOL));
+  forwardFn = reinterpret_cast<llmc_forward_fn>(sym);
+  setNumThreadsFn = reinterpret_cast<llmc_set_num_threads_fn>(
+      ::dlsym(library, LLMC_SET_NUM_THREADS_SYMBOL));
+  auto setCollectives = reinterpret_cast<llmc_set_collectives_fn>(
+      ::dlsym(library, LLMC_SET_COLLECTIVES_SYMBOL));
+  if (md.dist) {
+    if (!setCollectives)
+      throw Error(md.libraryPath +
+                  ": the metadata says the model is sharded, "
+                  "but it does not export " +
+                  std::string(LLMC_SET_COLLECTIVES_SYMBOL));
+    setCollectives(&mesh->table);
+  }
   if (md.profiled) {
-    auto *ns =
-        static_cast<int64_t *>(::dlsym(m->library, LLMC_PROFILE_NS_SYMBOL));
+    auto *ns = static_cast<int64_t *>(::dlsym(library, LLMC_PROFILE_NS_SYMBOL));
     auto *calls =
-        static_cast<int64_t *>(::dlsym(m->library, LLMC_PROFILE_CALLS_SYMBOL));
+        static_cast<int64_t *>(::dlsym(library, LLMC_PROFILE_CALLS_SYMBOL));
     auto *count =
-        static_cast<int64_t *>(::dlsym(m->library, LLMC_PROFILE_COUNT_SYMBOL));
+        static_cast<int64_t *>(::dlsym(library, LLMC_PROFILE_COUNT_SYMBOL));
     if (!ns || !calls || !count)
       throw Error(md.libraryPath + ": the metadata says it is profiled, but "
                                    "it does not export " LLMC_PROFILE_NS_SYMBOL
@@ -182,14 +330,24 @@ std::unique_ptr<Model> Model::open(const std::string &dir) {
                   std::to_string(md.kernels.size()));
     // One process loads the library once: the counters are its. The first
     // model that opens it owns them; another one runs unprofiled.
-    if (claimProfile(m->library)) {
-      m->profileNs = ns;
-      m->profileCalls = calls;
-      m->resetProfile();
+    if (claimProfile(library)) {
+      profileNs = ns;
+      profileCalls = calls;
+      resetProfile();
     }
   }
-  m->setThreads(defaultThreads(md));
-  return m;
+  int32_t threads = defaultThreads(md);
+  // The ranks of a sharded model on one host share its cores (mpirun's
+  // count of this host's ranks), unless LLMC_THREADS says otherwise.
+  if (mesh && !std::getenv("LLMC_THREADS"))
+    for (const char *var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
+      if (const char *v = std::getenv(var)) {
+        long local = std::strtol(v, nullptr, 10);
+        if (local > 1)
+          threads = std::max<int32_t>(1, threads / local);
+        break;
+      }
+  setThreads(threads);
 }
 
 Model::~Model() {

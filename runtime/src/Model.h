@@ -92,8 +92,20 @@ public:
   /// The device's read bandwidth (Device::readBandwidth); 0 on the host.
   double deviceBandwidth(int64_t bytes, int passes);
 
+  /// A sharded model's rank in its job (0 otherwise).
+  int rank() const;
+
 private:
   Model() = default;
+  /// Joins the job of a sharded artifact (metadata `dist`): the collective
+  /// set-up, the checks that every rank runs this artifact on a job of its
+  /// mesh's size, and the groups of the library's collectives.
+  void joinMesh();
+  /// The rest of open(): weights, cache, library (or device).
+  void load();
+  /// The table the library calls (llmc/abi.h), and what it reaches.
+  struct Mesh;
+  std::unique_ptr<Mesh> mesh;
 
   ArtifactMetadata md;
   void *library = nullptr;

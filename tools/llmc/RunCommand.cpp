@@ -151,10 +151,19 @@ void checkWritable(const std::string &path) {
                                  std::string(std::strerror(errno)));
 }
 
-int run(const RunOptions &opts) {
+int run(const RunOptions &given) {
+  RunOptions opts = given;
+  llmc::Model model = llmc::Model::open(opts.dir);
+  // A sharded model's ranks compute the same tokens: rank 0 prints them and
+  // writes the dumps, the others stay silent.
+  if (model.rank() != 0) {
+    if (!std::freopen("/dev/null", "w", stdout))
+      throw CommandError("/dev/null", "cannot open for writing");
+    opts.dumpLogits.clear();
+    opts.dumpPromptLogits.clear();
+  }
   checkWritable(opts.dumpLogits);
   checkWritable(opts.dumpPromptLogits);
-  llmc::Model model = llmc::Model::open(opts.dir);
   const int64_t vocab = model.vocabSize();
   if (opts.threads)
     model.setThreads(opts.threads);

@@ -31,6 +31,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -140,6 +141,72 @@ static std::string resolvePipeline(const std::string &targetSpec,
   return "";
 }
 
+/// A shard plan file (`llmc compile --shard-plan FILE`): JSON with the mesh
+/// ("2", "2x2"), each axis's role ("tp" or "pp"), and optionally the links
+/// (`bandwidth`, `latency`: a number or one per axis) and
+/// `memory_bandwidth`, as `llmc plan` takes them.
+static llvm::Expected<llmc::dist::PlanOptions> readShardPlan(StringRef path) {
+  auto bad = [&](const Twine &what) {
+    return llvm::createStringError(path + ": " + what);
+  };
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return bad("cannot read: " + buffer.getError().message());
+  auto json = llvm::json::parse((*buffer)->getBuffer());
+  if (!json)
+    return bad("not JSON: " + toString(json.takeError()));
+  const llvm::json::Object *o = json->getAsObject();
+  if (!o)
+    return bad("expected an object {\"mesh\": ..., \"roles\": [...]}");
+  llmc::dist::PlanOptions plan;
+  for (const auto &kv : *o)
+    if (!llvm::is_contained(
+            {"mesh", "roles", "bandwidth", "latency", "memory_bandwidth"},
+            StringRef(kv.first)))
+      return bad("unknown key '" + StringRef(kv.first) + "'");
+  if (auto mesh = o->getString("mesh"))
+    plan.mesh = mesh->str();
+  else if (auto n = o->getInteger("mesh"))
+    plan.mesh = std::to_string(*n);
+  else
+    return bad("'mesh' must be a string such as \"2x2\" or a number");
+  const llvm::json::Array *roles = o->getArray("roles");
+  if (!roles)
+    return bad("'roles' must be a list of \"tp\" or \"pp\", one per axis");
+  for (const llvm::json::Value &r : *roles) {
+    auto s = r.getAsString();
+    if (!s || (*s != "tp" && *s != "pp"))
+      return bad("'roles' must be a list of \"tp\" or \"pp\", one per axis");
+    plan.roles.push_back(s->str());
+  }
+  for (auto [key, out] : {std::pair{"bandwidth", &plan.bandwidth},
+                          std::pair{"latency", &plan.latency}}) {
+    const llvm::json::Value *v = o->get(key);
+    if (!v)
+      continue;
+    if (auto n = v->getAsNumber()) {
+      out->push_back(*n);
+      continue;
+    }
+    const llvm::json::Array *list = v->getAsArray();
+    if (!list)
+      return bad("'" + Twine(key) + "' must be a number or a list of them");
+    for (const llvm::json::Value &e : *list) {
+      auto n = e.getAsNumber();
+      if (!n)
+        return bad("'" + Twine(key) + "' must be a number or a list of them");
+      out->push_back(*n);
+    }
+  }
+  if (const llvm::json::Value *v = o->get("memory_bandwidth")) {
+    auto n = v->getAsNumber();
+    if (!n)
+      return bad("'memory_bandwidth' must be a number");
+    plan.memoryBandwidth = *n;
+  }
+  return plan;
+}
+
 static int compileMain(int argc, char **argv) {
   std::string model;
   llmc::ArtifactOptions options;
@@ -149,6 +216,7 @@ static int compileMain(int argc, char **argv) {
   bool tuneGiven = false;
   std::string *actQuant = &options.pipeline.actQuant;
   std::string *kvCache = &options.pipeline.kvCache;
+  std::string mesh, shardPlan;
   for (int i = 1; i < argc; ++i) {
     StringRef arg(argv[i]);
     if (arg.consume_front("--act-quant=")) {
@@ -188,6 +256,10 @@ static int compileMain(int argc, char **argv) {
            importOptions.maxSeqLen <= 0))
         return fail("--max-seq-len: expected a positive integer, got '" +
                     maxSeq + "'");
+    } else if (arg == "--mesh" || arg == "--shard-plan") {
+      if (i + 1 >= argc)
+        return fail("option " + arg + " needs a value");
+      (arg == "--mesh" ? mesh : shardPlan) = argv[++i];
     } else if (arg == "--keep-ir") {
       options.keepIR = true;
     } else if (arg == "--profile") {
@@ -210,6 +282,21 @@ static int compileMain(int argc, char **argv) {
   if (std::string error = resolvePipeline(targetSpec, options.pipeline);
       !error.empty())
     return fail(error);
+  if (!shardPlan.empty()) {
+    auto plan = readShardPlan(shardPlan);
+    if (!plan)
+      return fail(toString(plan.takeError()));
+    if (!mesh.empty() && mesh != plan->mesh)
+      return fail("--mesh " + mesh + " and the shard plan's mesh " +
+                  plan->mesh + " (" + shardPlan + ") differ");
+    options.pipeline.distribute = std::move(*plan);
+  } else if (!mesh.empty()) {
+    options.pipeline.distribute.emplace();
+    options.pipeline.distribute->mesh = mesh;
+  }
+  options.onPlan = [](StringRef plan) {
+    outs() << "llmc: plan: " << plan << "\n";
+  };
   // What `llmc tune` measured on this target (the user's cache, or --tune
   // FILE; --tune none: the schedule's rules alone).
   if (tuneFile != "none") {

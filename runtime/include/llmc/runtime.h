@@ -131,6 +131,11 @@ int llmc_model_set_threads(llmc_model *model, int32_t n, char **error);
 /** The thread count forward calls use. */
 int32_t llmc_model_threads(const llmc_model *model);
 
+/** A sharded model's rank in its job (metadata `dist`; the job launched by
+ *  mpirun); 0 for a model that is not sharded. Every rank computes the same
+ *  logits; a program prints from rank 0. */
+int32_t llmc_model_rank(const llmc_model *model);
+
 /** One kernel's profile, for an artifact compiled with `llmc compile
  *  --profile`: what was measured since the last llmc_model_profile_reset,
  *  and the work the compiler's cost model gives for the same forward calls

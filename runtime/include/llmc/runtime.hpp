@@ -59,6 +59,8 @@ public:
 
   const llmc_model_info &info() const { return *llmc_model_get_info(get()); }
   int64_t vocabSize() const { return info().vocab_size; }
+  /// A sharded model's rank in its job; 0 otherwise (llmc_model_rank).
+  int32_t rank() const { return llmc_model_rank(get()); }
   int64_t maxSeqLen() const { return info().max_seq_len; }
   /// -1 when the model has no BOS token.
   int32_t bosId() const { return info().bos_id; }
