@@ -151,19 +151,17 @@ void checkWritable(const std::string &path) {
                                  std::string(std::strerror(errno)));
 }
 
-int run(const RunOptions &given) {
-  RunOptions opts = given;
+int run(const RunOptions &opts) {
   llmc::Model model = llmc::Model::open(opts.dir);
-  // A sharded model's ranks compute the same tokens: rank 0 prints them and
-  // writes the dumps, the others stay silent.
-  if (model.rank() != 0) {
-    if (!std::freopen("/dev/null", "w", stdout))
-      throw CommandError("/dev/null", "cannot open for writing");
-    opts.dumpLogits.clear();
-    opts.dumpPromptLogits.clear();
+  // A sharded model's ranks run the same calls (the same collectives):
+  // rank 0 prints the tokens and writes the dumps, the others stay silent.
+  bool writes = model.rank() == 0;
+  if (!writes && !std::freopen("/dev/null", "w", stdout))
+    throw CommandError("/dev/null", "cannot open for writing");
+  if (writes) {
+    checkWritable(opts.dumpLogits);
+    checkWritable(opts.dumpPromptLogits);
   }
-  checkWritable(opts.dumpLogits);
-  checkWritable(opts.dumpPromptLogits);
   const int64_t vocab = model.vocabSize();
   if (opts.threads)
     model.setThreads(opts.threads);
@@ -236,10 +234,10 @@ int run(const RunOptions &given) {
     std::fputs("\n", stdout);
   std::fflush(stdout);
 
-  if (!opts.dumpPromptLogits.empty())
+  if (writes && !opts.dumpPromptLogits.empty())
     llmc::writeNpy(opts.dumpPromptLogits, promptLogits.data(),
                    stats.prompt_tokens, vocab);
-  if (!opts.dumpLogits.empty())
+  if (writes && !opts.dumpLogits.empty())
     llmc::writeNpy(opts.dumpLogits, tokenLogits.data(), stats.generated_tokens,
                    vocab);
 
