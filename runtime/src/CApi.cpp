@@ -26,6 +26,7 @@ using namespace llmc::rt;
 struct llmc_model {
   std::unique_ptr<Model> impl;
   llmc_model_info info = {};
+  std::string weightsPath;
 };
 
 struct llmc_tokenizer {
@@ -158,6 +159,8 @@ int llmc_model_open(const char *dir, llmc_model **out, char **error) {
     info.token_flops = md.tokenFlops;
     info.row_flops = md.rowFlops;
     info.pair_flops = md.pairFlops;
+    m->weightsPath = md.weightsPathOfRank(m->impl->rank());
+    info.weights_path = m->weightsPath.c_str();
     // [layers, 2, kv_heads, max_seq * head_dim] of the cache's dtype.
     info.kv_bytes_per_position = md.kvCacheShape[0] * md.kvCacheShape[1] *
                                  md.kvCacheShape[2] * md.kvCacheShape[3] /

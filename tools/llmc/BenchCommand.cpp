@@ -391,6 +391,8 @@ std::vector<int32_t> syntheticTokens(int64_t n, int64_t vocab, uint64_t salt) {
   return ids;
 }
 
+} // namespace
+
 /// Kilobytes of the /proc/self/smaps "Rss:" lines of mappings of `file`
 /// (canonical path), or -1 when /proc is unavailable.
 long long residentKiB(const std::string &file) {
@@ -416,6 +418,8 @@ long long residentKiB(const std::string &file) {
   }
   return total;
 }
+
+namespace {
 
 /// Restarts the peak resident set count (VmHWM), so that a model compiled
 /// in this process just before does not count in bench's figure.

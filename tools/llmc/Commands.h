@@ -30,4 +30,11 @@ int llmcTuneMain(int argc, char **argv);
 /// `llmc devices`: the Vulkan devices (`--target vulkan`, LLMC_DEVICE).
 int llmcDevicesMain(int argc, char **argv);
 
+#include <string>
+
+/// Kilobytes of this process's resident pages of mappings of `file`
+/// (/proc/self/smaps), or -1 where /proc is unavailable: a weights file's
+/// share of memory, for bench and run --verbose.
+long long residentKiB(const std::string &file);
+
 #endif // LLMC_TOOLS_LLMC_COMMANDS_H

@@ -242,6 +242,18 @@ int run(const RunOptions &opts) {
                    vocab);
 
   if (opts.verbose) {
+    // Each rank's weights (a sharded model: its blob, about 1/N of the
+    // whole), on every rank.
+    const char *weights = model.info().weights_path;
+    std::fflush(stdout);
+    std::fprintf(stderr,
+                 "\nmemory: rank %d: %s, %lld bytes mapped, %lld KiB "
+                 "resident\n",
+                 model.rank(), weights,
+                 static_cast<long long>(model.info().weights_bytes),
+                 residentKiB(weights));
+  }
+  if (opts.verbose && writes) {
     auto rate = [](int64_t n, double s) { return s > 0 ? n / s : 0.0; };
     static const char *reasons[] = {"max tokens", "EOS", "max_seq_len",
                                     "callback"};

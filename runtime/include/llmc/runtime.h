@@ -69,6 +69,8 @@ typedef struct llmc_model_info {
                             for (the output matmul); -1 if absent */
   int64_t pair_flops;  /**< `compute.pair_flops`: per query and position it
                             attends (q.k and p.V); -1 if absent */
+  const char *weights_path; /**< the weights file this process mapped
+                                 (a sharded model: its rank's) */
 } llmc_model_info;
 
 /** Loads the artifact in directory `dir`: validates metadata.json, maps

@@ -108,3 +108,25 @@ func.func @twice(%x: tensor<?x64xf32>, %w: !graph.weights) -> tensor<?x64xf32> {
   %z = graph.matmul %y, %b : tensor<?x64xf32>, tensor<64x64xf32> -> tensor<?x64xf32>
   return %z : tensor<?x64xf32>
 }
+
+// -----
+
+// A bias takes its sum's columns; a quantized weight whose K would split
+// its 32-wide blocks (80 columns a rank) stays whole, its input gathered.
+dist.mesh @mesh shape [2] axes ["tp"]
+// CHECK-LABEL: func.func @bias_and_blocks
+func.func @bias_and_blocks(%x: tensor<?x64xf32>, %w: !graph.weights) -> tensor<?x64xf32> {
+  %p = graph.param %w["up"] : tensor<160x64xf32>
+  %up = dist.shard %p to <@mesh, [["tp"], []]> : tensor<160x64xf32>
+  // CHECK: %[[B:.*]] = graph.param %{{.*}}["bias"] {dist.sharding = #dist.sharding<@mesh, {{\[\[}}"tp"]]>} : tensor<80xf32>
+  // CHECK: graph.add %{{.*}}, %[[B]] : tensor<?x80xf32>, tensor<80xf32>
+  %b = graph.param %w["bias"] : tensor<160xf32>
+  %y = graph.matmul %x, %up : tensor<?x64xf32>, tensor<160x64xf32> -> tensor<?x160xf32>
+  %z = graph.add %y, %b : tensor<?x160xf32>, tensor<160xf32>
+  // CHECK: %[[D:.*]] = graph.param %{{.*}}["down"] : tensor<64x160x!graph.q8_0>
+  // CHECK: %[[G:.*]] = dist.all_gather %{{.*}} on @mesh axes ["tp"] gather_axis = 1 : tensor<?x80xf32> -> tensor<?x160xf32>
+  // CHECK: graph.matmul %[[G]], %[[D]]
+  %d = graph.param %w["down"] : tensor<64x160x!graph.q8_0>
+  %o = graph.matmul %z, %d : tensor<?x160xf32>, tensor<64x160x!graph.q8_0> -> tensor<?x64xf32>
+  return %o : tensor<?x64xf32>
+}

@@ -130,14 +130,37 @@ private:
     return out;
   }
 
+  /// An elementwise op's weights without a layout of their own (a bias, a
+  /// scale) take the result's, aligned from the right: each rank holds the
+  /// part its columns need.
+  void sliceParams(Operation *op, const Layout &out) {
+    for (Value v : op->getOperands()) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!type || known.count(v) || !v.getDefiningOp<graph::ParamOp>())
+        continue;
+      Layout l;
+      l.dims.assign(out.dims.end() - type.getRank(), out.dims.end());
+      set(v, l);
+    }
+  }
+
   Layout resultLayout(Operation *op) {
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     int64_t rank = resultType.getRank();
     if (auto mm = dyn_cast<graph::MatmulOp>(op)) {
       Layout x = get(mm.getInput());
-      // An unsharded weight (a param) takes the split of the input's K.
+      // An unsharded weight (a param) takes the split of the input's K,
+      // unless that would split its quantized blocks (the input is then
+      // gathered, the weight whole on every rank).
+      auto wType = cast<RankedTensorType>(mm.getWeight().getType());
+      Type element = wType.getElementType();
+      int64_t block = graph::quantBlockBytes(element)
+                          ? graph::quantBlockElements(element)
+                          : 1;
+      int64_t localK = wType.getDimSize(1) / ranks(x.dims.back());
       if (!known.count(mm.getWeight()) && !x.dims.back().empty() &&
-          mm.getWeight().getDefiningOp<graph::ParamOp>()) {
+          mm.getWeight().getDefiningOp<graph::ParamOp>() &&
+          (block <= 1 || localK % block == 0)) {
         Layout w = Layout::replicated(2);
         w.dims[1] = x.dims.back();
         set(mm.getWeight(), w);
@@ -194,13 +217,17 @@ private:
     }
     if (auto add = dyn_cast<graph::AddOp>(op)) {
       Layout out = aligned(op->getOperands(), rank);
+      sliceParams(op, out);
       Layout l = get(add.getLhs()), r = get(add.getRhs());
       if (!l.partial.empty() && l.partial == r.partial)
         out.partial = l.partial;
       return out;
     }
-    if (isa<graph::MulOp, graph::SiluOp, graph::ElementwiseOp>(op))
-      return aligned(op->getOperands(), rank);
+    if (isa<graph::MulOp, graph::SiluOp, graph::ElementwiseOp>(op)) {
+      Layout out = aligned(op->getOperands(), rank);
+      sliceParams(op, out);
+      return out;
+    }
     if (auto reshape = dyn_cast<graph::ReshapeOp>(op)) {
       Layout in = get(reshape.getInput());
       Layout out = Layout::replicated(rank);
