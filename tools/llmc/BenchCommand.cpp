@@ -654,6 +654,9 @@ std::string cell(const Stats &s) {
 int bench(const BenchOptions &given) {
   resetPeakResident();
   llmc::Model model = llmc::Model::open(given.dir);
+  // A sharded model: every rank times the same calls, rank 0 reports.
+  if (model.rank() != 0 && !std::freopen("/dev/null", "w", stdout))
+    throw CommandError("/dev/null", "cannot open for writing");
   const int64_t maxSeq = model.maxSeqLen();
   const int64_t vocab = model.vocabSize();
   BenchOptions opts = given;
@@ -858,12 +861,14 @@ int bench(const BenchOptions &given) {
       }
     }
   }
-  std::string weights = opts.dir + "/weights.bin";
+  std::string weights = model.info().weights_path;
   std::ifstream wf(weights, std::ios::binary | std::ios::ate);
   long long weightBytes = wf ? static_cast<long long>(wf.tellg()) : -1;
-  std::printf("\nmemory: weights.bin %lld bytes mapped, %lld KiB resident; "
+  std::string file = weights.substr(weights.rfind('/') + 1);
+  std::printf("\nmemory: %s %lld bytes mapped, %lld KiB resident; "
               "peak RSS %lld KiB\n",
-              weightBytes, residentKiB(weights), peakResidentKiB());
+              file.c_str(), weightBytes, residentKiB(weights),
+              peakResidentKiB());
   std::fflush(stdout);
   return 0;
 }
