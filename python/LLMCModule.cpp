@@ -782,7 +782,8 @@ PYBIND11_MODULE(_llmc, m) {
       [](std::shared_ptr<PyModule> module, const std::string &output,
          const std::string &target, const std::string &tokenizer,
          py::object schedule, const std::string &actQuant,
-         const std::string &kvCache, bool profile, const std::string &tuning) {
+         const std::string &kvCache, bool profile, const std::string &tuning,
+         const std::string &mesh, const std::vector<std::string> &roles) {
         if (actQuant != "exact" && actQuant != "llama.cpp")
           throw py::value_error("act_quant: expected 'exact' or 'llama.cpp', got '" +
                                 actQuant + "'");
@@ -796,6 +797,15 @@ PYBIND11_MODULE(_llmc, m) {
         options.pipeline.kvCache = kvCache;
         options.pipeline.profile = profile;
         options.pipeline.tuning = parseTuningOrThrow(tuning);
+        // Sharded over a mesh: the cost model's plan, or the given roles
+        // (`llmc compile --mesh` / `--shard-plan`).
+        if (!mesh.empty()) {
+          options.pipeline.distribute.emplace();
+          options.pipeline.distribute->mesh = mesh;
+          options.pipeline.distribute->roles.assign(roles.begin(), roles.end());
+        } else if (!roles.empty()) {
+          throw py::value_error("roles: given without a mesh");
+        }
         // Compilation lowers in place: work on a copy.
         auto copy = std::make_shared<PyModule>(module->clone());
         // A Python exception from the schedule is kept and re-raised after
@@ -825,7 +835,8 @@ PYBIND11_MODULE(_llmc, m) {
       py::arg("module"), py::arg("output"), py::arg("target") = "cpu",
       py::arg("tokenizer") = "", py::arg("schedule") = py::none(),
       py::arg("act_quant") = "exact", py::arg("kv_cache") = "f32",
-      py::arg("profile") = false, py::arg("tuning") = "",
+      py::arg("profile") = false, py::arg("tuning") = "", py::arg("mesh") = "",
+      py::arg("roles") = std::vector<std::string>(),
       "Compiles a graph module into an artifact directory; returns its path.");
 
   py::class_<PyRuntime>(m, "Runtime")

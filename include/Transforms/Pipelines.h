@@ -63,6 +63,9 @@ struct PipelineOptions {
   /// these options, dist-propagate and dist-partition in the graph phase;
   /// unset, one process.
   std::optional<dist::PlanOptions> distribute;
+  /// With `distribute`, the pipeline stage to compile where the plan has
+  /// stages (dist-stage; one artifact a stage, compileArtifact).
+  int64_t stage = 0;
 };
 
 /// graph: numerics, tensor rewrites and the weight-blob layout (quantized

@@ -544,7 +544,8 @@ writeMetadata(llvm::StringRef path, ModuleOp module, graph::KVCacheType cache,
               llvm::ArrayRef<ArenaPlan> arena,
               llvm::ArrayRef<KernelWork> kernels, bool profiled,
               const TargetBackend &backend, llvm::StringRef library,
-              llvm::StringRef tokenizerKind, llvm::StringRef tokenizerFile) {
+              llvm::StringRef tokenizerKind, llvm::StringRef tokenizerFile,
+              int64_t stages) {
   auto model = module->getAttrOfType<DictionaryAttr>("graph.model");
   if (!model)
     return llvm::createStringError("the module has no graph.model description");
@@ -592,9 +593,25 @@ writeMetadata(llvm::StringRef path, ModuleOp module, graph::KVCacheType cache,
             for (auto g : groups.getAsRange<ArrayAttr>())
               names(g);
         });
-        if (auto plan = module->getAttrOfType<DictionaryAttr>("dist.plan"))
+        if (auto plan = module->getAttrOfType<DictionaryAttr>("dist.plan")) {
           if (auto t = plan.getAs<FloatAttr>("seconds_per_token"))
             j.attribute("predicted_seconds_per_token", t.getValueAsDouble());
+          // A pipeline: its axes, and (in the first stage's metadata) the
+          // directory of each stage's artifact.
+          if (auto pp = plan.getAs<ArrayAttr>("pp"); pp && !pp.empty()) {
+            j.attributeBegin("pp");
+            names(pp);
+            j.attributeEnd();
+            if (auto stage = module->getAttrOfType<IntegerAttr>("dist.stage"))
+              j.attribute("stage", stage.getInt());
+            if (stages > 1)
+              j.attributeArray("stage_dirs", [&] {
+                for (int64_t s = 0; s < stages; ++s)
+                  j.value(s == 0 ? std::string(".")
+                                 : "stage" + std::to_string(s));
+              });
+          }
+        }
       });
     }
     j.attributeObject("compute", [&] {
@@ -790,39 +807,19 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
     phaseStart = now;
   };
 
-  PassManager graphPM(ctx);
-  buildGraphPhase(graphPM, options.pipeline);
-  if (failed(graphPM.run(module)))
-    return llvm::createStringError("the graph phase failed");
-  phaseDone("graph");
-  if (auto plan = module->getAttrOfType<DictionaryAttr>("dist.plan");
-      plan && options.onPlan) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    auto roles = [&](llvm::StringRef key) {
-      if (auto axes = plan.getAs<ArrayAttr>(key))
-        for (llvm::StringRef a : axes.getAsValueRange<StringAttr>())
-          if (auto mesh = module.lookupSymbol<dist::MeshOp>("mesh"))
-            os << a << "=" << mesh.getAxisSize(a) << " ";
-    };
-    roles("tp");
-    roles("pp");
-    auto seconds = plan.getAs<FloatAttr>("seconds_per_token");
-    auto bytes = plan.getAs<IntegerAttr>("bytes_per_rank");
-    os << llvm::formatv("predicted {0:f3} ms a token, ",
-                        seconds ? 1e3 * seconds.getValueAsDouble() : 0.0)
-       << formatBytes(bytes ? bytes.getInt() : 0) << " a rank";
-    options.onPlan(text);
+  // Pipeline stages (the plan's `stages`): one artifact a stage, the first
+  // at the top, stage s in `stage<s>/`; a rank loads its stage's.
+  int64_t stages = 1;
+  if (options.pipeline.distribute) {
+    OwningOpRef<ModuleOp> probe = module.clone();
+    PassManager probePM(ctx);
+    buildGraphPhase(probePM, options.pipeline);
+    if (failed(probePM.run(*probe)))
+      return llvm::createStringError("the graph phase failed");
+    if (auto plan = (*probe)->getAttrOfType<DictionaryAttr>("dist.plan"))
+      if (auto pp = plan.getAs<ArrayAttr>("pp"); pp && !pp.empty())
+        stages = plan.getAs<DenseI64ArrayAttr>("stages").size();
   }
-  // The graph phase chooses the cache's element type (--kv-cache).
-  auto cache = llvm::cast<graph::KVCacheType>(forward.getArgumentTypes()[3]);
-  auto params = collectParams(module);
-  if (!params)
-    return params.takeError();
-  auto bytesAttr = module->getAttrOfType<IntegerAttr>("graph.weights_bytes");
-  int64_t weightBytes = bytesAttr ? bytesAttr.getInt() : 0;
-  int64_t decodeBytes = decodeReadBytes(module, *params);
-  ComputeCount compute = countCompute(module);
 
   // Everything goes into a sibling temporary directory first.
   llvm::SmallString<256> outDir(options.outDir);
@@ -837,100 +834,166 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
     if (!done)
       llvm::sys::fs::remove_directories(tmp);
   });
-  auto file = [&](llvm::StringRef name) {
-    llvm::SmallString<256> p(tmp);
-    llvm::sys::path::append(p, name);
-    return p;
-  };
+  std::string tokenizerNote;
+  for (int64_t stage = 0; stage < stages; ++stage) {
+    // (Each stage compiles a copy of the imported module.)
+    OwningOpRef<ModuleOp> copy;
+    if (stages > 1)
+      copy = module.clone();
+    ModuleOp m = stages > 1 ? *copy : module;
+    PipelineOptions pipeline = options.pipeline;
+    pipeline.stage = stage;
+    llvm::SmallString<256> dir(tmp);
+    if (stage > 0) {
+      llvm::sys::path::append(dir, "stage" + std::to_string(stage));
+      if (auto ec = llvm::sys::fs::create_directories(dir))
+        return fileError(dir, "cannot create: " + ec.message());
+    }
+    PassManager graphPM(ctx);
+    buildGraphPhase(graphPM, pipeline);
+    if (failed(graphPM.run(m)))
+      return llvm::createStringError("the graph phase failed");
+    phaseDone(stages > 1 ? "graph, stage " + std::to_string(stage) : "graph");
+    if (auto plan = m->getAttrOfType<DictionaryAttr>("dist.plan");
+        plan && options.onPlan && stage == 0) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      auto roles = [&](llvm::StringRef key) {
+        if (auto axes = plan.getAs<ArrayAttr>(key))
+          for (llvm::StringRef a : axes.getAsValueRange<StringAttr>())
+            if (auto mesh = m.lookupSymbol<dist::MeshOp>("mesh"))
+              os << a << "=" << mesh.getAxisSize(a) << " ";
+      };
+      roles("tp");
+      roles("pp");
+      auto seconds = plan.getAs<FloatAttr>("seconds_per_token");
+      auto bytes = plan.getAs<IntegerAttr>("bytes_per_rank");
+      os << llvm::formatv("predicted {0:f3} ms a token, ",
+                          seconds ? 1e3 * seconds.getValueAsDouble() : 0.0)
+         << formatBytes(bytes ? bytes.getInt() : 0) << " a rank";
+      options.onPlan(text);
+    }
+    // The graph phase chooses the cache's element type (--kv-cache).
+    auto stageForward = m.lookupSymbol<func::FuncOp>(LLMC_FORWARD_FUNCTION);
+    auto cache =
+        llvm::cast<graph::KVCacheType>(stageForward.getArgumentTypes()[3]);
+    auto params = collectParams(m);
+    if (!params)
+      return params.takeError();
+    auto bytesAttr = m->getAttrOfType<IntegerAttr>("graph.weights_bytes");
+    int64_t weightBytes = bytesAttr ? bytesAttr.getInt() : 0;
+    int64_t decodeBytes = decodeReadBytes(m, *params);
+    ComputeCount compute = countCompute(m);
 
-  // A sharded model: a weight blob per rank of the mesh (row-major
-  // positions), each with the rank's slices.
-  auto meshes = llvm::to_vector(module.getOps<dist::MeshOp>());
-  int64_t ranks = 1;
-  if (meshes.size() > 1)
-    return llvm::createStringError("the module has more than one dist.mesh");
-  if (meshes.empty()) {
-    if (auto e = writeWeights(*params, weightBytes, file("weights.bin"),
-                              options.onWeightsProgress))
-      return e;
-  } else {
-    dist::MeshOp mesh = meshes.front();
-    ranks = mesh.getNumRanks();
-    MeshPlace place;
-    for (llvm::StringRef a : mesh.getAxes().getAsValueRange<StringAttr>())
-      place.axes.push_back(a.str());
-    place.shape.assign(mesh.getShape().begin(), mesh.getShape().end());
-    for (int64_t r = 0; r < ranks; ++r) {
-      place.position.assign(place.shape.size(), 0);
-      for (int64_t i = place.shape.size() - 1, left = r; i >= 0; --i) {
-        place.position[i] = left % place.shape[i];
-        left /= place.shape[i];
+    auto file = [&](llvm::StringRef name) {
+      llvm::SmallString<256> p(dir);
+      llvm::sys::path::append(p, name);
+      return p;
+    };
+
+    // A sharded model: a weight blob per rank of the mesh (row-major
+    // positions), each with the rank's slices.
+    auto meshes = llvm::to_vector(m.getOps<dist::MeshOp>());
+    int64_t ranks = 1;
+    if (meshes.size() > 1)
+      return llvm::createStringError("the module has more than one dist.mesh");
+    if (meshes.empty()) {
+      if (auto e = writeWeights(*params, weightBytes, file("weights.bin"),
+                                options.onWeightsProgress))
+        return e;
+    } else {
+      dist::MeshOp mesh = meshes.front();
+      ranks = mesh.getNumRanks();
+      MeshPlace place;
+      for (llvm::StringRef a : mesh.getAxes().getAsValueRange<StringAttr>())
+        place.axes.push_back(a.str());
+      place.shape.assign(mesh.getShape().begin(), mesh.getShape().end());
+      // (A pipeline stage's blobs: the ranks at its position along the
+      // plan's pp axes.)
+      llvm::SmallVector<int64_t> ppAxes;
+      if (auto plan = m->getAttrOfType<DictionaryAttr>("dist.plan"))
+        if (auto pp = plan.getAs<ArrayAttr>("pp"))
+          for (llvm::StringRef a : pp.getAsValueRange<StringAttr>())
+            ppAxes.push_back(mesh.getAxisIndex(a));
+      for (int64_t r = 0; r < ranks; ++r) {
+        place.position.assign(place.shape.size(), 0);
+        for (int64_t i = place.shape.size() - 1, left = r; i >= 0; --i) {
+          place.position[i] = left % place.shape[i];
+          left /= place.shape[i];
+        }
+        int64_t rankStage = 0;
+        for (int64_t a : ppAxes)
+          rankStage = rankStage * place.shape[a] + place.position[a];
+        if (stages > 1 && rankStage != stage)
+          continue;
+        if (auto e =
+                writeWeights(*params, weightBytes, file(weightsFileOfRank(r)),
+                             options.onWeightsProgress, &place))
+          return e;
       }
-      if (auto e =
-              writeWeights(*params, weightBytes, file(weightsFileOfRank(r)),
-                           options.onWeightsProgress, &place))
+    }
+    phaseDone(
+        "weights",
+        std::to_string(weightBytes) + " bytes" +
+            (ranks > 1 ? " a rank, " + std::to_string(ranks) + " ranks" : ""));
+    auto dumpIR = [&](llvm::StringRef name) {
+      if (!options.keepIR)
+        return;
+      std::error_code ec;
+      llvm::raw_fd_ostream os(file(name), ec);
+      if (!ec)
+        m.print(os);
+    };
+    dumpIR("graph.mlir");
+    PassManager tlPM(ctx);
+    buildTLPhase(tlPM, pipeline);
+    if (failed(tlPM.run(m)))
+      return llvm::createStringError("the tl phase failed");
+    phaseDone("tl");
+    dumpIR("tl.mlir");
+    PassManager lowerPM(ctx);
+    LoweringOptions lowering;
+    lowering.profile = pipeline.profile;
+    (*backend)->buildLowering(lowerPM, lowering);
+    if (failed(lowerPM.run(m)))
+      return llvm::createStringError("lowering to " + (*backend)->name().str() +
+                                     " failed");
+    phaseDone("lowering", (*backend)->name());
+    dumpIR("lowered.mlir");
+    auto arena = entryArena(m);
+    if (!arena)
+      return arena.takeError();
+    if (options.onMemory)
+      options.onMemory(describeMemory(*arena, cache));
+    std::vector<KernelWork> kernels = kernelWork(m);
+    auto library = (*backend)->emit(m, dir);
+    if (!library)
+      return library.takeError();
+    phaseDone("codegen");
+    llvm::StringRef tokenizerKind, tokenizerFile;
+    if (llama2cTokenizer) {
+      tokenizerKind = "llama2c";
+      tokenizerFile = "tokenizer.bin";
+      if (auto ec =
+              llvm::sys::fs::copy_file(options.tokenizer, file(tokenizerFile)))
+        return fileError(options.tokenizer, "cannot copy: " + ec.message());
+    } else if (tokenizer) {
+      tokenizerKind = "llmc";
+      tokenizerFile = "tokenizer.json";
+      if (auto e = writeTokenizer(*tokenizer, file(tokenizerFile)))
         return e;
     }
-  }
-  phaseDone(
-      "weights",
-      std::to_string(weightBytes) + " bytes" +
-          (ranks > 1 ? " a rank, " + std::to_string(ranks) + " ranks" : ""));
-  auto dumpIR = [&](llvm::StringRef name) {
-    if (!options.keepIR)
-      return;
-    std::error_code ec;
-    llvm::raw_fd_ostream os(file(name), ec);
-    if (!ec)
-      module.print(os);
-  };
-  dumpIR("graph.mlir");
-  PassManager tlPM(ctx);
-  buildTLPhase(tlPM, options.pipeline);
-  if (failed(tlPM.run(module)))
-    return llvm::createStringError("the tl phase failed");
-  phaseDone("tl");
-  dumpIR("tl.mlir");
-  PassManager lowerPM(ctx);
-  LoweringOptions lowering;
-  lowering.profile = options.pipeline.profile;
-  (*backend)->buildLowering(lowerPM, lowering);
-  if (failed(lowerPM.run(module)))
-    return llvm::createStringError("lowering to " + (*backend)->name().str() +
-                                   " failed");
-  phaseDone("lowering", (*backend)->name());
-  dumpIR("lowered.mlir");
-  auto arena = entryArena(module);
-  if (!arena)
-    return arena.takeError();
-  if (options.onMemory)
-    options.onMemory(describeMemory(*arena, cache));
-  std::vector<KernelWork> kernels = kernelWork(module);
-  auto library = (*backend)->emit(module, tmp);
-  if (!library)
-    return library.takeError();
-  phaseDone("codegen");
-  llvm::StringRef tokenizerKind, tokenizerFile;
-  if (llama2cTokenizer) {
-    tokenizerKind = "llama2c";
-    tokenizerFile = "tokenizer.bin";
-    if (auto ec = llvm::sys::fs::copy_file(options.tokenizer,
-                                           file(tokenizerFile)))
-      return fileError(options.tokenizer, "cannot copy: " + ec.message());
-  } else if (tokenizer) {
-    tokenizerKind = "llmc";
-    tokenizerFile = "tokenizer.json";
-    if (auto e = writeTokenizer(*tokenizer, file(tokenizerFile)))
+    if (auto e = writeMetadata(
+            file("metadata.json"), m, cache, *params, weightBytes, decodeBytes,
+            compute, *arena, kernels, options.pipeline.profile, **backend,
+            *library, tokenizerKind, tokenizerFile, stage == 0 ? stages : 0))
       return e;
+    if (!tokenizerKind.empty())
+      tokenizerNote = "tokenizer: " + tokenizerKind.str();
   }
-  if (auto e = writeMetadata(file("metadata.json"), module, cache, *params,
-                             weightBytes, decodeBytes, compute, *arena, kernels,
-                             options.pipeline.profile, **backend, *library,
-                             tokenizerKind, tokenizerFile))
-    return e;
   if (auto e = moveIntoPlace(tmp, outDir))
     return e;
-  phaseDone("write", tokenizerKind.empty() ? "" : "tokenizer: " + tokenizerKind.str());
+  phaseDone("write", tokenizerNote);
   done = true;
   return llvm::Error::success();
 }

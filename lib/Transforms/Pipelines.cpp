@@ -37,6 +37,7 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -107,6 +108,9 @@ void llmc::buildGraphPhase(OpPassManager &pm, const PipelineOptions &options) {
     o.memory = plan.memory;
     o.roles = plan.roles;
     pm.addPass(dist::createDistPlan(o));
+    dist::DistStageOptions stage;
+    stage.stage = options.stage;
+    pm.addPass(dist::createDistStage(stage));
     pm.addPass(dist::createDistPropagate());
     pm.addPass(dist::createDistPartition());
   }
@@ -248,12 +252,13 @@ std::unique_ptr<Pass> llmc::createScheduleSlotPass(ScheduleCallback callback) {
 //===----------------------------------------------------------------------===//
 
 void llmc::registerLLMCDialects(DialectRegistry &registry) {
-  registry.insert<graph::GraphDialect, tl::TLDialect, func::FuncDialect,
-                  arith::ArithDialect, math::MathDialect, memref::MemRefDialect,
-                  affine::AffineDialect, scf::SCFDialect,
-                  cf::ControlFlowDialect, LLVM::LLVMDialect, omp::OpenMPDialect,
-                  vector::VectorDialect, gpu::GPUDialect, spirv::SPIRVDialect,
-                  NVVM::NVVMDialect, nvgpu::NVGPUDialect, dist::DistDialect>();
+  registry
+      .insert<graph::GraphDialect, tl::TLDialect, func::FuncDialect,
+              arith::ArithDialect, math::MathDialect, memref::MemRefDialect,
+              affine::AffineDialect, scf::SCFDialect, cf::ControlFlowDialect,
+              LLVM::LLVMDialect, omp::OpenMPDialect, vector::VectorDialect,
+              gpu::GPUDialect, spirv::SPIRVDialect, NVVM::NVVMDialect,
+              nvgpu::NVGPUDialect, dist::DistDialect, tensor::TensorDialect>();
   // convert-to-llvm finds each dialect's patterns through these interfaces.
   arith::registerConvertArithToLLVMInterface(registry);
   cf::registerConvertControlFlowToLLVMInterface(registry);

@@ -18,7 +18,7 @@ __all__ = ["Error", "Module", "PassManager", "Runtime", "Schedule", "Trace",
 
 
 def compile(module, output, target="cpu", tokenizer=None, schedule=None, act_quant="exact",
-            kv_cache="f32", profile=False, tuning=""):
+            kv_cache="f32", profile=False, tuning="", mesh=None, roles=None):
     """Compiles a graph `module` (left unchanged) into the artifact directory
     `output` for `target` ("cpu" is this host; "cpu:znver4",
     "cpu:x86-64-v3,+avxvnni,cores=8", ...); bundles `tokenizer` if given: a llama2.c
@@ -30,6 +30,10 @@ def compile(module, output, target="cpu", tokenizer=None, schedule=None, act_qua
     `profile=True` times every kernel call (`Runtime.profile()`, `llmc bench
     --profile`). `tuning` gives schedule choices per kernel key as `llmc
     tune` measures them ("matmul.prefill.k3072.n1024.f32=r2c2;...").
+    `mesh` ("2", "4", "2x2") shards the model over a mesh of ranks, with
+    the cost model's plan or, given `roles` (one "tp" or "pp" per axis),
+    that one (`llmc compile --mesh` / `--shard-plan`); the artifact runs
+    under `mpirun -np <ranks>`.
 
     `schedule`, if given, is called with a Schedule of the module at the
     pipeline's schedule slot (the end of the tl phase: loop nests over
@@ -40,4 +44,5 @@ def compile(module, output, target="cpu", tokenizer=None, schedule=None, act_qua
         def hook(tl_module):
             schedule(Schedule(tl_module))
     return _compile(module, str(output), target, str(tokenizer) if tokenizer else "", hook,
-                    act_quant, kv_cache, profile, tuning)
+                    act_quant, kv_cache, profile, tuning, str(mesh) if mesh else "",
+                    list(roles or []))

@@ -519,6 +519,40 @@ ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
       }
       d.groups.push_back(std::move(group));
     }
+    auto axisIndex = [&](const JsonValue &a, const char *field) {
+      auto it = a.isString()
+                    ? std::find(d.axes.begin(), d.axes.end(), a.asString())
+                    : d.axes.end();
+      if (it == d.axes.end())
+        c.fail(field, "names an axis that dist.axes does not have");
+      return static_cast<int>(it - d.axes.begin());
+    };
+    if (const JsonValue *pp = dist.find("pp")) {
+      if (!pp->isArray() || pp->asArray().empty())
+        c.fail("dist.pp", "must be a list of axis names");
+      for (const JsonValue &a : pp->asArray())
+        d.ppAxes.push_back(axisIndex(a, "dist.pp"));
+      int64_t stages = 1;
+      for (int a : d.ppAxes)
+        stages *= d.shape[a];
+      d.stage = dist.find("stage")
+                    ? c.getInteger(dist, "dist", "stage", 0, stages - 1)
+                    : 0;
+      if (const JsonValue *dirs = dist.find("stage_dirs")) {
+        if (!dirs->isArray() ||
+            static_cast<int64_t>(dirs->asArray().size()) != stages)
+          c.fail("dist.stage_dirs", "must list a directory for each of the " +
+                                        std::to_string(stages) + " stages");
+        for (const JsonValue &dir : dirs->asArray()) {
+          if (!dir.isString() || dir.asString().empty() ||
+              dir.asString().front() == '/' ||
+              dir.asString().find("..") != std::string::npos)
+            c.fail("dist.stage_dirs",
+                   "must be directories inside the artifact");
+          d.stageDirs.push_back(dir.asString());
+        }
+      }
+    }
     if (const JsonValue *t = dist.find("predicted_seconds_per_token");
         t && t->isNumber())
       d.predictedSecondsPerToken = t->asDouble();

@@ -39,6 +39,11 @@ struct ArtifactMetadata {
     /// Each group of llmc_collectives' calls: the indices of its axes.
     std::vector<std::vector<int>> groups;
     double predictedSecondsPerToken = -1;
+    /// A pipeline: the indices of its axes, this artifact's stage, and (in
+    /// the first stage's metadata) each stage's directory.
+    std::vector<int> ppAxes;
+    int64_t stage = 0;
+    std::vector<std::string> stageDirs;
   };
   std::optional<Dist> dist;
   /// weights.file of rank `rank` (the path itself when not sharded).

@@ -173,6 +173,28 @@ struct Model::Mesh {
     auto *mesh = static_cast<Mesh *>(context);
     return mesh->collective->groupRank(mesh->handle(group));
   }
+
+  static void send(void *context, int32_t group, int64_t peer, const void *data,
+                   int64_t bytes) {
+    auto *mesh = static_cast<Mesh *>(context);
+    try {
+      mesh->collective->send(mesh->handle(group), static_cast<int>(peer), data,
+                             bytes);
+    } catch (const Error &e) {
+      mesh->fail(e.what());
+    }
+  }
+
+  static void recv(void *context, int32_t group, int64_t peer, void *data,
+                   int64_t bytes) {
+    auto *mesh = static_cast<Mesh *>(context);
+    try {
+      mesh->collective->recv(mesh->handle(group), static_cast<int>(peer), data,
+                             bytes);
+    } catch (const Error &e) {
+      mesh->fail(e.what());
+    }
+  }
 };
 
 /// FNV-1a of a file's bytes: the artifact's fingerprint that every rank
@@ -192,7 +214,8 @@ static uint64_t fingerprint(const std::string &path) {
 }
 
 void Model::joinMesh() {
-  const ArtifactMetadata::Dist &d = *md.dist;
+  // (A copy: a pipeline's stage replaces the metadata below.)
+  const ArtifactMetadata::Dist d = *md.dist;
   if (md.hasDevice)
     throw Error(md.metadataPath + ": a sharded artifact for a device; this "
                                   "runtime shards CPU artifacts only");
@@ -213,12 +236,57 @@ void Model::joinMesh() {
                 " (mpirun -np " + std::to_string(d.ranks) + ")");
   c.agree("the artifact (" + md.metadataPath + ")",
           fingerprint(md.metadataPath));
-  for (const std::vector<int> &axes : d.groups)
-    mesh->groups.push_back(c.group(d.shape, axes));
+  // A pipeline: this rank runs its stage's artifact (its position along
+  // the pipeline's axes).
+  if (!d.stageDirs.empty()) {
+    std::vector<int64_t> position(d.shape.size());
+    for (int64_t i = d.shape.size() - 1, left = c.rank(); i >= 0; --i) {
+      position[i] = left % d.shape[i];
+      left /= d.shape[i];
+    }
+    int64_t stage = 0;
+    for (int a : d.ppAxes)
+      stage = stage * d.shape[a] + position[a];
+    if (stage > 0) {
+      std::string dir = md.dir + "/" + d.stageDirs[stage];
+      ArtifactMetadata staged;
+      try {
+        staged = readMetadata(dir);
+      } catch (const Error &e) {
+        c.markFailed(e.what());
+        throw;
+      }
+      if (!staged.dist || staged.dist->ranks != d.ranks ||
+          staged.dist->shape != d.shape || staged.dist->axes != d.axes ||
+          staged.dist->stage != stage) {
+        std::string why = staged.metadataPath + ": not stage " +
+                          std::to_string(stage) + " of the mesh of " +
+                          md.metadataPath;
+        c.markFailed(why);
+        throw Error(why);
+      }
+      md = std::move(staged);
+    }
+  }
+  const ArtifactMetadata::Dist &g = *md.dist;
+  // Every rank makes the same groups, in the same order (each stage's
+  // library lists them canonically).
+  uint64_t groupsHash = 1469598103934665603ull;
+  for (const std::vector<int> &axes : g.groups) {
+    for (int a : axes)
+      groupsHash =
+          (groupsHash ^ static_cast<uint64_t>(a + 1)) * 1099511628211ull;
+    groupsHash = (groupsHash ^ 0xff) * 1099511628211ull;
+  }
+  c.agree("the collective groups of the stages' libraries", groupsHash);
+  for (const std::vector<int> &axes : g.groups)
+    mesh->groups.push_back(c.group(g.shape, axes));
   mesh->table.context = mesh.get();
   mesh->table.all_reduce = &Mesh::allReduce;
   mesh->table.all_gather = &Mesh::allGather;
   mesh->table.position = &Mesh::position;
+  mesh->table.send = &Mesh::send;
+  mesh->table.recv = &Mesh::recv;
 }
 
 int Model::rank() const { return mesh ? mesh->collective->rank() : 0; }

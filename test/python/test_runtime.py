@@ -191,3 +191,27 @@ def test_vulkan_target_runs_the_same_model(llmc, llmc_bin, tiny_model, tmp_path)
     got = llmc.Runtime(vk).logits(ids)
     want = llmc.Runtime(cpu).logits(ids)
     assert np.abs(got - want).max() <= 1e-3 * np.abs(want).max()
+
+
+def test_compile_sharded(llmc, stories, tmp_path):
+    """compile(mesh=, roles=) runs the same pipeline as `llmc compile
+    --shard-plan`: a weight blob per rank, each about half the whole, and
+    metadata's dist; roles without a mesh, or a role that is neither tp nor
+    pp, are errors."""
+    import json
+    path, tok = stories
+    m = llmc.import_model(path)
+    whole = llmc.compile(m, tmp_path / "one", tokenizer=tok)
+    art = llmc.compile(m, tmp_path / "tp2", tokenizer=tok, mesh="2", roles=["tp"])
+    meta = json.loads(open(os.path.join(art, "metadata.json")).read())
+    assert meta["dist"]["ranks"] == 2 and meta["dist"]["groups"] == [["tp"]]
+    assert meta["weights"]["file"] == "weights.rank{rank}.bin"
+    size = os.path.getsize(os.path.join(whole, "weights.bin"))
+    for r in (0, 1):
+        part = os.path.getsize(os.path.join(art, "weights.rank%d.bin" % r))
+        assert 0.45 * size <= part <= 0.55 * size
+    with pytest.raises(ValueError, match="roles: given without a mesh"):
+        llmc.compile(m, tmp_path / "bad", roles=["tp"])
+    with pytest.raises(llmc.Error, match="roles must name tp or pp"):
+        llmc.compile(m, tmp_path / "bad", mesh="2", roles=["xp"])
+    assert not os.path.exists(tmp_path / "bad")

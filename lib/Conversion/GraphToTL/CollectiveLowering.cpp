@@ -10,6 +10,8 @@
 #include "Dialect/Dist/IR/Dist.h"
 #include "LoweringUtils.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
 using namespace mlir;
 using namespace llmc;
 using namespace llmc::graph_to_tl;
@@ -55,10 +57,52 @@ struct AllGatherLowering : GraphLowering<dist::AllGatherOp> {
   }
 };
 
+struct SendLowering : OpConversionPattern<dist::SendOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(dist::SendOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    dist::BufferSendOp::create(rewriter, op.getLoc(), adaptor.getInput(),
+                               op.getMeshAttr(), op.getAxes(),
+                               op.getPeerAttr());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct RecvLowering : GraphLowering<dist::RecvOp> {
+  using GraphLowering::GraphLowering;
+  LogicalResult
+  matchAndRewrite(dist::RecvOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    NestBuilder nb(b);
+    Value out = nb.alloc(resultType(op), adaptor.getSizes());
+    dist::BufferRecvOp::create(b, out, op.getMeshAttr(), op.getAxes(),
+                               op.getPeerAttr());
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
+/// The rows of a tensor (a pipeline stage's count of tokens): its buffer's.
+struct DimLowering : OpConversionPattern<tensor::DimOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tensor::DimOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!isa<MemRefType>(adaptor.getSource().getType()))
+      return failure();
+    rewriter.replaceOpWithNewOp<memref::DimOp>(op, adaptor.getSource(),
+                                               adaptor.getIndex());
+    return success();
+  }
+};
+
 } // namespace
 
 void llmc::graph_to_tl::populateCollectiveLoweringPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<AllReduceLowering, AllGatherLowering>(converter,
-                                                     patterns.getContext());
+  patterns.add<AllReduceLowering, AllGatherLowering, SendLowering, RecvLowering,
+               DimLowering>(converter, patterns.getContext());
 }

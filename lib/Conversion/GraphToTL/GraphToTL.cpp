@@ -13,8 +13,9 @@
 #include "QuantReader.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -634,7 +635,7 @@ struct ConvertGraphToTLPass
     // (Collectives on tensors become their buffer forms.)
     target.addIllegalOp<dist::AllReduceOp, dist::AllGatherOp,
                         dist::ReduceScatterOp, dist::AllToAllOp, dist::SendOp,
-                        dist::RecvOp, dist::ShardOp>();
+                        dist::RecvOp, dist::ShardOp, tensor::DimOp>();
     target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
       return converter.isSignatureLegal(op.getFunctionType()) &&
              converter.isLegal(&op.getBody());

@@ -29,25 +29,37 @@ namespace {
 constexpr StringLiteral kTableGlobal = "__llmc_collectives";
 
 /// The table's fields, in llmc_collectives' order.
-enum Field : int32_t { kContext = 0, kAllReduce, kAllGather, kPosition };
+enum Field : int32_t {
+  kContext = 0,
+  kAllReduce,
+  kAllGather,
+  kPosition,
+  kSend,
+  kRecv,
+  kFields
+};
 static_assert(offsetof(llmc_collectives, all_reduce) == sizeof(void *) &&
                   offsetof(llmc_collectives, all_gather) ==
                       2 * sizeof(void *) &&
-                  offsetof(llmc_collectives, position) == 3 * sizeof(void *),
-              "llmc_collectives is four pointers, in this order");
+                  offsetof(llmc_collectives, position) == 3 * sizeof(void *) &&
+                  offsetof(llmc_collectives, send) == 4 * sizeof(void *) &&
+                  offsetof(llmc_collectives, recv) == 5 * sizeof(void *) &&
+                  sizeof(llmc_collectives) == kFields * sizeof(void *),
+              "llmc_collectives is six pointers, in this order");
 
 class Lowering {
 public:
   explicit Lowering(ModuleOp module)
       : module(module), ctx(module.getContext()),
         ptr(LLVM::LLVMPointerType::get(ctx)),
-        table(LLVM::LLVMStructType::getLiteral(ctx, {ptr, ptr, ptr, ptr})) {}
+        table(LLVM::LLVMStructType::getLiteral(
+            ctx, SmallVector<Type>(kFields, ptr))) {}
 
   LogicalResult run() {
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
       if (isa<dist::BufferAllReduceOp, dist::BufferAllGatherOp,
-              dist::AxisIndexOp>(op))
+              dist::BufferSendOp, dist::BufferRecvOp, dist::AxisIndexOp>(op))
         ops.push_back(op);
     });
     WalkResult left = module.walk([&](Operation *op) {
@@ -68,6 +80,9 @@ public:
          llvm::make_early_inc_range(module.getOps<dist::MeshOp>())) {
       if (module->hasAttr("dist.mesh"))
         return mesh.emitOpError("is a second mesh; a model runs on one");
+      for (StringRef a : mesh.getAxes().getAsValueRange<StringAttr>())
+        meshAxes.push_back(a.str());
+      meshShape.assign(mesh.getShape().begin(), mesh.getShape().end());
       Builder b(ctx);
       module->setAttr(
           "dist.mesh",
@@ -83,13 +98,37 @@ public:
       return module.emitError("the module already defines ")
              << LLMC_SET_COLLECTIVES_SYMBOL << " or " << kTableGlobal;
     addTableAndSetter();
+    // The groups in a canonical order (by the positions of their axes in
+    // the mesh): a pipeline's stages are libraries of their own, and every
+    // rank must make the runtime's groups in the same order.
+    for (Operation *op : ops) {
+      auto axes = op->getAttrOfType<ArrayAttr>("axes");
+      if (axes && !llvm::is_contained(groups, axes))
+        groups.push_back(axes);
+    }
+    auto key = [&](ArrayAttr axes) {
+      SmallVector<int64_t> k;
+      for (StringRef a : axes.getAsValueRange<StringAttr>())
+        k.push_back(llvm::find(meshAxes, a) - meshAxes.begin());
+      return k;
+    };
+    llvm::stable_sort(
+        groups, [&](ArrayAttr a, ArrayAttr b) { return key(a) < key(b); });
     for (Operation *op : ops) {
       ImplicitLocOpBuilder b(op->getLoc(), op);
       LogicalResult done =
           TypeSwitch<Operation *, LogicalResult>(op)
               .Case([&](dist::BufferAllReduceOp o) { return allReduce(b, o); })
               .Case([&](dist::BufferAllGatherOp o) { return allGather(b, o); })
-              .Case([&](dist::AxisIndexOp o) { return position(b, o); });
+              .Case([&](dist::AxisIndexOp o) { return position(b, o); })
+              .Case([&](dist::BufferSendOp o) {
+                return pointToPoint(b, o, kSend, o.getBuffer(), o.getAxes(),
+                                    o.getPeer());
+              })
+              .Case([&](dist::BufferRecvOp o) {
+                return pointToPoint(b, o, kRecv, o.getBuffer(), o.getAxes(),
+                                    o.getPeer());
+              });
       if (failed(done))
         return failure();
     }
@@ -222,6 +261,40 @@ private:
     op.erase();
     return success();
   }
+
+  /// A send or receive of `buffer` with the member at `peer` (a position
+  /// along `axes`, linearized major first).
+  LogicalResult pointToPoint(ImplicitLocOpBuilder &b, Operation *op,
+                             Field field, Value buffer, ArrayAttr axes,
+                             ArrayRef<int64_t> peer) {
+    FailureOr<Value> data = address(b, op, buffer);
+    if (failed(data))
+      return failure();
+    int64_t linear = 0;
+    for (auto [axis, pos] : llvm::zip(axes.getAsValueRange<StringAttr>(), peer))
+      linear = linear * axisSize(axis) + pos;
+    int64_t rank = cast<MemRefType>(buffer.getType()).getRank();
+    Value bytes = arith::MulIOp::create(
+        b, elements(b, buffer, 0, rank),
+        LLVM::ConstantOp::create(b, b.getI64Type(), b.getI64IntegerAttr(4)));
+    call(b, field, LLVM::LLVMVoidType::get(ctx),
+         {group(b, axes),
+          LLVM::ConstantOp::create(b, b.getI64Type(),
+                                   b.getI64IntegerAttr(linear)),
+          *data, bytes});
+    op->erase();
+    return success();
+  }
+
+  /// The ranks along mesh axis `name` (the module's one mesh).
+  int64_t axisSize(StringRef name) {
+    for (auto [axis, size] : llvm::zip(meshAxes, meshShape))
+      if (axis == name)
+        return size;
+    return 1;
+  }
+  SmallVector<std::string> meshAxes;
+  SmallVector<int64_t> meshShape;
 
   LogicalResult position(ImplicitLocOpBuilder &b, dist::AxisIndexOp op) {
     Value pos = call(b, kPosition, b.getI64Type(), {group(b, op.getAxes())});

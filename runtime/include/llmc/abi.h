@@ -104,6 +104,13 @@ typedef struct llmc_collectives {
                      int64_t outer, int64_t inner, int32_t dtype);
   /** This rank's position in the group. */
   int64_t (*position)(void *context, int32_t group);
+  /** `bytes` at `data` to the member of the group at position `peer` (a
+   *  pipeline stage's rows to the next, the logits to every stage). */
+  void (*send)(void *context, int32_t group, int64_t peer, const void *data,
+               int64_t bytes);
+  /** `bytes` into `data` from the member at position `peer`. */
+  void (*recv)(void *context, int32_t group, int64_t peer, void *data,
+               int64_t bytes);
 } llmc_collectives;
 
 typedef void (*llmc_set_collectives_fn)(const llmc_collectives *table);

@@ -278,4 +278,42 @@ def Dist_BufferAllGatherOp : Dist_CollectiveOp<"buffer_all_gather"> {
   }];
 }
 
+// (Its write: the message leaves; an op that only reads would be dead.)
+def Dist_BufferSendOp : Dist_CollectiveOp<"buffer_send",
+                                          [MemoryEffects<[MemWrite]>]> {
+  let summary = "send of a buffer";
+  let description = [{
+    The buffer form of `dist.send`: `buffer` (dense, row-major) goes to the
+    rank of the group at position `peer` along `axes`.
+
+    ```mlir
+    dist.buffer_send %h on @mesh axes ["pp"] to [1] : memref<?x64xf32>
+    ```
+  }] # commonDescription;
+  let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$buffer,
+                       FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
+                       DenseI64ArrayAttr:$peer);
+  let assemblyFormat = [{
+    $buffer `on` $mesh `axes` $axes `to` $peer attr-dict `:` type($buffer)
+  }];
+}
+
+def Dist_BufferRecvOp : Dist_CollectiveOp<"buffer_recv"> {
+  let summary = "receive into a buffer";
+  let description = [{
+    The buffer form of `dist.recv`: `buffer` (dense, row-major) receives
+    what the rank of the group at position `peer` along `axes` sends.
+
+    ```mlir
+    dist.buffer_recv %h on @mesh axes ["pp"] from [0] : memref<?x64xf32>
+    ```
+  }] # commonDescription;
+  let arguments = (ins Arg<AnyMemRef, "", [MemWrite]>:$buffer,
+                       FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
+                       DenseI64ArrayAttr:$peer);
+  let assemblyFormat = [{
+    $buffer `on` $mesh `axes` $axes `from` $peer attr-dict `:` type($buffer)
+  }];
+}
+
 #endif // LLMC_DIALECT_DIST_DISTOPS_TD

@@ -141,4 +141,30 @@ def DistPartition : Pass<"dist-partition", "mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def DistStage : Pass<"dist-stage", "mlir::ModuleOp"> {
+  let summary = "One pipeline stage's program";
+  let description = [{
+    Where the module's plan (`dist.plan`, from dist-plan) has pipeline
+    stages, cuts `@forward` down to stage `stage`'s layers (the plan's
+    first layer of each stage): the residual rows entering the stage come
+    from the previous stage (`dist.recv` over the plan's pp axes; the first
+    stage looks up the embedding), the rows leaving it go to the next
+    (`dist.send`); the last stage computes the logits and sends them to
+    every other stage, which returns them, so that every rank's entry
+    returns the same logits. The layers of other stages, the embedding
+    (but on the first stage) and the head (but on the last) are removed,
+    the stage's layers renumbered from 0 and the KV cache holds only them.
+    The stage's index is recorded as the module's `dist.stage`. The
+    decoder must be a chain of residual layers (the embedding's rows, then
+    an add after each layer's attention and after its MLP). Without
+    pipeline stages in the plan the pass does nothing.
+  }];
+  let options = [
+    Option<"stage", "stage", "int64_t", /*default=*/"0",
+           "the stage to keep (0 .. stages - 1)">
+  ];
+  let dependentDialects = ["::llmc::dist::DistDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // LLMC_DIALECT_DIST_TRANSFORMS_PASSES_TD

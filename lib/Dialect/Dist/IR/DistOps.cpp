@@ -318,3 +318,15 @@ BufferAllGatherOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return verifyScaledShape(*this, tensor(in), tensor(out),
                            {{getGatherAxis(), *n}});
 }
+
+LogicalResult BufferSendOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  if (failed(verifyDense(*this, "buffer", getBuffer().getType())))
+    return failure();
+  return verifyPeer(*this, getMeshAttr(), getAxes(), getPeer(), symbols);
+}
+
+LogicalResult BufferRecvOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  if (failed(verifyDense(*this, "buffer", getBuffer().getType())))
+    return failure();
+  return verifyPeer(*this, getMeshAttr(), getAxes(), getPeer(), symbols);
+}

@@ -218,6 +218,11 @@ private:
             return failure();
       return success();
     }
+    if (isa<SendOp>(op))
+      return need(
+          op, 0,
+          Layout::replicated(
+              cast<RankedTensorType>(op->getOperand(0).getType()).getRank()));
     if (!isa<graph::GraphDialect>(op->getDialect()))
       return success();
     if (auto fused = dyn_cast<graph::ElementwiseOp>(op))
@@ -451,11 +456,10 @@ struct DistPartitionPass
     }
     MeshOp mesh = meshes.front();
     if (auto plan = module->getAttrOfType<DictionaryAttr>("dist.plan"))
-      if (auto pp = plan.getAs<ArrayAttr>("pp"); pp && !pp.empty()) {
+      if (auto pp = plan.getAs<ArrayAttr>("pp");
+          pp && !pp.empty() && !module->hasAttr("dist.stage")) {
         mesh.emitError("dist-partition: the plan has pipeline stages (axes ")
-            << pp
-            << "), which this version does not partition; give the mesh's "
-               "axes the tensor-parallel role (a shard plan with roles tp)";
+            << pp << "); run dist-stage first (one program a stage)";
         return signalPassFailure();
       }
     auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
