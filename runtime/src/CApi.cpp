@@ -161,6 +161,7 @@ int llmc_model_open(const char *dir, llmc_model **out, char **error) {
     info.pair_flops = md.pairFlops;
     m->weightsPath = md.weightsPathOfRank(m->impl->rank());
     info.weights_path = m->weightsPath.c_str();
+    info.mesh_ranks = md.dist ? md.dist->ranks : 1;
     // [layers, 2, kv_heads, max_seq * head_dim] of the cache's dtype.
     info.kv_bytes_per_position = md.kvCacheShape[0] * md.kvCacheShape[1] *
                                  md.kvCacheShape[2] * md.kvCacheShape[3] /
@@ -173,6 +174,11 @@ void llmc_model_close(llmc_model *model) { delete model; }
 
 int32_t llmc_model_rank(const llmc_model *model) {
   return model ? model->impl->rank() : 0;
+}
+
+void llmc_model_mark_failed(llmc_model *model, const char *why) {
+  if (model)
+    model->impl->markFailed(why ? why : "failed");
 }
 
 const llmc_model_info *llmc_model_get_info(const llmc_model *model) {

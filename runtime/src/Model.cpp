@@ -12,6 +12,7 @@
 #include "VulkanDevice.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -219,6 +220,12 @@ void Model::joinMesh() {
   if (md.hasDevice)
     throw Error(md.metadataPath + ": a sharded artifact for a device; this "
                                   "runtime shards CPU artifacts only");
+  // MPI joins a process to one job once: one sharded model a process.
+  static std::atomic<bool> joined{false};
+  if (joined.exchange(true))
+    throw Error(md.metadataPath + ": this process already runs a sharded "
+                                  "model; a process joins one job (one "
+                                  "sharded model a process)");
   mesh = std::make_unique<Mesh>();
   mesh->collective = Collective::openMPI();
   Collective &c = *mesh->collective;
@@ -290,6 +297,11 @@ void Model::joinMesh() {
 }
 
 int Model::rank() const { return mesh ? mesh->collective->rank() : 0; }
+
+void Model::markFailed(const std::string &why) {
+  if (mesh)
+    mesh->collective->markFailed(why);
+}
 
 std::unique_ptr<Model> Model::open(const std::string &dir) {
   std::unique_ptr<Model> m(new Model());
@@ -373,7 +385,8 @@ void Model::load() {
       ::dlsym(library, LLMC_SET_NUM_THREADS_SYMBOL));
   auto setCollectives = reinterpret_cast<llmc_set_collectives_fn>(
       ::dlsym(library, LLMC_SET_COLLECTIVES_SYMBOL));
-  if (md.dist) {
+  // (A mesh of one rank has no collectives, and no setter.)
+  if (md.dist && !md.dist->groups.empty()) {
     if (!setCollectives)
       throw Error(md.libraryPath +
                   ": the metadata says the model is sharded, "

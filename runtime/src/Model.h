@@ -94,6 +94,10 @@ public:
 
   /// A sharded model's rank in its job (0 otherwise).
   int rank() const;
+  /// Records an error on this rank alone (a sharded model): closing the
+  /// model then ends every rank of the job rather than wait for them in
+  /// their next collective.
+  void markFailed(const std::string &why);
 
 private:
   Model() = default;

@@ -239,3 +239,35 @@ def test_missing_rank_ends_the_job(llmc, stories, second):
                      "--max-tokens", "5", ":", "-np", "1"] + second)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=90, env=e)
     assert p.returncode != 0, p.stdout + p.stderr
+
+
+def test_one_rank_error_ends_the_job(llmc, stories):
+    """An error on rank 0 alone (its dump file cannot be written) after every
+    rank opened the model: the job ends with an error, the other rank is not
+    left waiting in its first collective."""
+    _, _, _, _, tp2 = stories
+    p = _mpirun(2, [llmc, "run", tp2, "--prompt", "Once", "--max-tokens", 5,
+                    "--dump-logits", "/nonexistent-dir/x.npy"], timeout=60)
+    assert p.returncode != 0
+    assert "/nonexistent-dir" in p.stderr and "ending every rank" in p.stderr, p.stderr
+
+
+def test_bench_sharded_alone(llmc, stories):
+    """`llmc bench` of a sharded model reports from rank 0; a peer beside it
+    is refused (every rank would run it on the cores rank 0 times)."""
+    _, _, _, _, tp2 = stories
+    p = _mpirun(2, [llmc, "bench", tp2, "-p", 16, "-n", 4, "-r", 1, "--vs", "none"])
+    assert p.returncode == 0, e2e_util.describe(p)
+    assert p.stdout.count("| tg4 |") == 1 and "weights.rank0.bin" in p.stdout
+    q = _mpirun(2, [llmc, "bench", tp2, "-p", 16, "-n", 4, "--vs", "/bin/true"], timeout=60)
+    assert q.returncode != 0 and "a sharded model is timed alone" in q.stderr, q.stderr
+
+
+def test_gpu_target_refuses_a_mesh(llmc, tmp_path, model_file):
+    """Sharded models run on CPU targets (MPI) in this version: a GPU target
+    with --mesh is an error naming why, no artifact."""
+    p = e2e_util.run([llmc, "compile", model_file("stories260K.bin"), "--mesh", "2",
+                      "--target", "cuda:sm_90", "--tokenizer", "none", "-o", tmp_path / "ART"])
+    assert p.returncode != 0
+    assert "--mesh: sharded models run on CPU targets" in p.stderr, p.stderr
+    e2e_util.no_artifact_left(tmp_path)

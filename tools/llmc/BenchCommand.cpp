@@ -651,9 +651,22 @@ std::string cell(const Stats &s) {
   return buf;
 }
 
+int benchWith(llmc::Model &model, const BenchOptions &given);
+
 int bench(const BenchOptions &given) {
   resetPeakResident();
   llmc::Model model = llmc::Model::open(given.dir);
+  // An error on this rank alone must end a sharded model's job: the other
+  // ranks wait in its collectives.
+  try {
+    return benchWith(model, given);
+  } catch (const std::exception &e) {
+    model.markFailed(e.what());
+    throw;
+  }
+}
+
+int benchWith(llmc::Model &model, const BenchOptions &given) {
   // A sharded model: every rank times the same calls, rank 0 reports.
   if (model.rank() != 0 && !std::freopen("/dev/null", "w", stdout))
     throw CommandError("/dev/null", "cannot open for writing");
@@ -676,7 +689,16 @@ int bench(const BenchOptions &given) {
   std::vector<int32_t> threads = opts.threads;
   if (threads.empty())
     threads = {model.threads()};
-  std::vector<Peer> peers = choosePeers(opts);
+  // A sharded model is timed alone: every rank would run a peer at once,
+  // on the cores rank 0 measures.
+  bool sharded = model.info().mesh_ranks > 1;
+  if (sharded && !opts.vs.empty() &&
+      !(opts.vs.size() == 1 && opts.vs[0] == "none"))
+    throw CommandError("--vs", "a sharded model is timed alone; time the "
+                               "peer in a run of its own");
+  std::vector<Peer> peers;
+  if (!sharded)
+    peers = choosePeers(opts);
   if (opts.profile && model.profile().empty())
     throw CommandError("--profile",
                        opts.dir + " was compiled without --profile (compile "

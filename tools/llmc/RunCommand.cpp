@@ -151,8 +151,21 @@ void checkWritable(const std::string &path) {
                                  std::string(std::strerror(errno)));
 }
 
+int generateWith(llmc::Model &model, const RunOptions &opts);
+
 int run(const RunOptions &opts) {
   llmc::Model model = llmc::Model::open(opts.dir);
+  // An error on this rank alone must end a sharded model's job: the other
+  // ranks wait in its collectives.
+  try {
+    return generateWith(model, opts);
+  } catch (const std::exception &e) {
+    model.markFailed(e.what());
+    throw;
+  }
+}
+
+int generateWith(llmc::Model &model, const RunOptions &opts) {
   // A sharded model's ranks run the same calls (the same collectives):
   // rank 0 prints the tokens and writes the dumps, the others stay silent.
   bool writes = model.rank() == 0;

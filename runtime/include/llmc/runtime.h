@@ -71,6 +71,8 @@ typedef struct llmc_model_info {
                             attends (q.k and p.V); -1 if absent */
   const char *weights_path; /**< the weights file this process mapped
                                  (a sharded model: its rank's) */
+  int64_t mesh_ranks;       /**< a sharded model's ranks (`dist.ranks`), 1
+                                 otherwise */
 } llmc_model_info;
 
 /** Loads the artifact in directory `dir`: validates metadata.json, maps
@@ -137,6 +139,12 @@ int32_t llmc_model_threads(const llmc_model *model);
  *  mpirun); 0 for a model that is not sharded. Every rank computes the same
  *  logits; a program prints from rank 0. */
 int32_t llmc_model_rank(const llmc_model *model);
+
+/** A sharded model: records that this rank failed on its own (`why`), so
+ *  that closing the model ends every rank of the job (the others may wait
+ *  in a collective) rather than wait for them. No effect otherwise. A
+ *  program calls it when an error on one rank ends its use of the model. */
+void llmc_model_mark_failed(llmc_model *model, const char *why);
 
 /** One kernel's profile, for an artifact compiled with `llmc compile
  *  --profile`: what was measured since the last llmc_model_profile_reset,

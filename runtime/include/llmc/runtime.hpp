@@ -61,6 +61,10 @@ public:
   int64_t vocabSize() const { return info().vocab_size; }
   /// A sharded model's rank in its job; 0 otherwise (llmc_model_rank).
   int32_t rank() const { return llmc_model_rank(get()); }
+  /// See llmc_model_mark_failed.
+  void markFailed(const std::string &why) {
+    llmc_model_mark_failed(get(), why.c_str());
+  }
   int64_t maxSeqLen() const { return info().max_seq_len; }
   /// -1 when the model has no BOS token.
   int32_t bosId() const { return info().bos_id; }

@@ -139,6 +139,13 @@ private:
     Layout from = layoutOf(v);
     if (from == to)
       return v;
+    // (One collective for every op that needs the same layout of `v`: the
+    // first, inserted before the first of them in program order, dominates
+    // the others.)
+    for (auto &[layout, done] : converted[v])
+      if (layout == to)
+        return done;
+    Value original = v;
     b.setInsertionPoint(at);
     Location loc = at->getLoc();
     Axes sum;
@@ -171,8 +178,10 @@ private:
       from.dims[d].clear();
     }
     layouts[v] = from;
+    converted[original].push_back({to, v});
     return v;
   }
+  DenseMap<Value, SmallVector<std::pair<Layout, Value>, 1>> converted;
 
   /// Brings operand `i` of `op` to `to`.
   LogicalResult need(Operation *op, unsigned i, const Layout &to) {
