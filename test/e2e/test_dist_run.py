@@ -164,6 +164,21 @@ def test_pipeline_stages(llmc, stories):
     _assert_same(_run_logits(llmc, one, tmp, 1), _run_logits(llmc, art, tmp, 2, tag="pp"))
 
 
+def test_four_pipeline_stages(llmc, stories):
+    """Four stages of stories260K's five layers (the middle ones receive
+    rows, send rows and receive the logits): one process's ids and logits
+    within 1e-4."""
+    tmp, ckpt, tok, one, _ = stories
+    plan = _plan_file(tmp, "4", ["pp"])
+    art = _compile(llmc, ckpt, tmp / "pp4", "--shard-plan", plan, "--tokenizer", tok)
+    meta = json.loads((art / "metadata.json").read_text())
+    assert meta["dist"]["stage_dirs"] == [".", "stage1", "stage2", "stage3"]
+    layers = [json.loads(((art / d) / "metadata.json").read_text())["kv_cache"]["shape"][0]
+              for d in meta["dist"]["stage_dirs"]]
+    assert layers == [1, 1, 1, 2]
+    _assert_same(_run_logits(llmc, one, tmp, 1), _run_logits(llmc, art, tmp, 4, tag="pp4"))
+
+
 def test_pipeline_of_tensor_parallel_stages(llmc, stories):
     """A 2x2 mesh: two stages across, each tensor parallel over two ranks
     (four processes): one process's ids and logits within 1e-4."""
