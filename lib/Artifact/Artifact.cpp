@@ -866,6 +866,21 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
       };
       roles("tp");
       roles("pp");
+      // A pipeline's stages by their layers.
+      auto starts = plan.getAs<DenseI64ArrayAttr>("stages");
+      auto model = m->getAttrOfType<DictionaryAttr>("graph.model");
+      auto layers =
+          model ? model.getAs<IntegerAttr>("n_layers") : IntegerAttr();
+      if (starts && starts.size() > 1 && layers) {
+        os << "(layers";
+        for (size_t i = 0; i < starts.size(); ++i) {
+          int64_t end = i + 1 < starts.size() ? starts[i + 1] : layers.getInt();
+          os << (i ? ", " : " ") << starts[i];
+          if (end - 1 > starts[i])
+            os << "-" << end - 1;
+        }
+        os << ") ";
+      }
       auto seconds = plan.getAs<FloatAttr>("seconds_per_token");
       auto bytes = plan.getAs<IntegerAttr>("bytes_per_rank");
       os << llvm::formatv("predicted {0:f3} ms a token, ",

@@ -170,7 +170,11 @@ def test_four_pipeline_stages(llmc, stories):
     within 1e-4."""
     tmp, ckpt, tok, one, _ = stories
     plan = _plan_file(tmp, "4", ["pp"])
-    art = _compile(llmc, ckpt, tmp / "pp4", "--shard-plan", plan, "--tokenizer", tok)
+    art = tmp / "pp4"
+    p = e2e_util.run([llmc, "compile", ckpt, "-o", art, "--shard-plan", plan, "--tokenizer", tok])
+    assert p.returncode == 0, e2e_util.describe(p)
+    # The plan as compile prints it: the stages by their layers.
+    assert "plan: pp=4 (layers 0, 1, 2, 3-4) predicted" in p.stdout, p.stdout
     meta = json.loads((art / "metadata.json").read_text())
     assert meta["dist"]["stage_dirs"] == [".", "stage1", "stage2", "stage3"]
     layers = [json.loads(((art / d) / "metadata.json").read_text())["kv_cache"]["shape"][0]
