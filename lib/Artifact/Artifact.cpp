@@ -170,9 +170,8 @@ static llvm::Expected<std::vector<char>> sliceWeight(const PlacedParam &p,
         "weight '" + p.name + "' is split inside its quantized blocks (" +
         std::to_string(localCols) + " columns a rank, blocks of " +
         std::to_string(per) + ")");
-  int64_t rows = 1, localRows = 1, firstRow = 0;
+  int64_t localRows = 1, firstRow = 0;
   if (local.size() == 2) {
-    rows = whole[0];
     localRows = local[0];
     firstRow = start[0];
   }
@@ -183,7 +182,6 @@ static llvm::Expected<std::vector<char>> sliceWeight(const PlacedParam &p,
   for (int64_t r = 0; r < localRows; ++r)
     std::memcpy(&out[r * sliceBytes], data + (firstRow + r) * rowBytes + skip,
                 sliceBytes);
-  (void)rows;
   return out;
 }
 
@@ -873,8 +871,8 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
           model ? model.getAs<IntegerAttr>("n_layers") : IntegerAttr();
       if (starts && starts.size() > 1 && layers) {
         os << "(layers";
-        for (size_t i = 0; i < starts.size(); ++i) {
-          int64_t end = i + 1 < starts.size() ? starts[i + 1] : layers.getInt();
+        for (int64_t i = 0, e = starts.size(); i < e; ++i) {
+          int64_t end = i + 1 < e ? starts[i + 1] : layers.getInt();
           os << (i ? ", " : " ") << starts[i];
           if (end - 1 > starts[i])
             os << "-" << end - 1;

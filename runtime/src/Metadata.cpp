@@ -502,23 +502,6 @@ ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
         c.fail("dist.axes", "must be names");
       d.axes.push_back(a.asString());
     }
-    const JsonValue &groups = c.get(dist, "dist", "groups");
-    if (!groups.isArray())
-      c.fail("dist.groups", "must be a list of lists of axis names");
-    for (const JsonValue &g : groups.asArray()) {
-      if (!g.isArray() || g.asArray().empty())
-        c.fail("dist.groups", "must be a list of lists of axis names");
-      std::vector<int> group;
-      for (const JsonValue &a : g.asArray()) {
-        auto it = a.isString()
-                      ? std::find(d.axes.begin(), d.axes.end(), a.asString())
-                      : d.axes.end();
-        if (it == d.axes.end())
-          c.fail("dist.groups", "names an axis that dist.axes does not have");
-        group.push_back(static_cast<int>(it - d.axes.begin()));
-      }
-      d.groups.push_back(std::move(group));
-    }
     auto axisIndex = [&](const JsonValue &a, const char *field) {
       auto it = a.isString()
                     ? std::find(d.axes.begin(), d.axes.end(), a.asString())
@@ -527,6 +510,17 @@ ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
         c.fail(field, "names an axis that dist.axes does not have");
       return static_cast<int>(it - d.axes.begin());
     };
+    const JsonValue &groups = c.get(dist, "dist", "groups");
+    if (!groups.isArray())
+      c.fail("dist.groups", "must be a list of lists of axis names");
+    for (const JsonValue &g : groups.asArray()) {
+      if (!g.isArray() || g.asArray().empty())
+        c.fail("dist.groups", "must be a list of lists of axis names");
+      std::vector<int> group;
+      for (const JsonValue &a : g.asArray())
+        group.push_back(axisIndex(a, "dist.groups"));
+      d.groups.push_back(std::move(group));
+    }
     if (const JsonValue *pp = dist.find("pp")) {
       if (!pp->isArray() || pp->asArray().empty())
         c.fail("dist.pp", "must be a list of axis names");

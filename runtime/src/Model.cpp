@@ -121,6 +121,15 @@ struct Model::Mesh {
     std::fflush(stderr);
     collective->abortJob(5);
   }
+  /// Runs `body` for the library's call; an error ends the job.
+  template <typename Body> static auto guarded(void *context, Body body) {
+    auto *mesh = static_cast<Mesh *>(context);
+    try {
+      return body(*mesh);
+    } catch (const Error &e) {
+      mesh->fail(e.what());
+    }
+  }
   int handle(int32_t group) {
     if (group < 0 || group >= static_cast<int32_t>(groups.size()))
       fail("the library names collective group " + std::to_string(group) +
@@ -130,44 +139,38 @@ struct Model::Mesh {
 
   static void allReduce(void *context, int32_t group, void *data, int64_t count,
                         int32_t dtype, int32_t op) {
-    auto *mesh = static_cast<Mesh *>(context);
-    try {
+    guarded(context, [&](Mesh &mesh) {
       if (dtype != LLMC_COLLECTIVE_F32)
-        mesh->fail("all_reduce of element type " + std::to_string(dtype));
-      mesh->collective->allReduce(mesh->handle(group),
-                                  static_cast<float *>(data), count,
-                                  static_cast<Reduction>(op));
-    } catch (const Error &e) {
-      mesh->fail(e.what());
-    }
+        mesh.fail("all_reduce of element type " + std::to_string(dtype));
+      mesh.collective->allReduce(mesh.handle(group),
+                                 static_cast<float *>(data), count,
+                                 static_cast<Reduction>(op));
+    });
   }
 
   static void allGather(void *context, int32_t group, const void *send,
                         void *recv, int64_t outer, int64_t inner,
                         int32_t dtype) {
-    auto *mesh = static_cast<Mesh *>(context);
-    try {
+    guarded(context, [&](Mesh &mesh) {
       if (dtype != LLMC_COLLECTIVE_F32)
-        mesh->fail("all_gather of element type " + std::to_string(dtype));
-      int g = mesh->handle(group);
-      int64_t members = mesh->collective->groupSize(g);
+        mesh.fail("all_gather of element type " + std::to_string(dtype));
+      int g = mesh.handle(group);
+      int64_t members = mesh.collective->groupSize(g);
       int64_t piece = outer * inner * 4, row = inner * 4;
       if (outer == 1) {
-        mesh->collective->allGather(g, send, recv, piece);
+        mesh.collective->allGather(g, send, recv, piece);
         return;
       }
       // Member-major from the collective, [outer][member][inner] for the
       // library.
-      mesh->scratch.resize(members * piece);
-      mesh->collective->allGather(g, send, mesh->scratch.data(), piece);
+      mesh.scratch.resize(members * piece);
+      mesh.collective->allGather(g, send, mesh.scratch.data(), piece);
       char *out = static_cast<char *>(recv);
       for (int64_t o = 0; o < outer; ++o)
         for (int64_t m = 0; m < members; ++m)
           std::memcpy(out + (o * members + m) * row,
-                      mesh->scratch.data() + m * piece + o * row, row);
-    } catch (const Error &e) {
-      mesh->fail(e.what());
-    }
+                      mesh.scratch.data() + m * piece + o * row, row);
+    });
   }
 
   static int64_t position(void *context, int32_t group) {
@@ -177,26 +180,28 @@ struct Model::Mesh {
 
   static void send(void *context, int32_t group, int64_t peer, const void *data,
                    int64_t bytes) {
-    auto *mesh = static_cast<Mesh *>(context);
-    try {
-      mesh->collective->send(mesh->handle(group), static_cast<int>(peer), data,
-                             bytes);
-    } catch (const Error &e) {
-      mesh->fail(e.what());
-    }
+    guarded(context, [&](Mesh &mesh) {
+      mesh.collective->send(mesh.handle(group), static_cast<int>(peer), data,
+                            bytes);
+    });
   }
 
   static void recv(void *context, int32_t group, int64_t peer, void *data,
                    int64_t bytes) {
-    auto *mesh = static_cast<Mesh *>(context);
-    try {
-      mesh->collective->recv(mesh->handle(group), static_cast<int>(peer), data,
-                             bytes);
-    } catch (const Error &e) {
-      mesh->fail(e.what());
-    }
+    guarded(context, [&](Mesh &mesh) {
+      mesh.collective->recv(mesh.handle(group), static_cast<int>(peer), data,
+                            bytes);
+    });
   }
 };
+
+/// FNV-1a: `h` continued over `n` bytes at `data`.
+constexpr uint64_t kFnvBasis = 1469598103934665603ull;
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    h = (h ^ static_cast<const unsigned char *>(data)[i]) * 1099511628211ull;
+  return h;
+}
 
 /// FNV-1a of a file's bytes: the artifact's fingerprint that every rank
 /// must share.
@@ -204,12 +209,11 @@ static uint64_t fingerprint(const std::string &path) {
   FILE *f = std::fopen(path.c_str(), "rb");
   if (!f)
     throw Error(path + ": cannot read: " + errnoMessage(errno));
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = kFnvBasis;
   char buf[1 << 14];
   size_t n;
   while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0)
-    for (size_t i = 0; i < n; ++i)
-      h = (h ^ static_cast<unsigned char>(buf[i])) * 1099511628211ull;
+    h = fnv1a(h, buf, n);
   std::fclose(f);
   return h;
 }
@@ -278,12 +282,11 @@ void Model::joinMesh() {
   const ArtifactMetadata::Dist &g = *md.dist;
   // Every rank makes the same groups, in the same order (each stage's
   // library lists them canonically).
-  uint64_t groupsHash = 1469598103934665603ull;
+  uint64_t groupsHash = kFnvBasis;
   for (const std::vector<int> &axes : g.groups) {
-    for (int a : axes)
-      groupsHash =
-          (groupsHash ^ static_cast<uint64_t>(a + 1)) * 1099511628211ull;
-    groupsHash = (groupsHash ^ 0xff) * 1099511628211ull;
+    int32_t end = -1; // (between groups)
+    groupsHash = fnv1a(groupsHash, axes.data(), axes.size() * sizeof(int));
+    groupsHash = fnv1a(groupsHash, &end, sizeof(end));
   }
   c.agree("the collective groups of the stages' libraries", groupsHash);
   for (const std::vector<int> &axes : g.groups)

@@ -656,20 +656,11 @@ int benchWith(llmc::Model &model, const BenchOptions &given);
 int bench(const BenchOptions &given) {
   resetPeakResident();
   llmc::Model model = llmc::Model::open(given.dir);
-  // An error on this rank alone must end a sharded model's job: the other
-  // ranks wait in its collectives.
-  try {
-    return benchWith(model, given);
-  } catch (const std::exception &e) {
-    model.markFailed(e.what());
-    throw;
-  }
+  // A sharded model: every rank times the same calls, rank 0 reports.
+  return onEveryRank(model, [&] { return benchWith(model, given); });
 }
 
 int benchWith(llmc::Model &model, const BenchOptions &given) {
-  // A sharded model: every rank times the same calls, rank 0 reports.
-  if (model.rank() != 0 && !std::freopen("/dev/null", "w", stdout))
-    throw CommandError("/dev/null", "cannot open for writing");
   const int64_t maxSeq = model.maxSeqLen();
   const int64_t vocab = model.vocabSize();
   BenchOptions opts = given;

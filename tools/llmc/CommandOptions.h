@@ -171,6 +171,24 @@ inline std::string artifactDir(const std::vector<std::string> &positional,
   return positional[0];
 }
 
+/// Runs `body` on an opened `model` (llmc::Model) the way every rank of a
+/// sharded one must: ranks other than 0 print nothing (their stdout goes
+/// to /dev/null), and an error on this rank alone marks the model failed,
+/// so that closing it ends the job rather than leave the other ranks
+/// waiting in its collectives. For a model that is not sharded, just
+/// `body()`.
+template <typename Model, typename Body>
+int onEveryRank(Model &model, Body body) {
+  try {
+    if (model.rank() != 0 && !std::freopen("/dev/null", "w", stdout))
+      throw CommandError("/dev/null", "cannot open for writing");
+    return body();
+  } catch (const std::exception &e) {
+    model.markFailed(e.what());
+    throw;
+  }
+}
+
 } // namespace llmc::cli
 
 #endif // LLMC_TOOLS_LLMC_COMMANDOPTIONS_H

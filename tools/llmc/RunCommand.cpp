@@ -155,22 +155,14 @@ int generateWith(llmc::Model &model, const RunOptions &opts);
 
 int run(const RunOptions &opts) {
   llmc::Model model = llmc::Model::open(opts.dir);
-  // An error on this rank alone must end a sharded model's job: the other
-  // ranks wait in its collectives.
-  try {
-    return generateWith(model, opts);
-  } catch (const std::exception &e) {
-    model.markFailed(e.what());
-    throw;
-  }
+  return onEveryRank(model, [&] { return generateWith(model, opts); });
 }
 
 int generateWith(llmc::Model &model, const RunOptions &opts) {
   // A sharded model's ranks run the same calls (the same collectives):
-  // rank 0 prints the tokens and writes the dumps, the others stay silent.
+  // rank 0 prints the tokens and writes the dumps (onEveryRank silenced
+  // the others).
   bool writes = model.rank() == 0;
-  if (!writes && !std::freopen("/dev/null", "w", stdout))
-    throw CommandError("/dev/null", "cannot open for writing");
   if (writes) {
     checkWritable(opts.dumpLogits);
     checkWritable(opts.dumpPromptLogits);

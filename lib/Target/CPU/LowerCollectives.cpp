@@ -112,8 +112,9 @@ public:
         k.push_back(llvm::find(meshAxes, a) - meshAxes.begin());
       return k;
     };
-    llvm::stable_sort(
-        groups, [&](ArrayAttr a, ArrayAttr b) { return key(a) < key(b); });
+    // (Distinct groups have distinct keys: a plain sort is stable enough.)
+    llvm::sort(groups,
+               [&](ArrayAttr a, ArrayAttr b) { return key(a) < key(b); });
     for (Operation *op : ops) {
       ImplicitLocOpBuilder b(op->getLoc(), op);
       LogicalResult done =
@@ -170,12 +171,11 @@ private:
     LLVM::ReturnOp::create(b, loc, ValueRange());
   }
 
-  /// The group index of `axes` (a new one the first time).
+  /// The group index of `axes` (collected, in canonical order, by run()).
   Value group(ImplicitLocOpBuilder &b, ArrayAttr axes) {
     auto it = llvm::find(groups, axes);
+    assert(it != groups.end() && "a collective's group was not collected");
     int32_t index = it - groups.begin();
-    if (it == groups.end())
-      groups.push_back(axes);
     return LLVM::ConstantOp::create(b, b.getI32Type(),
                                     b.getI32IntegerAttr(index));
   }

@@ -40,6 +40,7 @@ def Dist_MeshOp : Dist_Op<"mesh", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     int64_t getAxisSize(::llvm::StringRef name);
     /// The ranks of a group spanning `axes` (the product of their sizes).
     int64_t getGroupSize(::mlir::ArrayAttr axes);
+    int64_t getGroupSize(::llvm::ArrayRef<::llvm::StringRef> axes);
     /// All ranks of the mesh.
     int64_t getNumRanks();
   }];

@@ -54,8 +54,13 @@ int64_t MeshOp::getAxisSize(StringRef name) {
 }
 
 int64_t MeshOp::getGroupSize(ArrayAttr axes) {
+  return getGroupSize(
+      llvm::to_vector(axes.getAsValueRange<StringAttr>()));
+}
+
+int64_t MeshOp::getGroupSize(ArrayRef<StringRef> axes) {
   int64_t n = 1;
-  for (StringRef axis : axes.getAsValueRange<StringAttr>())
+  for (StringRef axis : axes)
     n *= getAxisSize(axis);
   return n;
 }

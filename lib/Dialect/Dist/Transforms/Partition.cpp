@@ -84,12 +84,7 @@ private:
   int64_t kvSplit = 0;
   Operation *firstAttention = nullptr;
 
-  int64_t ranks(ArrayRef<StringRef> axes) {
-    int64_t n = 1;
-    for (StringRef a : axes)
-      n *= mesh.getAxisSize(a);
-    return n;
-  }
+  int64_t ranks(ArrayRef<StringRef> axes) { return mesh.getGroupSize(axes); }
 
   ArrayAttr axesAttr(ArrayRef<StringRef> axes) {
     SmallVector<Attribute> names;

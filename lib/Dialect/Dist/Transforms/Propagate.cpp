@@ -70,12 +70,7 @@ private:
   FlatSymbolRefAttr meshRef;
   DenseMap<Value, Layout> known;
 
-  int64_t ranks(ArrayRef<StringRef> axes) {
-    int64_t n = 1;
-    for (StringRef a : axes)
-      n *= mesh.getAxisSize(a);
-    return n;
-  }
+  int64_t ranks(ArrayRef<StringRef> axes) { return mesh.getGroupSize(axes); }
 
   Layout get(Value v) {
     auto it = known.find(v);

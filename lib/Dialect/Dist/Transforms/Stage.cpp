@@ -127,7 +127,7 @@ LogicalResult cut(func::FuncOp func, MeshOp mesh, DictionaryAttr plan,
                                      b.getDenseI64ArrayAttr(position(s))));
   }
   for (graph::AttentionOp a : attention)
-    if (a.getLayer() >= first && a.getLayer() < last)
+    if (int64_t layer = a.getLayer(); layer >= first && layer < last)
       roots.push_back(a);
 
   // Keep what the roots need; erase the rest (the other stages' layers,
