@@ -309,8 +309,21 @@ void Model::markFailed(const std::string &why) {
 std::unique_ptr<Model> Model::open(const std::string &dir) {
   std::unique_ptr<Model> m(new Model());
   m->md = readMetadata(dir);
-  if (m->md.dist)
-    m->joinMesh();
+  if (m->md.dist) {
+    try {
+      m->joinMesh();
+    } catch (const Error &) {
+      // Every rank fails here alike (the job's size, the artifact, the
+      // groups). Closing the job is a fence with the other ranks, and the
+      // first rank to exit makes mpirun end the rest: keep it open until
+      // this process exits, after the caller has printed the error.
+      if (m->mesh && m->mesh->collective) {
+        static std::vector<std::unique_ptr<Collective>> keptUntilExit;
+        keptUntilExit.push_back(std::move(m->mesh->collective));
+      }
+      throw;
+    }
+  }
   try {
     m->load();
   } catch (const Error &e) {
