@@ -522,6 +522,14 @@ struct PyRuntime {
       throw LLMCError(e.what());
     }
   }
+  int64_t microBatch() const { return model->microBatch(); }
+  void setMicroBatch(int64_t n) {
+    try {
+      model->setMicroBatch(n);
+    } catch (const std::exception &e) {
+      throw LLMCError(e.what());
+    }
+  }
   int64_t vocab() const { return model->vocabSize(); }
 
   /// Each kernel's profile since the last reset (an artifact compiled with
@@ -783,7 +791,8 @@ PYBIND11_MODULE(_llmc, m) {
          const std::string &target, const std::string &tokenizer,
          py::object schedule, const std::string &actQuant,
          const std::string &kvCache, bool profile, const std::string &tuning,
-         const std::string &mesh, const std::vector<std::string> &roles) {
+         const std::string &mesh, const std::vector<std::string> &roles,
+         int64_t microBatch) {
         if (actQuant != "exact" && actQuant != "llama.cpp")
           throw py::value_error("act_quant: expected 'exact' or 'llama.cpp', got '" +
                                 actQuant + "'");
@@ -803,8 +812,11 @@ PYBIND11_MODULE(_llmc, m) {
           options.pipeline.distribute.emplace();
           options.pipeline.distribute->mesh = mesh;
           options.pipeline.distribute->roles.assign(roles.begin(), roles.end());
-        } else if (!roles.empty()) {
-          throw py::value_error("roles: given without a mesh");
+          options.pipeline.distribute->microBatch = microBatch;
+        } else if (!roles.empty() || microBatch >= 0) {
+          throw py::value_error(
+              std::string(roles.empty() ? "micro_batch" : "roles") +
+              ": given without a mesh");
         }
         // Compilation lowers in place: work on a copy.
         auto copy = std::make_shared<PyModule>(module->clone());
@@ -837,6 +849,7 @@ PYBIND11_MODULE(_llmc, m) {
       py::arg("act_quant") = "exact", py::arg("kv_cache") = "f32",
       py::arg("profile") = false, py::arg("tuning") = "", py::arg("mesh") = "",
       py::arg("roles") = std::vector<std::string>(),
+      py::arg("micro_batch") = -1,
       "Compiles a graph module into an artifact directory; returns its path.");
 
   py::class_<PyRuntime>(m, "Runtime")
@@ -845,6 +858,10 @@ PYBIND11_MODULE(_llmc, m) {
            "Loads an artifact; `threads` (default: LLMC_THREADS, else every "
            "core) is how many threads its forward calls use.")
       .def_property("threads", &PyRuntime::threads, &PyRuntime::setThreads)
+      .def_property("micro_batch", &PyRuntime::microBatch,
+                    &PyRuntime::setMicroBatch,
+                    "The most tokens one call of the compiled code runs (0: "
+                    "whole calls; a pipeline's default: its plan's)")
       .def_property_readonly("vocab_size", &PyRuntime::vocab)
       .def("logits", &PyRuntime::logits, py::arg("token_ids"))
       .def("profile", &PyRuntime::profile,

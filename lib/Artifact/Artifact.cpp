@@ -594,6 +594,9 @@ writeMetadata(llvm::StringRef path, ModuleOp module, graph::KVCacheType cache,
         if (auto plan = module->getAttrOfType<DictionaryAttr>("dist.plan")) {
           if (auto t = plan.getAs<FloatAttr>("seconds_per_token"))
             j.attribute("predicted_seconds_per_token", t.getValueAsDouble());
+          if (auto k = plan.getAs<IntegerAttr>("micro_batch");
+              k && k.getInt() > 0)
+            j.attribute("micro_batch", k.getInt());
           // A pipeline: its axes, and (in the first stage's metadata) the
           // directory of each stage's artifact.
           if (auto pp = plan.getAs<ArrayAttr>("pp"); pp && !pp.empty()) {
@@ -884,6 +887,8 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
       os << llvm::formatv("predicted {0:f3} ms a token, ",
                           seconds ? 1e3 * seconds.getValueAsDouble() : 0.0)
          << formatBytes(bytes ? bytes.getInt() : 0) << " a rank";
+      if (auto k = plan.getAs<IntegerAttr>("micro_batch"); k && k.getInt() > 0)
+        os << ", prompts in micro-batches of " << k.getInt() << " tokens";
       options.onPlan(text);
     }
     // The graph phase chooses the cache's element type (--kv-cache).

@@ -106,6 +106,8 @@ void llmc::buildGraphPhase(OpPassManager &pm, const PipelineOptions &options) {
     o.latency = plan.latency;
     o.memoryBandwidth = plan.memoryBandwidth;
     o.memory = plan.memory;
+    o.flops = plan.flops;
+    o.microBatch = plan.microBatch;
     o.roles = plan.roles;
     pm.addPass(dist::createDistPlan(o));
     dist::DistStageOptions stage;

@@ -18,7 +18,8 @@ __all__ = ["Error", "Module", "PassManager", "Runtime", "Schedule", "Trace",
 
 
 def compile(module, output, target="cpu", tokenizer=None, schedule=None, act_quant="exact",
-            kv_cache="f32", profile=False, tuning="", mesh=None, roles=None):
+            kv_cache="f32", profile=False, tuning="", mesh=None, roles=None,
+            micro_batch=None):
     """Compiles a graph `module` (left unchanged) into the artifact directory
     `output` for `target` ("cpu" is this host; "cpu:znver4",
     "cpu:x86-64-v3,+avxvnni,cores=8", ...); bundles `tokenizer` if given: a llama2.c
@@ -33,7 +34,8 @@ def compile(module, output, target="cpu", tokenizer=None, schedule=None, act_qua
     `mesh` ("2", "4", "2x2") shards the model over a mesh of ranks, with
     the cost model's plan or, given `roles` (one "tp" or "pp" per axis),
     that one (`llmc compile --mesh` / `--shard-plan`); the artifact runs
-    under `mpirun -np <ranks>`.
+    under `mpirun -np <ranks>`. `micro_batch` sets the tokens a pipeline's
+    stages take from a prompt at once (0: all; default: the cost model's).
 
     `schedule`, if given, is called with a Schedule of the module at the
     pipeline's schedule slot (the end of the tl phase: loop nests over
@@ -45,4 +47,4 @@ def compile(module, output, target="cpu", tokenizer=None, schedule=None, act_qua
             schedule(Schedule(tl_module))
     return _compile(module, str(output), target, str(tokenizer) if tokenizer else "", hook,
                     act_quant, kv_cache, profile, tuning, str(mesh) if mesh else "",
-                    list(roles or []))
+                    list(roles or []), -1 if micro_batch is None else int(micro_batch))

@@ -223,6 +223,17 @@ int32_t llmc_model_threads(const llmc_model *model) {
   return model ? model->impl->threads() : 0;
 }
 
+int llmc_model_set_micro_batch(llmc_model *model, int64_t n, char **error) {
+  return guard(error, [&] {
+    requireArg(model, "llmc_model_set_micro_batch", "model");
+    model->impl->setMicroBatch(n);
+  });
+}
+
+int64_t llmc_model_micro_batch(const llmc_model *model) {
+  return model ? model->impl->microBatch() : 0;
+}
+
 int64_t llmc_model_profile_size(const llmc_model *model) {
   return model && model->impl->profiled()
              ? static_cast<int64_t>(model->impl->profile().size())

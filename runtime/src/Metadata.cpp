@@ -547,6 +547,8 @@ ArtifactMetadata validateMetadata(const JsonValue &root, const std::string &dir,
         }
       }
     }
+    if (dist.find("micro_batch"))
+      d.microBatch = c.getInteger(dist, "dist", "micro_batch", 0, INT64_MAX);
     if (const JsonValue *t = dist.find("predicted_seconds_per_token");
         t && t->isNumber())
       d.predictedSecondsPerToken = t->asDouble();

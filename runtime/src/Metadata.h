@@ -44,6 +44,9 @@ struct ArtifactMetadata {
     std::vector<int> ppAxes;
     int64_t stage = 0;
     std::vector<std::string> stageDirs;
+    /// The tokens a forward call runs at once (0: all): the pieces a
+    /// pipeline's stages work on at the same time.
+    int64_t microBatch = 0;
   };
   std::optional<Dist> dist;
   /// weights.file of rank `rank` (the path itself when not sharded).

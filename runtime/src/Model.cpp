@@ -142,8 +142,10 @@ struct Model::Mesh {
     guarded(context, [&](Mesh &mesh) {
       if (dtype != LLMC_COLLECTIVE_F32)
         mesh.fail("all_reduce of element type " + std::to_string(dtype));
-      mesh.collective->allReduce(mesh.handle(group),
-                                 static_cast<float *>(data), count,
+      int g = mesh.handle(group);
+      if (count == 0)
+        return; // nothing to move, nothing to wait for (llmc/abi.h)
+      mesh.collective->allReduce(g, static_cast<float *>(data), count,
                                  static_cast<Reduction>(op));
     });
   }
@@ -155,6 +157,8 @@ struct Model::Mesh {
       if (dtype != LLMC_COLLECTIVE_F32)
         mesh.fail("all_gather of element type " + std::to_string(dtype));
       int g = mesh.handle(group);
+      if (outer == 0 || inner == 0)
+        return;
       int64_t members = mesh.collective->groupSize(g);
       int64_t piece = outer * inner * 4, row = inner * 4;
       if (outer == 1) {
@@ -181,16 +185,18 @@ struct Model::Mesh {
   static void send(void *context, int32_t group, int64_t peer, const void *data,
                    int64_t bytes) {
     guarded(context, [&](Mesh &mesh) {
-      mesh.collective->send(mesh.handle(group), static_cast<int>(peer), data,
-                            bytes);
+      int g = mesh.handle(group);
+      if (bytes > 0)
+        mesh.collective->send(g, static_cast<int>(peer), data, bytes);
     });
   }
 
   static void recv(void *context, int32_t group, int64_t peer, void *data,
                    int64_t bytes) {
     guarded(context, [&](Mesh &mesh) {
-      mesh.collective->recv(mesh.handle(group), static_cast<int>(peer), data,
-                            bytes);
+      int g = mesh.handle(group);
+      if (bytes > 0)
+        mesh.collective->recv(g, static_cast<int>(peer), data, bytes);
     });
   }
 };
@@ -445,6 +451,8 @@ void Model::load() {
         break;
       }
   setThreads(threads);
+  if (md.dist)
+    microBatchTokens = md.dist->microBatch;
 }
 
 Model::~Model() {
@@ -469,10 +477,10 @@ void Model::forward(const int32_t *tokens, int64_t n, int64_t pos0,
     throw Error("forward: n must be >= 1, got " + std::to_string(n));
   if (rows < 0)
     rows = n;
-  if (rows < 1 || rows > n)
-    throw Error("forward: the rows of logits must be in [1, n = " +
+  if (rows > n)
+    throw Error("forward: the rows of logits must be in [0, n = " +
                 std::to_string(n) + "], got " + std::to_string(rows));
-  if (!tokens || !logits)
+  if (!tokens || (!logits && rows > 0))
     throw Error("forward: tokens and logits must not be null");
   if (pos0 < 0 || pos0 > pos)
     throw Error("forward: pos0 = " + std::to_string(pos0) + " is outside [0, " +
@@ -487,6 +495,35 @@ void Model::forward(const int32_t *tokens, int64_t n, int64_t pos0,
                   " at index " + std::to_string(i) + " is outside [0, " +
                   std::to_string(md.vocabSize) + ")");
 
+  // Pieces of microBatch() tokens: the last `rows` rows of the call are
+  // the last rows of the pieces they fall in.
+  const int64_t piece = microBatchTokens > 0 ? microBatchTokens : n;
+  for (int64_t at = 0; at < n; at += piece) {
+    int64_t m = std::min(piece, n - at);
+    int64_t first = std::max(at, n - rows); // the piece's first row wanted
+    int64_t pieceRows = std::max<int64_t>(0, at + m - first);
+    run(tokens + at, m, pos0 + at,
+        pieceRows ? logits + (first - (n - rows)) * md.vocabSize : nullptr,
+        pieceRows);
+  }
+}
+
+void Model::setMicroBatch(int64_t n) {
+  if (n < 0)
+    throw Error("the micro-batch must be >= 0 tokens (0: whole calls), got " +
+                std::to_string(n));
+  microBatchTokens = n;
+}
+
+void Model::run(const int32_t *tokens, int64_t n, int64_t pos0, float *logits,
+                int64_t rows) {
+  // A device, and the compiled code's one-token entry, compute at least
+  // one row (llmc/abi.h): a call without logits drops it.
+  if (rows == 0 && (gpu || n == 1)) {
+    droppedRow.resize(static_cast<size_t>(md.vocabSize));
+    logits = droppedRow.data();
+    rows = 1;
+  }
   if (gpu) {
     gpu->forward(tokens, n, pos0, logits, rows);
     pos = pos0 + n;
@@ -507,8 +544,10 @@ void Model::forward(const int32_t *tokens, int64_t n, int64_t pos0,
   const std::vector<int64_t> &s = md.kvCacheShape;
   auto kvDesc = denseDescriptor<llmc_kv_cache_desc>(kvCache,
                                                     {s[0], s[1], s[2], s[3]});
-  auto logitsDesc =
-      denseDescriptor<llmc_logits_desc>(logits, {rows, md.vocabSize});
+  // No rows: an empty (never read or written) buffer still gets a pointer.
+  static float noLogits[1];
+  auto logitsDesc = denseDescriptor<llmc_logits_desc>(
+      logits ? logits : noLogits, {rows, md.vocabSize});
   int64_t arenaBytes = md.arenaBytes(n, pos0, rows);
   if (arenaBytes > arenaCapacity) {
     // Grown by half at least: the arena of a decode step grows with its

@@ -54,9 +54,17 @@ public:
   /// Runs tokens[0..n) at positions pos0.. and writes [n, vocab] logits.
   /// Throws Error on invalid arguments (see llmc_model_forward).
   /// `logits` receives the rows of the last `rows` tokens (default: all n;
-  /// 1 <= rows <= n), [rows, vocab].
+  /// 0 <= rows <= n), [rows, vocab]; rows = 0 fills the cache alone
+  /// (`logits` may then be null). A call of more tokens than microBatch()
+  /// runs in pieces of that many.
   void forward(const int32_t *tokens, int64_t n, int64_t pos0, float *logits,
                int64_t rows = -1);
+  /// The most tokens one call of the compiled code runs (0: a forward
+  /// call's all). A pipeline's stages then work on successive pieces at
+  /// once (metadata dist.micro_batch sets the default). Throws Error for
+  /// n < 0.
+  void setMicroBatch(int64_t n);
+  int64_t microBatch() const { return microBatchTokens; }
 
   /// Positions [0, position()) of the KV cache hold valid entries.
   int64_t position() const { return pos; }
@@ -107,6 +115,9 @@ private:
   void joinMesh();
   /// The rest of open(): weights, cache, library (or device).
   void load();
+  /// One call of the compiled code (forward's arguments, checked).
+  void run(const int32_t *tokens, int64_t n, int64_t pos0, float *logits,
+           int64_t rows);
   /// The table the library calls (llmc/abi.h), and what it reaches.
   struct Mesh;
   std::unique_ptr<Mesh> mesh;
@@ -125,7 +136,10 @@ private:
   void *arena = nullptr;
   int64_t arenaCapacity = 0;
   int64_t pos = 0;
+  int64_t microBatchTokens = 0;
   std::vector<int32_t> tokenScratch;
+  /// A device's row of logits that a call without logits drops.
+  std::vector<float> droppedRow;
   /// The library's counters (LLMC_PROFILE_*_SYMBOL), or nullptr.
   int64_t *profileNs = nullptr, *profileCalls = nullptr;
   /// The calls counted before the current forward call, and the work so

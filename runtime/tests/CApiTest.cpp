@@ -84,6 +84,10 @@ TEST(CApiTest, NullArgumentsAreErrors) {
   EXPECT_NE(llmc_npy_write_f32(nullptr, nullptr, 0, 0, &error), 0);
   EXPECT_EQ(take(error),
             "llmc_npy_write_f32: argument 'path' must not be null");
+  EXPECT_NE(llmc_model_set_micro_batch(nullptr, 4, &error), 0);
+  EXPECT_EQ(take(error),
+            "llmc_model_set_micro_batch: argument 'model' must not be null");
+  EXPECT_EQ(llmc_model_micro_batch(nullptr), 0);
   // Closing null handles is a no-op.
   llmc_model_close(nullptr);
   llmc_tokenizer_close(nullptr);
@@ -198,6 +202,19 @@ TEST(CApiTest, ForwardArgumentChecks) {
       "generate: the prompt has 5 tokens but max_seq_len is 4");
   expectError([&] { llmc::generate(m, s, {0}, -1); },
               "generate: max_tokens must be >= 0, got -1");
+
+  // Prompts run whole by default (no dist.micro_batch); a negative
+  // micro-batch is refused and changes nothing.
+  EXPECT_EQ(m.microBatch(), 0);
+  m.setMicroBatch(3);
+  EXPECT_EQ(m.microBatch(), 3);
+  expectError([&] { m.setMicroBatch(-1); },
+              "the micro-batch must be >= 0 tokens (0: whole calls), got -1");
+  EXPECT_EQ(m.microBatch(), 3);
+  // The pieces' checks are the call's: nothing runs.
+  expectError([&] { m.forward(tokens, 5, 0, logits.data()); },
+              "forward: pos0 + n = 5 exceeds max_seq_len = 4");
+  EXPECT_EQ(m.position(), 0);
 
   // A host artifact has no device bandwidth; bad sizes are errors.
   EXPECT_EQ(m.deviceBandwidth(1 << 20, 1), 0.0);

@@ -287,6 +287,13 @@ INSTANTIATE_TEST_SUITE_P(
                   "\"bytes\": 128, \"decode_read_bytes\": \"64\"",
                   "field 'weights.decode_read_bytes' must be an integer, got a "
                   "string"},
+        FieldCase{"\"weights\": {\"file\": \"weights.bin\", \"bytes\": 128}",
+                  "\"weights\": {\"file\": \"w{rank}.bin\", \"bytes\": 128}, "
+                  "\"dist\": {\"ranks\": 2, \"shape\": [2], \"axes\": "
+                  "[\"pp\"], \"groups\": [[\"pp\"]], \"pp\": [\"pp\"], "
+                  "\"micro_batch\": -1}",
+                  "field 'dist.micro_batch' is -1, expected a value in [0, "
+                  "9223372036854775807]"},
         FieldCase{"\"bytes\": 128}", "\"bytes\": 128}, \"compute\": 7",
                   "field 'compute' must be an object, got a number"},
         FieldCase{"\"bytes\": 128}",

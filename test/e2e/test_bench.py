@@ -31,6 +31,11 @@ def test_bench_artifact_table(llmc, tmp_path):
     for t, k, n, med, lo, hi, rest in got:
         assert 0 < lo <= med <= hi and rest == "", out   # no peer column for an artifact
     assert "median of 2" in out and "memory: weights.bin" in out, out
+    assert "prompts in calls of" not in out, out
+    # -ub: the prompt in calls of 3 tokens, said in the header.
+    out = e2e_util.run([llmc, "bench", art, "-p", "8", "-n", "0", "-r", "1", "-ub", "3"],
+                       check=True).stdout
+    assert "prompts in calls of 3 tokens" in out and len(rows(out)) == 1, out
 
 
 def test_bench_model_file_vs_llama_cpp(llmc, tmp_path, llama_cpp):
@@ -89,6 +94,7 @@ def test_bench_errors(llmc, tmp_path):
         ([gguf, "-p", "4", "-n", "2", "--vs", str(tmp_path / "no-llama-bench")],
          "--vs: not an executable llama-bench"),
         ([art, "--bogus"], "unknown option"),
+        ([art, "-ub", "-2"], "-ub"),
         ([gguf, "-p", "4", "-n", "2", "--vs", "none", "--vs", "npm"],
          "--vs: none cannot be given with other peers"),
     ]

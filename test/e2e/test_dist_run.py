@@ -44,20 +44,24 @@ def _mpirun(np_, cmd, timeout=120, env=None):
                           capture_output=True, text=True, timeout=timeout, env=e)
 
 
-def _run_logits(llmc, art, tmp_path, ranks, steps=8, tag=""):
-    """Greedy ids and the prompt's and steps' logits of `art` on `ranks`
+def _run_logits(llmc, art, tmp_path, ranks, steps=8, tag="", prompt_logits=True,
+                extra=()):
+    """Greedy ids and the prompt's (None without `prompt_logits`: its call
+    then computes its last row alone) and steps' logits of `art` on `ranks`
     processes (1: no mpirun)."""
     pl = tmp_path / ("%s%s-r%d-P.npy" % (art.name, tag, ranks))
     sl = tmp_path / ("%s%s-r%d-S.npy" % (art.name, tag, ranks))
     cmd = [llmc, "run", art, "--prompt-ids", ",".join(map(str, PROMPT)),
-           "--max-tokens", steps, "--print-ids", "--dump-prompt-logits", pl,
-           "--dump-logits", sl]
+           "--max-tokens", steps, "--print-ids", "--dump-logits", sl, *extra]
+    if prompt_logits:
+        cmd += ["--dump-prompt-logits", pl]
     if ranks == 1:
         p = e2e_util.run(cmd + ["--threads", 1])
     else:
         p = _mpirun(ranks, cmd)
     assert p.returncode == 0, e2e_util.describe(p)
-    return e2e_util.parse_ids(p.stdout), np.load(pl), np.load(sl)
+    return (e2e_util.parse_ids(p.stdout), np.load(pl) if prompt_logits else None,
+            np.load(sl))
 
 
 def _assert_same(one, many):
@@ -65,7 +69,8 @@ def _assert_same(one, many):
     ids, p, s = many
     assert ids == ids1
     scale = max(np.abs(p1).max(), 1e-30)
-    assert np.abs(p - p1).max() <= 1e-4 * scale
+    if p is not None:
+        assert np.abs(p - p1).max() <= 1e-4 * scale
     assert np.abs(s - s1).max() <= 1e-4 * scale
 
 
@@ -183,6 +188,32 @@ def test_four_pipeline_stages(llmc, stories):
     _assert_same(_run_logits(llmc, one, tmp, 1), _run_logits(llmc, art, tmp, 4, tag="pp4"))
 
 
+def test_pipeline_micro_batches(llmc, stories):
+    """A pipeline takes a prompt in micro-batches (the shard plan's 5 here;
+    --micro-batch at run time): each stage sends a piece on and starts the
+    next, the pieces before the last exchange no logits. Two and four
+    stages, the prompt's last row alone and every row's, pieces of 1 (one-token
+    calls), 3, 5 and the whole: one process's ids and logits within 1e-4."""
+    tmp, ckpt, tok, one, _ = stories
+    plan = tmp / "plan-pp2-mb5.json"
+    plan.write_text(json.dumps({"mesh": "2", "roles": ["pp"], "micro_batch": 5}))
+    art = tmp / "pp2mb5"
+    p = e2e_util.run([llmc, "compile", ckpt, "-o", art, "--shard-plan", plan, "--tokenizer", tok])
+    assert p.returncode == 0, e2e_util.describe(p)
+    assert "prompts in micro-batches of 5 tokens" in p.stdout, p.stdout
+    assert json.loads((art / "metadata.json").read_text())["dist"]["micro_batch"] == 5
+    ref = _run_logits(llmc, one, tmp, 1)
+    _assert_same(ref, _run_logits(llmc, art, tmp, 2, tag="mb"))
+    _assert_same(ref, _run_logits(llmc, art, tmp, 2, tag="mb-last", prompt_logits=False))
+    for mb in ["1", "3", "0"]:
+        _assert_same(ref, _run_logits(llmc, art, tmp, 2, tag="mb" + mb, prompt_logits=False,
+                                      extra=["--micro-batch", mb]))
+    pp4 = _compile(llmc, ckpt, tmp / "pp4mb", "--shard-plan", _plan_file(tmp, "4", ["pp"]),
+                   "--tokenizer", tok)
+    _assert_same(ref, _run_logits(llmc, pp4, tmp, 4, tag="mb3", prompt_logits=False,
+                                  extra=["--micro-batch", "3"]))
+
+
 def test_pipeline_of_tensor_parallel_stages(llmc, stories):
     """A 2x2 mesh: two stages across, each tensor parallel over two ranks
     (four processes): one process's ids and logits within 1e-4."""
@@ -214,6 +245,10 @@ def test_bad_shard_plan(llmc, tmp_path, model_file):
     for text, why in [('{"mesh": "2", "roles": ["xp"]}', "'roles' must be a list"),
                       ('{"mesh": "2"}', "'roles' must be a list"),
                       ('{"mesh": "2", "roles": ["tp"], "spin": 1}', "unknown key 'spin'"),
+                      ('{"mesh": "2", "roles": ["pp"], "micro_batch": -1}',
+                       "'micro_batch' must be a number of tokens"),
+                      ('{"mesh": "2", "roles": ["pp"], "flops": 0}',
+                       "'flops' must be a positive number"),
                       ("{", "not JSON")]:
         bad.write_text(text)
         p = e2e_util.run([llmc, "compile", model_file("stories260K.bin"), "--shard-plan",

@@ -51,3 +51,37 @@ def test_last_row_alone_equals_last_of_all_rows(llmc, tmp_path):
         # llama.cpp mode fixes every rounding step: the row is the same bit
         # for bit; exact mode may sum a GEMM tile in another order.
         assert diff <= (0 if act_quant == "llama.cpp" else 1e-5), (mtype, diff)
+
+
+def steps_of(llmc, art, prompt, steps, *extra):
+    """Greedy ids and the steps' logits from the prompt, whose call computes
+    its last row alone (no --dump-prompt-logits)."""
+    out = str(art) + ".steps%s.npy" % "".join(map(str, extra)).replace("-", "_")
+    p = e2e_util.run([llmc, "run", art, "--prompt-ids", ",".join(map(str, prompt)),
+                      "--max-tokens", steps, "--dump-logits", out, "--print-ids",
+                      "--threads", "2"] + list(extra), check=True)
+    return e2e_util.parse_ids(p.stdout), np.load(out)
+
+
+def test_prompt_in_micro_batches(llmc, tmp_path):
+    """`--micro-batch N` runs the prompt in calls of N tokens: those before
+    the last compute no logits (n_out = 0; a one-token call computes its row
+    and drops it), the last its last row; every prompt row's logits come from
+    the pieces they fall in. The same ids, and logits within 1e-5 of
+    max|logit| of one call's (exact mode; one-token calls take decode's
+    code, which may sum in another order)."""
+    prompt = [1, 5, 9, 14, 3, 27, 8, 2, 40, 11]
+    _, art = compile_tiny(llmc, tmp_path, "f32", "exact")
+    ids, steps = steps_of(llmc, art, prompt, 6)
+    _, every, _, _ = e2e_util.run_logits(llmc, art, prompt, 1)
+    scale = np.abs(every).max()
+    for mb in ["1", "3", "4", "9", "10", "64"]:
+        got_ids, got = steps_of(llmc, art, prompt, 6, "--micro-batch", mb)
+        assert got_ids == ids, mb
+        assert np.abs(got - steps).max() <= 1e-5 * scale, mb
+        _, rows, _, _ = e2e_util.run_logits(llmc, art, prompt, 1,
+                                            extra=["--micro-batch", mb])
+        assert rows.shape == every.shape
+        assert np.abs(rows - every).max() <= 1e-5 * scale, mb
+    p = e2e_util.run([llmc, "run", art, "--prompt-ids", "1,2", "--micro-batch", "-1"])
+    assert p.returncode != 0 and "--micro-batch" in p.stderr, p.stderr

@@ -51,6 +51,15 @@ def test_generate_equals_cli(llmc, llmc_bin, stories_artifact):
                            "--max-tokens", "30"], check=True, stdout=subprocess.PIPE,
                           text=True).stdout
     assert result["text"] == text.rstrip("\n") or result["text"] == text
+    # A prompt in calls of 2 tokens: the same ids (micro_batch, as
+    # `llmc run --micro-batch`); a negative one is refused.
+    assert rt.micro_batch == 0
+    rt.micro_batch = 2
+    assert rt.generate("Once upon a time", max_tokens=30)["ids"] == result["ids"]
+    with pytest.raises(llmc.Error, match="micro-batch must be >= 0"):
+        rt.micro_batch = -1
+    assert rt.micro_batch == 2
+    rt.micro_batch = 0
     sampled = rt.generate([1], max_tokens=20, temperature=0.9, top_p=0.9, seed=3)
     again = rt.generate([1], max_tokens=20, temperature=0.9, top_p=0.9, seed=3)
     assert sampled["ids"] == again["ids"]
@@ -210,8 +219,15 @@ def test_compile_sharded(llmc, stories, tmp_path):
     for r in (0, 1):
         part = os.path.getsize(os.path.join(art, "weights.rank%d.bin" % r))
         assert 0.45 * size <= part <= 0.55 * size
+    # A pipeline's micro-batch as given, in metadata; the runtime's default.
+    pp2 = llmc.compile(m, tmp_path / "pp2", tokenizer=tok, mesh="2", roles=["pp"],
+                       micro_batch=6)
+    meta = json.loads(open(os.path.join(pp2, "metadata.json")).read())
+    assert meta["dist"]["micro_batch"] == 6 and meta["dist"]["pp"] == ["pp"]
     with pytest.raises(ValueError, match="roles: given without a mesh"):
         llmc.compile(m, tmp_path / "bad", roles=["tp"])
+    with pytest.raises(ValueError, match="micro_batch: given without a mesh"):
+        llmc.compile(m, tmp_path / "bad", micro_batch=4)
     with pytest.raises(llmc.Error, match="roles must name tp or pp"):
         llmc.compile(m, tmp_path / "bad", mesh="2", roles=["xp"])
     assert not os.path.exists(tmp_path / "bad")

@@ -27,6 +27,7 @@
 #include <malloc.h>
 #endif
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -42,7 +43,7 @@ const char *kBenchUsage =
     "usage: llmc bench DIR|MODEL [-p N] [-n N] [-t T[,T...]] [-r R]\n"
     "                  [--vs PATH|npm|none]... [--peer-args ARGS] "
     "[--roofline]\n"
-    "                  [--profile] [--device N]\n"
+    "                  [--profile] [--device N] [-ub N]\n"
     "                  [--act-quant M] [--target T]   (MODEL only)\n"
     "\n"
     "Times llama-bench's tests: ppN, an N-token prompt in one call (-p,\n"
@@ -87,6 +88,9 @@ const char *kBenchUsage =
     "--profile times each kernel with timestamp queries or events (measured\n"
     "times only: GPU kernels have no cost model yet).\n"
     "--device N: the GPU of a vulkan or cuda artifact (as llmc run).\n"
+    "-ub N (--micro-batch N): a prompt runs in calls of at most N tokens\n"
+    "(0: one call; default: the artifact's, 0 unless a pipeline's); a\n"
+    "pipeline's stages work on successive pieces at once.\n"
     "--prompt-len and --gen are -p and -n; --repeat is -r.\n";
 
 struct BenchOptions {
@@ -95,6 +99,7 @@ struct BenchOptions {
   int64_t prompt = 512, gen = 128, repeat = 3;
   bool promptGiven = false, genGiven = false;
   std::vector<int32_t> threads;
+  std::optional<int64_t> microBatch; // unset: the artifact's
   std::vector<std::string> vs; // empty = default
   std::string peerArgs; // extra llama-bench arguments
   bool roofline = false;
@@ -121,7 +126,8 @@ BenchOptions parseBenchOptions(int argc, char **argv) {
   std::vector<std::string> positional;
   scanArguments(argc, argv,
                 {"-p", "--prompt-len", "-n", "--gen", "-t", "--threads", "-r",
-                 "--repeat", "--vs", "--peer-args", "--model-file", "--device"},
+                 "--repeat", "--vs", "--peer-args", "--model-file", "--device",
+                 "-ub", "--micro-batch"},
                 {"--help", "-h", "--roofline", "--profile"}, options,
                 positional);
   BenchOptions b;
@@ -156,6 +162,8 @@ BenchOptions parseBenchOptions(int argc, char **argv) {
       b.modelFile = o.value;
     else if (o.name == "--device")
       selectDevice(o);
+    else if (o.name == "-ub" || o.name == "--micro-batch")
+      b.microBatch = parseInteger(o, 0, INT32_MAX, "a non-negative integer");
   }
   b.dir = artifactDir(positional, "bench");
   return b;
@@ -680,6 +688,8 @@ int benchWith(llmc::Model &model, const BenchOptions &given) {
   std::vector<int32_t> threads = opts.threads;
   if (threads.empty())
     threads = {model.threads()};
+  if (opts.microBatch)
+    model.setMicroBatch(*opts.microBatch);
   // A sharded model is timed alone: every rank would run a peer at once,
   // on the cores rank 0 measures.
   bool sharded = model.info().mesh_ranks > 1;
@@ -744,8 +754,13 @@ int benchWith(llmc::Model &model, const BenchOptions &given) {
               *model.info().target_description ? model.info().target_description
                                               : model.info().target,
               against.c_str());
-  std::printf("tok/s, median of %lld (min-max)\n\n",
-              static_cast<long long>(opts.repeat));
+  std::printf("tok/s, median of %lld (min-max)%s\n\n",
+              static_cast<long long>(opts.repeat),
+              model.microBatch() > 0
+                  ? (", prompts in calls of " +
+                     std::to_string(model.microBatch()) + " tokens")
+                        .c_str()
+                  : "");
   // One peer: "peer" and "llmc / peer"; several: numbered.
   std::string head = "| threads | test | llmc |", rule = "|---:|---|---:|";
   for (size_t pi = 0; pi < peers.size(); ++pi) {

@@ -29,7 +29,8 @@ const char *kRunUsage =
     "usage: llmc run DIR [--prompt TEXT] [--max-tokens N] [--temperature T]\n"
     "                [--top-k K] [--top-p P] [--seed S] [--prompt-ids 1,2,3]\n"
     "                [--dump-logits FILE.npy] [--dump-prompt-logits FILE.npy]\n"
-    "                [--print-ids] [--threads N] [--device N] [--verbose]\n"
+    "                [--print-ids] [--threads N] [--micro-batch N]\n"
+    "                [--device N] [--verbose]\n"
     "\n"
     "Generates up to N tokens (default 256) after the prompt and prints them.\n"
     "  --prompt TEXT       prompt text, with BOS as the tokenizer says and\n"
@@ -51,6 +52,9 @@ const char *kRunUsage =
     "  --threads N         threads of the compiled code (default: "
     "LLMC_THREADS,\n"
     "                      else every core)\n"
+    "  --micro-batch N     run the prompt in calls of at most N tokens (0:\n"
+    "                      one call; default: the artifact's, 0 unless a\n"
+    "                      pipeline's, whose stages then work at once)\n"
     "  --device N          the GPU of a vulkan or cuda artifact, among the\n"
     "                      devices of its kind (default: LLMC_DEVICE, else 0;\n"
     "                      `llmc devices` lists them)\n"
@@ -68,17 +72,18 @@ struct RunOptions {
   bool verbose = false;
   bool help = false;
   int32_t threads = 0; // 0: the runtime's default
+  int64_t microBatch = -1; // -1: the artifact's
 };
 
 RunOptions parseRunOptions(int argc, char **argv) {
   std::vector<Option> options;
   std::vector<std::string> positional;
-  scanArguments(argc, argv,
-                {"--prompt", "--max-tokens", "--temperature", "--top-k",
-                 "--top-p", "--seed", "--dump-logits", "--prompt-ids",
-                 "--dump-prompt-logits", "--threads", "--device"},
-                {"--print-ids", "--verbose", "--help", "-h"}, options,
-                positional);
+  scanArguments(
+      argc, argv,
+      {"--prompt", "--max-tokens", "--temperature", "--top-k", "--top-p",
+       "--seed", "--dump-logits", "--prompt-ids", "--dump-prompt-logits",
+       "--threads", "--device", "--micro-batch"},
+      {"--print-ids", "--verbose", "--help", "-h"}, options, positional);
   RunOptions r;
   for (const Option &o : options) {
     if (o.name == "--help" || o.name == "-h") {
@@ -117,6 +122,8 @@ RunOptions parseRunOptions(int argc, char **argv) {
           parseInteger(o, 1, 4096, "a positive integer"));
     else if (o.name == "--device")
       selectDevice(o);
+    else if (o.name == "--micro-batch")
+      r.microBatch = parseInteger(o, 0, INT32_MAX, "a non-negative integer");
   }
   r.dir = artifactDir(positional, "run");
   if (!r.dumpLogits.empty() && r.dumpLogits == r.dumpPromptLogits)
@@ -170,6 +177,8 @@ int generateWith(llmc::Model &model, const RunOptions &opts) {
   const int64_t vocab = model.vocabSize();
   if (opts.threads)
     model.setThreads(opts.threads);
+  if (opts.microBatch >= 0)
+    model.setMicroBatch(opts.microBatch);
 
   // The tokenizer is needed to encode a text prompt and to print text.
   bool needTokenizer = !opts.promptIds || !opts.printIds;

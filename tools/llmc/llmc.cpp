@@ -39,6 +39,7 @@
 #include "llvm/Support/xxhash.h"
 
 #include <chrono>
+#include <cmath>
 #include <string>
 
 using namespace llvm;
@@ -52,7 +53,8 @@ static void usage(raw_ostream &os) {
   os << "usage:\n"
         "  llmc compile MODEL [--tokenizer FILE] [--target T] "
         "[--max-seq-len N] [--act-quant exact|llama.cpp] [--kv-cache f32|f16] "
-        "[--keep-ir] [--profile] [--tune FILE|none] -o DIR\n"
+        "[--keep-ir] [--profile] [--tune FILE|none] "
+        "[--mesh 2|4|2x2...] [--shard-plan FILE] -o DIR\n"
         "      MODEL: a llama2.c checkpoint, a Hugging Face directory "
         "(config.json + safetensors) or a graph-dialect .mlir file\n"
         "      --tokenizer: a llama2.c tokenizer.bin, tokenizer.json, "
@@ -78,23 +80,34 @@ static void usage(raw_ostream &os) {
         "memory,\n"
         "      llama.cpp's default); f32 (default)\n"
         "      --profile: time every kernel call (llmc bench --profile)\n"
+        "      --mesh: shard over a mesh of ranks (run under mpirun), by the "
+        "cost\n"
+        "      model's plan (as llmc plan prints); --shard-plan FILE: a "
+        "given plan\n"
+        "      (JSON: mesh, roles, optional bandwidth, latency, "
+        "memory_bandwidth,\n"
+        "      flops, micro_batch)\n"
         "      --tune FILE|none: the schedule choices `llmc tune` measured\n"
         "      (default: $LLMC_TUNE_CACHE, else ~/.cache/llmc/tune.json)\n"
         "  llmc run DIR|MODEL [--act-quant M] [--kv-cache K] --prompt TEXT "
         "--max-tokens N "
         "[--temperature T] "
         "[--top-k K] [--top-p P] [--seed S] [--threads N] "
+        "[--micro-batch N] "
         "[--dump-logits FILE.npy]\n"
         "  llmc bench DIR|MODEL [-p N] [-n N] [-t T[,T...]] [-r R] "
         "[--vs PATH|npm|none]... [--roofline] [--profile] [--act-quant M] "
-        "[--kv-cache K] [--target T] [--device N]\n"
+        "[--kv-cache K] [--target T] [--device N] [-ub N]\n"
         "  llmc plan MODEL [--mesh 2|4|2x2...] [--bandwidth B[,B]] "
         "[--latency S[,S]] [--memory-bandwidth B] [--memory BYTES] "
+        "[--flops F] "
         "[--target T] [--act-quant M] [--kv-cache K] [--max-seq-len N]\n"
         "      how dist-plan would shard MODEL over a mesh: each candidate "
         "(tp or pp\n"
         "      per axis) with its predicted time per decoded token and bytes "
         "a rank,\n"
+        "      a 512-token prompt's predicted time (a pipeline's in "
+        "micro-batches),\n"
         "      and the chosen one (links in bytes/s and s per axis; "
         "docs/design.md,\n"
         "      Distribution)\n"
@@ -143,8 +156,8 @@ static std::string resolvePipeline(const std::string &targetSpec,
 
 /// A shard plan file (`llmc compile --shard-plan FILE`): JSON with the mesh
 /// ("2", "2x2"), each axis's role ("tp" or "pp"), and optionally the links
-/// (`bandwidth`, `latency`: a number or one per axis) and
-/// `memory_bandwidth`, as `llmc plan` takes them.
+/// (`bandwidth`, `latency`: a number or one per axis), `memory_bandwidth`
+/// and `flops`, as `llmc plan` takes them, and a pipeline's `micro_batch`.
 static llvm::Expected<llmc::dist::PlanOptions> readShardPlan(StringRef path) {
   auto bad = [&](const Twine &what) {
     return llvm::createStringError(path + ": " + what);
@@ -160,9 +173,9 @@ static llvm::Expected<llmc::dist::PlanOptions> readShardPlan(StringRef path) {
     return bad("expected an object {\"mesh\": ..., \"roles\": [...]}");
   llmc::dist::PlanOptions plan;
   for (const auto &kv : *o)
-    if (!llvm::is_contained(
-            {"mesh", "roles", "bandwidth", "latency", "memory_bandwidth"},
-            StringRef(kv.first)))
+    if (!llvm::is_contained({"mesh", "roles", "bandwidth", "latency",
+                             "memory_bandwidth", "flops", "micro_batch"},
+                            StringRef(kv.first)))
       return bad("unknown key '" + StringRef(kv.first) + "'");
   if (auto mesh = o->getString("mesh"))
     plan.mesh = mesh->str();
@@ -198,11 +211,22 @@ static llvm::Expected<llmc::dist::PlanOptions> readShardPlan(StringRef path) {
       out->push_back(*n);
     }
   }
-  if (const llvm::json::Value *v = o->get("memory_bandwidth")) {
+  for (auto [key, out] : {std::pair{"memory_bandwidth", &plan.memoryBandwidth},
+                          std::pair{"flops", &plan.flops}}) {
+    const llvm::json::Value *v = o->get(key);
+    if (!v)
+      continue;
     auto n = v->getAsNumber();
-    if (!n)
-      return bad("'memory_bandwidth' must be a number");
-    plan.memoryBandwidth = *n;
+    if (!n || !(*n > 0) || !std::isfinite(*n))
+      return bad("'" + Twine(key) + "' must be a positive number");
+    *out = *n;
+  }
+  if (const llvm::json::Value *v = o->get("micro_batch")) {
+    auto n = v->getAsInteger();
+    if (!n || *n < 0)
+      return bad("'micro_batch' must be a number of tokens (0: whole "
+                 "prompts)");
+    plan.microBatch = *n;
   }
   return plan;
 }
@@ -403,9 +427,9 @@ static int planMain(int argc, char **argv) {
       continue;
     }
     static const char *const kValued[] = {
-        "--mesh",       "--bandwidth", "--latency",   "--memory-bandwidth",
-        "--memory",     "--target",    "--act-quant", "--kv-cache",
-        "--max-seq-len"};
+        "--mesh",     "--bandwidth",  "--latency", "--memory-bandwidth",
+        "--memory",   "--flops",      "--target",  "--act-quant",
+        "--kv-cache", "--max-seq-len"};
     if (!llvm::is_contained(kValued, arg))
       return fail("unknown option '" + arg + "' for llmc plan");
     if (i + 1 >= argc)
@@ -419,10 +443,13 @@ static int planMain(int argc, char **argv) {
                         arg == "--bandwidth" ? plan.bandwidth : plan.latency))
         return fail(arg + ": expected numbers separated by commas, got '" +
                     value + "'");
-    } else if (arg == "--memory-bandwidth" || arg == "--memory") {
+    } else if (arg == "--memory-bandwidth" || arg == "--memory" ||
+               arg == "--flops") {
       if (value.getAsDouble(number))
         return fail(arg + ": expected a number, got '" + value + "'");
-      (arg == "--memory" ? plan.memory : plan.memoryBandwidth) = number;
+      (arg == "--memory"  ? plan.memory
+       : arg == "--flops" ? plan.flops
+                          : plan.memoryBandwidth) = number;
     } else if (arg == "--target")
       targetSpec = value.str();
     else if (arg == "--act-quant")

@@ -57,8 +57,10 @@ typedef LLMC_MEMREF(int8_t, 1) llmc_arena_desc;
 /** forward(tokens[n], pos0, weights, kv_cache, n_out, logits[n_out, vocab],
  *  arena): runs the n tokens at positions pos0 .. pos0 + n - 1, reading the
  *  cache below pos0 and writing positions pos0 .., and writes the logits of
- *  the last n_out tokens (1 <= n_out <= n; the caller checks): n_out = 1 to
- *  generate, n to score every token. Rows that nothing reads are not
+ *  the last n_out tokens (0 <= n_out <= n, and 1 when n is 1: the entry's
+ *  version for one token writes its row; the caller checks): n_out = 1 to
+ *  generate, n to score every token, 0 to fill the cache alone (a prompt's
+ *  pieces before its last). Rows that nothing reads are not
  *  computed (graph-output-rows). Every intermediate lives in `arena`, the
  *  caller's scratch bytes (aligned to LLMC_ARENA_ALIGNMENT, contents
  *  undefined between calls), at least as large as metadata.json's `arena`
@@ -81,7 +83,11 @@ typedef void (*llmc_set_num_threads_fn)(int32_t threads);
  *  of the partitioned program (docs/artifact.md). A group is an index into
  *  metadata's `dist.groups` (the mesh axes it spans). The functions do not
  *  return on failure: a collective that fails ends the job (every rank
- *  exits with an error), since the compiled code has no way to unwind. */
+ *  exits with an error), since the compiled code has no way to unwind. A
+ *  collective of no elements returns at once on every member, moving and
+ *  waiting for nothing: its members agree on its size (the same call's
+ *  n and n_out), so none waits for a message the others never send (a
+ *  call with n_out = 0 exchanges no logits). */
 #define LLMC_SET_COLLECTIVES_SYMBOL "llmc_set_collectives"
 
 /** Element types a collective moves. */

@@ -135,6 +135,18 @@ int llmc_model_set_threads(llmc_model *model, int32_t n, char **error);
 /** The thread count forward calls use. */
 int32_t llmc_model_threads(const llmc_model *model);
 
+/** Sets the most tokens one call of the compiled code runs (0: all of a
+ *  forward call's). A longer call runs in pieces of n tokens, each filling
+ *  the cache and only the last ones computing the logits asked for: the
+ *  same logits as one call (up to the rounding of attention's sums), a
+ *  smaller arena, and in a pipeline (a sharded model's stages) every stage
+ *  at work on its piece at once. The default is metadata's
+ *  dist.micro_batch, else 0. Returns nonzero (and a message) for n < 0. */
+int llmc_model_set_micro_batch(llmc_model *model, int64_t n, char **error);
+
+/** The micro-batch forward calls use (0: whole calls). */
+int64_t llmc_model_micro_batch(const llmc_model *model);
+
 /** A sharded model's rank in its job (metadata `dist`; the job launched by
  *  mpirun); 0 for a model that is not sharded. Every rank computes the same
  *  logits; a program prints from rank 0. */

@@ -113,6 +113,12 @@ public:
     detail::check(llmc_model_set_threads(get(), n, &error), error);
   }
   int32_t threads() const { return llmc_model_threads(get()); }
+  /// Tokens a call of the compiled code runs (llmc_model_set_micro_batch).
+  void setMicroBatch(int64_t n) {
+    char *error = nullptr;
+    detail::check(llmc_model_set_micro_batch(get(), n, &error), error);
+  }
+  int64_t microBatch() const { return llmc_model_micro_batch(get()); }
   /// Each kernel's profile (empty unless compiled with --profile).
   std::vector<llmc_kernel_profile> profile() const {
     std::vector<llmc_kernel_profile> out(

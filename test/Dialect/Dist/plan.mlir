@@ -7,6 +7,10 @@
 // RUN: not llm-opt %s -dist-plan="mesh=4" 2>&1 | FileCheck %s --check-prefix=NONE
 // RUN: not llm-opt %s -dist-plan="mesh=2x0" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not llm-opt %s -dist-plan="mesh=2 bandwidth=0" 2>&1 | FileCheck %s --check-prefix=BADLINK
+// RUN: llm-opt %s -dist-plan="mesh=2 memory-bandwidth=1e9 flops=1e9 latency=1e-5 print=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MICRO
+// RUN: llm-opt %s -dist-plan="mesh=2 roles=pp micro-batch=64" | FileCheck %s --check-prefix=GIVEN
+// RUN: not llm-opt %s -dist-plan="mesh=2 flops=0" 2>&1 | FileCheck %s --check-prefix=BADRATE
+// RUN: not llm-opt %s -dist-plan="mesh=2 micro-batch=-2" 2>&1 | FileCheck %s --check-prefix=BADRATE
 
 // The plan's choice on a 2-layer model (hidden 64, 4 heads, 2 KV heads,
 // FFN 128, a tied vocabulary of 32: 288 KiB of layer weights in f32), in
@@ -16,13 +20,13 @@
 // parallel halves the time a token (2 x 2 all-reduces a token, 5 us each,
 // are nothing beside it).
 // TP2: dist-plan: @forward, 2 layers, 4 heads, 2 KV heads, hidden 64, FFN 128, vocabulary 32; mesh 2
-// TP2-NEXT: pp=2: 3.031e-01 s a token (compute 3.031e-01, communication 1.003e-05), 159744 bytes a rank
-// TP2-NEXT: tp=2: 1.516e-01 s a token (compute 1.516e-01, communication 5.513e-05), 155648 bytes a rank
+// TP2-NEXT: pp=2: 3.031e-01 s a token (compute 3.031e-01, communication 1.003e-05), 159744 bytes a rank; 2.965e-01 s a 512-token prompt
+// TP2-NEXT: tp=2: 1.516e-01 s a token (compute 1.516e-01, communication 5.513e-05), 155648 bytes a rank; 1.483e-01 s a 512-token prompt
 // TP2-NEXT: chosen: tp=2
 // The plan as annotations: the mesh with its link, Q, K, V, gate and up of
 // both layers by output columns, the tied table once for the lookup and
 // once for the head (by vocabulary rows), and the module's dist.plan.
-// TP2IR: module attributes {dist.plan = {bytes_per_rank = 155648 : i64, pp = [], seconds_per_token = {{.*}} : f64, stages = array<i64: 0>, tp = ["tp"]}}
+// TP2IR: module attributes {dist.plan = {bytes_per_rank = 155648 : i64, micro_batch = 0 : i64, pp = [], prompt_seconds = {{.*}} : f64, seconds_per_token = {{.*}} : f64, stages = array<i64: 0>, tp = ["tp"]}}
 // TP2IR: dist.mesh @mesh shape [2] axes ["tp"] links [#dist.link<bandwidth = 1.000000e+10, latency = 5.000000e-06>]
 // TP2IR-COUNT-12: dist.shard %{{.*}} to <@mesh, {{\[\[}}"tp"], []]>
 // TP2IR-NOT: dist.shard
@@ -39,7 +43,9 @@
 // SLOW: pp=2: 2.303e+00 s a token
 // SLOW: tp=2: 1.115e+01 s a token
 // SLOW: chosen: pp=2
-// SLOW: dist.plan = {bytes_per_rank = 159744 : i64, pp = ["pp"], seconds_per_token = {{.*}}, stages = array<i64: 0, 1>, tp = []}
+// (A second a message also makes one piece of a prompt the fastest: no
+// micro-batches.)
+// SLOW: dist.plan = {bytes_per_rank = 159744 : i64, micro_batch = 0 : i64, pp = ["pp"], prompt_seconds = {{.*}}, seconds_per_token = {{.*}}, stages = array<i64: 0, 1>, tp = []}
 // SLOW: dist.mesh @mesh shape [2] axes ["pp"]
 // SLOW-NOT: dist.shard
 //
@@ -68,6 +74,16 @@
 // NONE: note: tp=4: the KV heads (2) do not divide over 4 tensor-parallel ranks
 // BAD: error: dist-plan: bad mesh '2x0' (expected ranks per axis, e.g. 2, 4, 2x2)
 // BADLINK: error: dist-plan: bandwidths must be positive, latencies and the memory limit non-negative, all finite
+//
+// A pipeline's prompt in micro-batches of k tokens: (512 / k + 1) stage
+// times of k tokens, each k x 73.7 us of arithmetic (73728 multiply-adds a
+// token a stage at 1 GFLOP/s) and 147.5 us for the stage's 147456 bytes of
+// weights at 1 GB/s: least at k = 32 (sqrt(147.5 x 512 / 73.7) = 32).
+// MICRO: pp=2: {{.*}} 4.280e-02 s a 512-token prompt in micro-batches of 32
+// MICRO: tp=2: {{.*}} s a 512-token prompt{{$}}
+// A micro-batch given is kept.
+// GIVEN: dist.plan = {bytes_per_rank = 159744 : i64, micro_batch = 64 : i64, pp = ["pp"]
+// BADRATE: error: dist-plan: the FLOP rate must be positive and finite, the micro-batch 0 or more tokens (-1: chosen)
 !cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 16, element_type = f32>
 func.func @forward(%ids: tensor<?xi32>, %pos0: index, %w: !graph.weights, %cache: !cache) -> tensor<?x32xf32> {
   %emb = graph.param %w["emb"] : tensor<32x64xf32>

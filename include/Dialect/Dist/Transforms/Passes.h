@@ -22,6 +22,11 @@ struct PlanOptions {
   double memoryBandwidth = 2.0e10;
   /// Bytes a rank may hold (0: no limit).
   double memory = 0;
+  /// FLOP a second a rank computes at (a prompt's products).
+  double flops = 5.0e10;
+  /// The tokens a pipeline's stages take at once from a prompt (0: all);
+  /// -1: the cost model's choice.
+  int64_t microBatch = -1;
   /// Each axis's role, "tp" or "pp" (a plan given rather than chosen:
   /// `--shard-plan`); empty: the cost model chooses.
   llvm::SmallVector<std::string> roles;

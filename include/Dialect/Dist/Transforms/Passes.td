@@ -73,6 +73,17 @@ def DistPlan : Pass<"dist-plan", "mlir::ModuleOp"> {
       p), of the embedding and head (by t) and of the KV cache (by t and
       p).
 
+    A pipeline runs a prompt in micro-batches of k tokens, each stage at
+    work on its own at once: n tokens take `(ceil(n / k) + p - 1) t(k)`,
+    t(k) the largest stage's time for k tokens (its products' FLOPs at
+    `flops` plus its weights read and unpacked once a call at
+    `memory-bandwidth`, the rows' send
+    over the pp link, tp's all-reduces of k rows). Small pieces shorten the
+    pipeline's fill and drain, large ones read the weights fewer times; the
+    plan keeps the k among 8, 16, .., 512 with the least time for a prompt
+    of 512 tokens (llama-bench's pp512), 0 when that is the whole prompt,
+    or `micro-batch` where given.
+
     Tensor parallelism needs the heads, KV heads, FFN width and
     vocabulary divisible by t; a pipeline at most one stage per layer.
     Links (`bandwidth` and `latency`, one value per axis or one for all)
@@ -82,7 +93,8 @@ def DistPlan : Pass<"dist-plan", "mlir::ModuleOp"> {
     table and the head (by vocabulary rows) for tensor parallelism (from
     which `dist-propagate` derives the rest), and the module attribute
     `dist.plan` (the roles, each stage's first layer, the predicted
-    seconds per token and bytes a rank); with `print`, a report of every
+    seconds per token and bytes a rank, the micro-batch and the predicted
+    seconds of a 512-token prompt); with `print`, a report of every
     candidate on stderr. A model too large for every plan is an error.
   }];
   let options = [
@@ -96,6 +108,11 @@ def DistPlan : Pass<"dist-plan", "mlir::ModuleOp"> {
            /*default=*/"2.0e10", "bytes a second a rank reads its weights at">,
     Option<"memory", "memory", "double", /*default=*/"0",
            "bytes a rank may hold (0: no limit)">,
+    Option<"flops", "flops", "double", /*default=*/"5.0e10",
+           "FLOP a second a rank computes a prompt's products at">,
+    Option<"microBatch", "micro-batch", "int64_t", /*default=*/"-1",
+           "tokens a pipeline's stages take from a prompt at once (0: all; "
+           "-1: the cost model's choice)">,
     Option<"print", "print", "bool", /*default=*/"false",
            "print the candidates and the chosen plan on stderr">,
     ListOption<"roles", "roles", "std::string",

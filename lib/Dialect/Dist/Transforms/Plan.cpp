@@ -30,12 +30,16 @@ namespace {
 /// One host's shared memory, as MPI moves data through it.
 constexpr double kDefaultBandwidth = 1.0e10;
 constexpr double kDefaultLatency = 5.0e-6;
+/// The prompt a pipeline's micro-batch is chosen for (llama-bench's pp512).
+constexpr int64_t kPromptTokens = 512;
 
 /// What the cost model needs to know of a model.
 struct ModelFacts {
   func::FuncOp func;
   int64_t layers = 0, heads = 0, kvHeads = 0, hidden = 0, vocab = 0, ffn = 0;
   double layerBytes = 0, headBytes = 0, tableBytes = 0, kvBytes = 0;
+  /// A token's FLOPs in the layers' products.
+  double layerFlops = 0;
   bool tied = false;
   /// The products split by their output columns (Q, K, V, gate, up).
   SmallVector<graph::MatmulOp> columnProducts;
@@ -67,6 +71,12 @@ graph::MatmulOp productOf(Value v) {
 double bytesOf(Value v) {
   return static_cast<double>(
       graph::storageBytes(cast<RankedTensorType>(v.getType())));
+}
+
+/// A token's FLOPs in `mm`: a multiply-add per weight element.
+double flopsOf(graph::MatmulOp mm) {
+  return 2.0 *
+         cast<RankedTensorType>(mm.getWeight().getType()).getNumElements();
 }
 
 ModelFacts factsOf(func::FuncOp func) {
@@ -136,6 +146,7 @@ ModelFacts factsOf(func::FuncOp func) {
       return;
     }
     m.layerBytes += bytesOf(mm.getWeight());
+    m.layerFlops += flopsOf(mm);
   });
   for (Type t : func.getArgumentTypes())
     if (auto cache = dyn_cast<graph::KVCacheType>(t))
@@ -156,6 +167,10 @@ struct Candidate {
   int64_t t = 1, p = 1;
   Link tpLink, ppLink;
   double compute = 0, communication = 0, bytesPerRank = 0;
+  /// A pipeline's micro-batch (0: whole prompts) and the predicted time of
+  /// a kPromptTokens prompt.
+  int64_t microBatch = 0;
+  double promptSeconds = 0;
   std::string why; // why it does not apply (empty: it does)
   double seconds() const { return compute + communication; }
   std::string name(ArrayRef<int64_t> shape) const {
@@ -189,8 +204,8 @@ double allGather(int64_t n, double bytes, const Link &l) {
   return 1.0 * (n - 1) / n * bytes / l.bandwidth + 1.0 * (n - 1) * l.latency;
 }
 
-void cost(Candidate &c, const ModelFacts &m, double memoryBandwidth,
-          double memoryLimit) {
+void cost(Candidate &c, const ModelFacts &m, const PlanOptions &o) {
+  const double memoryBandwidth = o.memoryBandwidth, memoryLimit = o.memory;
   int64_t t = c.t, p = c.p;
   auto divides = [&](int64_t what, StringRef name) {
     if (c.why.empty() && what % t != 0)
@@ -228,6 +243,32 @@ void cost(Candidate &c, const ModelFacts &m, double memoryBandwidth,
         ("needs " + Twine(static_cast<int64_t>(c.bytesPerRank)) +
          " bytes a rank, more than " + Twine(static_cast<int64_t>(memoryLimit)))
             .str();
+
+  // A prompt: the largest stage's time for k tokens, its weights read once
+  // a call (and unpacked: not hidden behind the arithmetic); the stages
+  // work on successive pieces at once. The head runs on the last row alone.
+  double layersShare = share * m.layers;
+  auto stage = [&](int64_t k) {
+    double s = k * m.layerFlops * share / t / o.flops +
+               m.layerBytes * share / t / memoryBandwidth;
+    if (t > 1)
+      s += 2.0 * layersShare * allReduce(t, k * row, c.tpLink);
+    if (p > 1)
+      s += c.ppLink.latency + k * row / c.ppLink.bandwidth;
+    return s;
+  };
+  auto prompt = [&](int64_t k) {
+    return double((kPromptTokens + k - 1) / k + p - 1) * stage(k);
+  };
+  c.microBatch = p > 1 ? o.microBatch : 0;
+  if (c.microBatch < 0) {
+    int64_t best = kPromptTokens;
+    for (int64_t k = 8; k < kPromptTokens; k *= 2)
+      if (prompt(k) < prompt(best))
+        best = k;
+    c.microBatch = best < kPromptTokens ? best : 0;
+  }
+  c.promptSeconds = prompt(c.microBatch > 0 ? c.microBatch : kPromptTokens);
 }
 
 static void annotate(ModuleOp module, ModelFacts &m, const Candidate &c,
@@ -278,6 +319,8 @@ static void annotate(ModuleOp module, ModelFacts &m, const Candidate &c,
           b.getNamedAttr("pp", b.getArrayAttr(ppAxes)),
           b.getNamedAttr("stages", b.getDenseI64ArrayAttr(stages)),
           b.getNamedAttr("seconds_per_token", b.getF64FloatAttr(c.seconds())),
+          b.getNamedAttr("micro_batch", b.getI64IntegerAttr(c.microBatch)),
+          b.getNamedAttr("prompt_seconds", b.getF64FloatAttr(c.promptSeconds)),
           b.getNamedAttr(
               "bytes_per_rank",
               b.getI64IntegerAttr(static_cast<int64_t>(c.bytesPerRank))),
@@ -332,6 +375,12 @@ LogicalResult llmc::dist::planModule(ModuleOp module,
            "memory limit non-negative, all finite";
     return failure();
   }
+  if (!positive(options.flops) || options.microBatch < -1) {
+    mlir::emitError(module.getLoc())
+        << "dist-plan: the FLOP rate must be positive and finite, the "
+           "micro-batch 0 or more tokens (-1: chosen)";
+    return failure();
+  }
   if (module.lookupSymbol("mesh")) {
     mlir::emitError(module.getLoc(),
                     "dist-plan: the module already has a symbol @mesh");
@@ -380,7 +429,7 @@ LogicalResult llmc::dist::planModule(ModuleOp module,
       continue;
     c.tpLink = slowest(tpLinks);
     c.ppLink = slowest(ppLinks);
-    cost(c, m, memoryBandwidth, memory);
+    cost(c, m, options);
     candidates.push_back(std::move(c));
   }
   const Candidate *best = nullptr;
@@ -401,8 +450,12 @@ LogicalResult llmc::dist::planModule(ModuleOp module,
       }
       *report << llvm::format(
           "%.3e s a token (compute %.3e, communication %.3e), %.0f bytes a "
-          "rank\n",
-          c.seconds(), c.compute, c.communication, c.bytesPerRank);
+          "rank; %.3e s a %lld-token prompt",
+          c.seconds(), c.compute, c.communication, c.bytesPerRank,
+          c.promptSeconds, static_cast<long long>(kPromptTokens));
+      if (c.microBatch > 0)
+        *report << " in micro-batches of " << c.microBatch;
+      *report << "\n";
     }
     if (best)
       *report << "  chosen: " << best->name(shape) << "\n";
@@ -429,6 +482,8 @@ struct DistPlanPass : llmc::dist::impl::DistPlanBase<DistPlanPass> {
     options.latency.assign(latency.begin(), latency.end());
     options.memoryBandwidth = memoryBandwidth;
     options.memory = memory;
+    options.flops = flops;
+    options.microBatch = microBatch;
     options.roles.assign(roles.begin(), roles.end());
     if (failed(planModule(getOperation(), options,
                           print ? &llvm::errs() : nullptr)))
