@@ -812,6 +812,9 @@ PYBIND11_MODULE(_llmc, m) {
           options.pipeline.distribute.emplace();
           options.pipeline.distribute->mesh = mesh;
           options.pipeline.distribute->roles.assign(roles.begin(), roles.end());
+          if (microBatch < -1)
+            throw py::value_error("micro_batch: expected tokens >= 0, got " +
+                                  std::to_string(microBatch));
           options.pipeline.distribute->microBatch = microBatch;
         } else if (!roles.empty() || microBatch >= 0) {
           throw py::value_error(
@@ -861,7 +864,8 @@ PYBIND11_MODULE(_llmc, m) {
       .def_property("micro_batch", &PyRuntime::microBatch,
                     &PyRuntime::setMicroBatch,
                     "The most tokens one call of the compiled code runs (0: "
-                    "whole calls; a pipeline's default: its plan's)")
+                    "whole calls; a pipeline's default: its plan's). Every "
+                    "rank of a sharded model must set the same.")
       .def_property_readonly("vocab_size", &PyRuntime::vocab)
       .def("logits", &PyRuntime::logits, py::arg("token_ids"))
       .def("profile", &PyRuntime::profile,

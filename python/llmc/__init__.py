@@ -41,6 +41,8 @@ def compile(module, output, target="cpu", tokenizer=None, schedule=None, act_qua
     pipeline's schedule slot (the end of the tl phase: loop nests over
     buffers), before target lowering; what it does is up to it (it may keep
     `sch.trace`). Returns the artifact path."""
+    if micro_batch is not None and int(micro_batch) < 0:
+        raise ValueError("micro_batch: expected tokens >= 0, got %d" % int(micro_batch))
     hook = None
     if schedule is not None:
         def hook(tl_module):

@@ -144,8 +144,10 @@ void Collective::recv(int group, int peer, void *data, int64_t bytes) {
 void Collective::agree(const std::string &what, uint64_t value) {
   char err[kErrLen] = "";
   // (Every rank fails alike: no rank is left waiting.)
-  if (api_->agree(job_, what.c_str(), value, err, sizeof(err)) != 0)
+  if (api_->agree(job_, what.c_str(), value, err, sizeof(err)) != 0) {
+    failedAlike_ = true;
     throw Error(err);
+  }
 }
 
 void Collective::abortJob(int code) {

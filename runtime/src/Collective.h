@@ -55,10 +55,16 @@ public:
   [[noreturn]] void abortJob(int code);
   /// Records an error on this rank alone (outside a collective call): the
   /// destructor then ends the job rather than wait for the other ranks.
+  /// After a failed agree() every rank knows: nothing to end.
   void markFailed(const std::string &why) {
+    if (failedAlike_)
+      return;
     failed_ = true;
     lastError_ = why;
   }
+  /// Whether an agree() failed: every rank failed alike, and each closes
+  /// the job (a fence they all reach) once it has reported.
+  bool failedAlike() const { return failedAlike_; }
 
 private:
   Collective() = default;
@@ -68,7 +74,7 @@ private:
   llmc_collective *job_ = nullptr;
   int rank_ = 0, size_ = 1;
   /// A call failed on this rank (the job is ended, not finalized).
-  bool failed_ = false;
+  bool failed_ = false, failedAlike_ = false;
   std::string lastError_;
 };
 

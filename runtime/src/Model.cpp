@@ -275,7 +275,8 @@ void Model::joinMesh() {
       }
       if (!staged.dist || staged.dist->ranks != d.ranks ||
           staged.dist->shape != d.shape || staged.dist->axes != d.axes ||
-          staged.dist->stage != stage) {
+          staged.dist->stage != stage ||
+          staged.dist->microBatch != d.microBatch) {
         std::string why = staged.metadataPath + ": not stage " +
                           std::to_string(stage) + " of the mesh of " +
                           md.metadataPath;
@@ -312,6 +313,16 @@ void Model::markFailed(const std::string &why) {
     mesh->collective->markFailed(why);
 }
 
+/// A job every rank failed alike: closing it is a fence with the other
+/// ranks, and the first rank to exit makes mpirun end the rest, so each
+/// keeps it open until the process exits, after its caller has printed the
+/// error.
+static void keepUntilExit(std::unique_ptr<Collective> collective) {
+  static std::vector<std::unique_ptr<Collective>> kept;
+  if (collective)
+    kept.push_back(std::move(collective));
+}
+
 std::unique_ptr<Model> Model::open(const std::string &dir) {
   std::unique_ptr<Model> m(new Model());
   m->md = readMetadata(dir);
@@ -320,13 +331,9 @@ std::unique_ptr<Model> Model::open(const std::string &dir) {
       m->joinMesh();
     } catch (const Error &) {
       // Every rank fails here alike (the job's size, the artifact, the
-      // groups). Closing the job is a fence with the other ranks, and the
-      // first rank to exit makes mpirun end the rest: keep it open until
-      // this process exits, after the caller has printed the error.
-      if (m->mesh && m->mesh->collective) {
-        static std::vector<std::unique_ptr<Collective>> keptUntilExit;
-        keptUntilExit.push_back(std::move(m->mesh->collective));
-      }
+      // groups).
+      if (m->mesh)
+        keepUntilExit(std::move(m->mesh->collective));
       throw;
     }
   }
@@ -456,6 +463,9 @@ void Model::load() {
 }
 
 Model::~Model() {
+  // A forward call's agreement failed on every rank (the micro-batch).
+  if (mesh && mesh->collective && mesh->collective->failedAlike())
+    keepUntilExit(std::move(mesh->collective));
   if (profileNs)
     releaseProfile(library);
   if (library)
@@ -495,6 +505,13 @@ void Model::forward(const int32_t *tokens, int64_t n, int64_t pos0,
                   " at index " + std::to_string(i) + " is outside [0, " +
                   std::to_string(md.vocabSize) + ")");
 
+  // The ranks of a sharded model must run the same pieces (the same
+  // collectives, of the same sizes): a call that may be cut checks that
+  // they cut alike (two small all-reduces: nothing beside a prompt).
+  if (mesh && n > 1)
+    mesh->collective->agree("the micro-batch (llmc_model_set_micro_batch, "
+                            "--micro-batch)",
+                            static_cast<uint64_t>(microBatchTokens));
   // Pieces of microBatch() tokens: the last `rows` rows of the call are
   // the last rows of the pieces they fall in.
   const int64_t piece = microBatchTokens > 0 ? microBatchTokens : n;

@@ -103,6 +103,24 @@ TEST(MetadataTest, ValidMetadata) {
   EXPECT_EQ(md.arenaPlans[1][1].sizes, (std::vector<int>{0, 1}));
 }
 
+TEST(MetadataTest, PipelineMicroBatch) {
+  // A pipeline's dist: its axes, its stage, each stage's directory and the
+  // plan's micro-batch (absent: 0, whole calls).
+  const std::string weights =
+      R"("weights": {"file": "weights.bin", "bytes": 128})";
+  std::string dist = R"("weights": {"file": "w{rank}.bin", "bytes": 128},
+      "dist": {"ranks": 2, "shape": [2], "axes": ["pp"], "groups": [["pp"]],
+               "pp": ["pp"], "stage": 0, "stage_dirs": [".", "stage1"])";
+  Artifact a(patched(weights, dist + R"(, "micro_batch": 16})"));
+  ArtifactMetadata md = readMetadata(a.dir.path());
+  ASSERT_TRUE(md.dist.has_value());
+  EXPECT_EQ(md.dist->microBatch, 16);
+  EXPECT_EQ(md.dist->ppAxes, std::vector<int>{0});
+  EXPECT_EQ(md.dist->stageDirs, (std::vector<std::string>{".", "stage1"}));
+  Artifact whole(patched(weights, dist + "}"));
+  EXPECT_EQ(readMetadata(whole.dir.path()).dist->microBatch, 0);
+}
+
 /// kValidMetadata with one kernel whose work is `flops`.
 std::string withKernel(const std::string &flops) {
   return patched("\"params\": []",

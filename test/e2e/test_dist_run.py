@@ -281,6 +281,24 @@ def test_rank_given_another_artifact(llmc, stories):
     assert p.stderr.count("the ranks do not agree on the artifact") == 2, p.stderr
 
 
+def test_ranks_cut_the_prompt_alike(llmc, stories):
+    """Two ranks told different micro-batches would make collectives of
+    different sizes: the prompt's call checks first, an error on every rank
+    and exit != 0, no hang."""
+    tmp, ckpt, tok, _, _ = stories
+    pp2 = tmp / "pp2"   # test_pipeline_stages's, else compiled here
+    if not (pp2 / "metadata.json").exists():
+        pp2 = _compile(llmc, ckpt, tmp / "pp2-cut", "--mesh", "2", "--tokenizer", tok)
+    e = dict(os.environ, LLMC_THREADS="1")
+    run = lambda mb: [llmc, "run", pp2, "--prompt", "Once upon a time", "--max-tokens", 5,
+                      "--micro-batch", mb]
+    p = subprocess.run(MPIRUN + ["-np", "1"] + list(map(str, run(2))) + [":", "-np", "1"]
+                       + list(map(str, run(3))), capture_output=True, text=True,
+                       timeout=60, env=e)
+    assert p.returncode != 0
+    assert p.stderr.count("the ranks do not agree on the micro-batch") == 2, p.stderr
+
+
 @pytest.mark.parametrize("second", [["sleep", "60"], ["bash", "-c", "kill -9 $$"]],
                          ids=["never-starts", "dies"])
 def test_missing_rank_ends_the_job(llmc, stories, second):

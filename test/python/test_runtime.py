@@ -228,6 +228,10 @@ def test_compile_sharded(llmc, stories, tmp_path):
         llmc.compile(m, tmp_path / "bad", roles=["tp"])
     with pytest.raises(ValueError, match="micro_batch: given without a mesh"):
         llmc.compile(m, tmp_path / "bad", micro_batch=4)
+    with pytest.raises(ValueError, match="micro_batch: expected tokens >= 0, got -1"):
+        llmc.compile(m, tmp_path / "bad", mesh="2", roles=["pp"], micro_batch=-1)
+    with pytest.raises(llmc.Error, match="the plan has no pipeline stages"):
+        llmc.compile(m, tmp_path / "bad", mesh="2", roles=["tp"], micro_batch=8)
     with pytest.raises(llmc.Error, match="roles must name tp or pp"):
         llmc.compile(m, tmp_path / "bad", mesh="2", roles=["xp"])
     assert not os.path.exists(tmp_path / "bad")

@@ -141,7 +141,10 @@ int32_t llmc_model_threads(const llmc_model *model);
  *  same logits as one call (up to the rounding of attention's sums), a
  *  smaller arena, and in a pipeline (a sharded model's stages) every stage
  *  at work on its piece at once. The default is metadata's
- *  dist.micro_batch, else 0. Returns nonzero (and a message) for n < 0. */
+ *  dist.micro_batch, else 0. Every rank of a sharded model must set the same
+ *  (a forward call of more than one token checks: an error on every rank
+ *  otherwise). A call that fails in a later piece leaves the position after
+ *  the pieces that ran. Returns nonzero (and a message) for n < 0. */
 int llmc_model_set_micro_batch(llmc_model *model, int64_t n, char **error);
 
 /** The micro-batch forward calls use (0: whole calls). */
@@ -349,10 +352,11 @@ typedef struct llmc_generate_stats {
   llmc_stop_reason stop_reason;
 } llmc_generate_stats;
 
-/** Resets the model, runs the whole prompt in one forward call at position 0,
- *  then samples a token and feeds it back with one forward call per token,
- *  until max_tokens tokens were generated, an EOS id was generated, or the
- *  context (max_seq_len) is full. `stats` may be NULL. */
+/** Resets the model, runs the whole prompt in one forward call at position 0
+ *  (in pieces of the micro-batch, llmc_model_set_micro_batch), then samples a
+ * token and feeds it back with one forward call per token, until max_tokens
+ * tokens were generated, an EOS id was generated, or the context (max_seq_len)
+ * is full. `stats` may be NULL. */
 int llmc_generate(llmc_model *model, llmc_sampler *sampler,
                   const int32_t *prompt, int64_t num_prompt, int64_t max_tokens,
                   const llmc_generate_callbacks *callbacks,

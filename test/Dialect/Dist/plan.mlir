@@ -9,8 +9,10 @@
 // RUN: not llm-opt %s -dist-plan="mesh=2 bandwidth=0" 2>&1 | FileCheck %s --check-prefix=BADLINK
 // RUN: llm-opt %s -dist-plan="mesh=2 memory-bandwidth=1e9 flops=1e9 latency=1e-5 print=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MICRO
 // RUN: llm-opt %s -dist-plan="mesh=2 roles=pp micro-batch=64" | FileCheck %s --check-prefix=GIVEN
+// RUN: llm-opt %s -dist-plan="mesh=2 roles=pp micro-batch=1024 print=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LARGE
 // RUN: not llm-opt %s -dist-plan="mesh=2 flops=0" 2>&1 | FileCheck %s --check-prefix=BADRATE
-// RUN: not llm-opt %s -dist-plan="mesh=2 micro-batch=-2" 2>&1 | FileCheck %s --check-prefix=BADRATE
+// RUN: not llm-opt %s -dist-plan="mesh=2 micro-batch=-2" 2>&1 | FileCheck %s --check-prefix=BADMICRO
+// RUN: not llm-opt %s -dist-plan="mesh=2 roles=tp micro-batch=8" 2>&1 | FileCheck %s --check-prefix=NOPIPE
 
 // The plan's choice on a 2-layer model (hidden 64, 4 heads, 2 KV heads,
 // FFN 128, a tied vocabulary of 32: 288 KiB of layer weights in f32), in
@@ -76,14 +78,20 @@
 // BADLINK: error: dist-plan: bandwidths must be positive, latencies and the memory limit non-negative, all finite
 //
 // A pipeline's prompt in micro-batches of k tokens: (512 / k + 1) stage
-// times of k tokens, each k x 73.7 us of arithmetic (73728 multiply-adds a
-// token a stage at 1 GFLOP/s) and 147.5 us for the stage's 147456 bytes of
-// weights at 1 GB/s: least at k = 32 (sqrt(147.5 x 512 / 73.7) = 32).
+// times of k tokens, each k x 73.7 us of arithmetic (73728 FLOPs, 36864
+// multiply-adds, a token a stage at 1 GFLOP/s) and 147.5 us for the stage's
+// 147456 bytes of weights at 1 GB/s: least at k = 32 (sqrt(147.5 x 512 /
+// 73.7) = 32).
 // MICRO: pp=2: {{.*}} 4.280e-02 s a 512-token prompt in micro-batches of 32
 // MICRO: tp=2: {{.*}} s a 512-token prompt{{$}}
 // A micro-batch given is kept.
 // GIVEN: dist.plan = {bytes_per_rank = 159744 : i64, micro_batch = 64 : i64, pp = ["pp"]
-// BADRATE: error: dist-plan: the FLOP rate must be positive and finite, the micro-batch 0 or more tokens (-1: chosen)
+// A micro-batch larger than the prompt costs as the whole prompt (one
+// piece: 2 stage times of 512 tokens).
+// LARGE: pp=2: {{.*}} 1.561e-03 s a 512-token prompt in micro-batches of 1024
+// BADRATE: error: dist-plan: the FLOP rate must be positive and finite, got 0
+// BADMICRO: error: dist-plan: the micro-batch must be 0 or more tokens (-1: the cost model's choice), got -2
+// NOPIPE: error: dist-plan: a micro-batch of 8 tokens, but the plan has no pipeline stages (roles 'tp')
 !cache = !graph.kv_cache<layers = 2, max_seq = 16, kv_heads = 2, head_dim = 16, element_type = f32>
 func.func @forward(%ids: tensor<?xi32>, %pos0: index, %w: !graph.weights, %cache: !cache) -> tensor<?x32xf32> {
   %emb = graph.param %w["emb"] : tensor<32x64xf32>

@@ -82,7 +82,9 @@ def DistPlan : Pass<"dist-plan", "mlir::ModuleOp"> {
     pipeline's fill and drain, large ones read the weights fewer times; the
     plan keeps the k among 8, 16, .., 512 with the least time for a prompt
     of 512 tokens (llama-bench's pp512), 0 when that is the whole prompt,
-    or `micro-batch` where given.
+    or `micro-batch` where given (an error with `roles` that make no
+    pipeline). Attention's FLOPs are left out (short prompts' are small
+    beside the products'); so is the head, which runs on the last row.
 
     Tensor parallelism needs the heads, KV heads, FFN width and
     vocabulary divisible by t; a pipeline at most one stage per layer.

@@ -345,8 +345,9 @@ def Graph_LastRowsOp : Graph_Op<"last_rows", [Pure, AllTypesMatch<["input", "res
   let description = [{
     `result[i, ...] = input[n - count + i, ...]` for `i < count`, where `n` is
     the leading (row) dimension of `input`, which must be dynamic; the result
-    has `count` rows. `count` must be in `[1, n]` (the caller of the entry
-    point guarantees it; llmc/abi.h). `graph-output-rows` puts it on the
+    has `count` rows. `count` must be in `[0, n]` (the caller of the entry
+    point guarantees it; llmc/abi.h: 0 for a piece of a prompt before its
+    last). `graph-output-rows` puts it on the
     entry's result, so that a prompt computes the logits of the rows the
     caller reads and not of every token, and moves it up through the ops
     that compute each row from the same row alone.

@@ -258,6 +258,7 @@ void cost(Candidate &c, const ModelFacts &m, const PlanOptions &o) {
     return s;
   };
   auto prompt = [&](int64_t k) {
+    k = std::min(k, kPromptTokens);
     return double((kPromptTokens + k - 1) / k + p - 1) * stage(k);
   };
   c.microBatch = p > 1 ? o.microBatch : 0;
@@ -375,10 +376,17 @@ LogicalResult llmc::dist::planModule(ModuleOp module,
            "memory limit non-negative, all finite";
     return failure();
   }
-  if (!positive(options.flops) || options.microBatch < -1) {
+  if (!positive(options.flops)) {
     mlir::emitError(module.getLoc())
-        << "dist-plan: the FLOP rate must be positive and finite, the "
-           "micro-batch 0 or more tokens (-1: chosen)";
+        << "dist-plan: the FLOP rate must be positive and finite, got "
+        << options.flops;
+    return failure();
+  }
+  if (options.microBatch < -1) {
+    mlir::emitError(module.getLoc())
+        << "dist-plan: the micro-batch must be 0 or more tokens (-1: the "
+           "cost model's choice), got "
+        << options.microBatch;
     return failure();
   }
   if (module.lookupSymbol("mesh")) {
@@ -407,6 +415,15 @@ LogicalResult llmc::dist::planModule(ModuleOp module,
           << "dist-plan: roles must name tp or pp for each of the mesh's "
           << shape.size() << " axes, got '" << llvm::join(options.roles, ",")
           << "'";
+      return failure();
+    }
+    // A micro-batch is a pipeline's: given with roles that make none, it
+    // would be dropped.
+    if (options.microBatch >= 0 && !llvm::is_contained(options.roles, "pp")) {
+      mlir::emitError(module.getLoc())
+          << "dist-plan: a micro-batch of " << options.microBatch
+          << " tokens, but the plan has no pipeline stages (roles '"
+          << llvm::join(options.roles, ",") << "')";
       return failure();
     }
   }
