@@ -867,6 +867,10 @@ PYBIND11_MODULE(_llmc, m) {
                     "whole calls; a pipeline's default: its plan's). Every "
                     "rank of a sharded model must set the same.")
       .def_property_readonly("vocab_size", &PyRuntime::vocab)
+      .def_property_readonly(
+          "rank", [](const PyRuntime &r) { return r.model->rank(); },
+          "A sharded model's rank in its job (`mpirun -np N python3 ...`; "
+          "every rank makes the same calls), 0 otherwise")
       .def("logits", &PyRuntime::logits, py::arg("token_ids"))
       .def("profile", &PyRuntime::profile,
            "Each kernel's calls, seconds and the cost model's work "

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <unistd.h>
+#include <vector>
 
 namespace llmc::rt {
 
@@ -15,14 +16,27 @@ constexpr size_t kErrLen = 1024;
 /// The longest set-up limit (about 11 days; a finite wait).
 constexpr double kMaxTimeout = 1e6;
 
+/// The directory of `path`, with a trailing slash ("" for none).
+std::string dirOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
+}
+
 /// The directory of the running executable, with a trailing slash.
 std::string executableDir() {
   char buf[4096];
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0)
+  return n <= 0 ? "" : dirOf(std::string(buf, n));
+}
+
+/// The directory of the program or shared object this runtime is linked
+/// into (the Python module, a user's library), with a trailing slash.
+std::string runtimeDir() {
+  Dl_info info;
+  if (!::dladdr(reinterpret_cast<void *>(&executableDir), &info) ||
+      !info.dli_fname)
     return "";
-  std::string path(buf, n);
-  return path.substr(0, path.rfind('/') + 1);
+  return dirOf(info.dli_fname);
 }
 } // namespace
 
@@ -57,13 +71,23 @@ std::unique_ptr<Collective> Collective::open(const std::string &path,
 }
 
 std::unique_ptr<Collective> Collective::openMPI() {
-  std::string path;
+  // LLMC_MPI_PLUGIN, else beside what the runtime is linked into (the
+  // llmc tools; a Python module), beside the executable, where the build
+  // put it, else the loader's search path.
+  const char *name = "libllmc_mpi.so";
+  std::string path = name;
   if (const char *p = std::getenv("LLMC_MPI_PLUGIN"); p && *p) {
     path = p;
   } else {
-    path = executableDir() + "libllmc_mpi.so";
-    if (::access(path.c_str(), R_OK) != 0)
-      path = "libllmc_mpi.so";
+    std::vector<std::string> dirs = {runtimeDir(), executableDir()};
+#ifdef LLMC_PLUGIN_BUILD_DIR
+    dirs.push_back(LLMC_PLUGIN_BUILD_DIR "/");
+#endif
+    for (const std::string &dir : dirs)
+      if (!dir.empty() && ::access((dir + name).c_str(), R_OK) == 0) {
+        path = dir + name;
+        break;
+      }
   }
   double timeout = 60;
   if (const char *t = std::getenv("LLMC_COLLECTIVE_TIMEOUT"); t && *t) {
@@ -73,7 +97,18 @@ std::unique_ptr<Collective> Collective::openMPI() {
       throw Error(std::string("LLMC_COLLECTIVE_TIMEOUT='") + t +
                   "' is not a number of seconds in (0, 1e6]");
   }
-  return open(path, timeout);
+  if (path != name)
+    return open(path, timeout);
+  try {
+    return open(path, timeout);
+  } catch (const Error &e) {
+    if (std::string(e.what()).rfind("cannot open the collective plugin", 0))
+      throw;
+    throw Error(std::string(e.what()) +
+                " (not beside the program, nor in the loader's path; "
+                "LLMC_MPI_PLUGIN names it; built where libopenmpi-dev is "
+                "installed)");
+  }
 }
 
 Collective::~Collective() {

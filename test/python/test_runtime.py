@@ -202,6 +202,46 @@ def test_vulkan_target_runs_the_same_model(llmc, llmc_bin, tiny_model, tmp_path)
     assert np.abs(got - want).max() <= 1e-3 * np.abs(want).max()
 
 
+RANK_SCRIPT = """
+import sys
+import llmc
+rt = llmc.Runtime(sys.argv[1])
+ids = rt.generate("Once upon a time", max_tokens=24)["ids"]
+with open("%s.rank%d" % (sys.argv[2], rt.rank), "w") as f:
+    f.write(" ".join(map(str, ids)))
+"""
+
+
+def test_sharded_runtime_under_mpirun(llmc, stories, tmp_path):
+    """A script that opens a sharded artifact runs as one process a rank
+    (`mpirun -np 2 python3 script.py`), the runtime finding its MPI plugin
+    from the Python module: tensor parallel and a pipeline (in micro-batches
+    of 3) generate one process's ids on every rank."""
+    import shutil
+    import sys
+    if not shutil.which("mpirun"):
+        pytest.skip("mpirun not found (openmpi-bin)")
+    path, tok = stories
+    m = llmc.import_model(path)
+    whole = llmc.Runtime(llmc.compile(m, tmp_path / "one", tokenizer=tok))
+    assert whole.rank == 0
+    want = whole.generate("Once upon a time", max_tokens=24)["ids"]
+    script = tmp_path / "ranks.py"
+    script.write_text(RANK_SCRIPT)
+    env = dict(os.environ, LLMC_THREADS="1",
+               PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    for name, roles, extra in [("tp2", ["tp"], {}), ("pp2", ["pp"], {"micro_batch": 3})]:
+        art = llmc.compile(m, tmp_path / name, tokenizer=tok, mesh="2", roles=roles, **extra)
+        out = tmp_path / ("%s.ids" % name)
+        p = subprocess.run(["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2",
+                            sys.executable, str(script), art, str(out)],
+                           capture_output=True, text=True, timeout=120, env=env)
+        assert p.returncode == 0, p.stderr
+        for r in (0, 1):
+            got = (tmp_path / ("%s.ids.rank%d" % (name, r))).read_text().split()
+            assert list(map(int, got)) == want, (name, r)
+
+
 def test_compile_sharded(llmc, stories, tmp_path):
     """compile(mesh=, roles=) runs the same pipeline as `llmc compile
     --shard-plan`: a weight blob per rank, each about half the whole, and
