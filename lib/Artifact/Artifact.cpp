@@ -808,19 +808,10 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
     phaseStart = now;
   };
 
-  // Pipeline stages (the plan's `stages`): one artifact a stage, the first
-  // at the top, stage s in `stage<s>/`; a rank loads its stage's.
+  // Pipeline stages (the plan's `stages`, known once stage 0's graph phase
+  // has planned): one artifact a stage, the first at the top, stage s in
+  // `stage<s>/`; a rank loads its stage's.
   int64_t stages = 1;
-  if (options.pipeline.distribute) {
-    OwningOpRef<ModuleOp> probe = module.clone();
-    PassManager probePM(ctx);
-    buildGraphPhase(probePM, options.pipeline);
-    if (failed(probePM.run(*probe)))
-      return llvm::createStringError("the graph phase failed");
-    if (auto plan = (*probe)->getAttrOfType<DictionaryAttr>("dist.plan"))
-      if (auto pp = plan.getAs<ArrayAttr>("pp"); pp && !pp.empty())
-        stages = plan.getAs<DenseI64ArrayAttr>("stages").size();
-  }
 
   // Everything goes into a sibling temporary directory first.
   llvm::SmallString<256> outDir(options.outDir);
@@ -837,11 +828,12 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
   });
   std::string tokenizerNote;
   for (int64_t stage = 0; stage < stages; ++stage) {
-    // (Each stage compiles a copy of the imported module.)
+    // (A sharded model's stages each compile a copy of the imported
+    // module.)
     OwningOpRef<ModuleOp> copy;
-    if (stages > 1)
+    if (options.pipeline.distribute)
       copy = module.clone();
-    ModuleOp m = stages > 1 ? *copy : module;
+    ModuleOp m = copy ? *copy : module;
     PipelineOptions pipeline = options.pipeline;
     pipeline.stage = stage;
     llvm::SmallString<256> dir(tmp);
@@ -854,6 +846,10 @@ llvm::Error llmc::compileArtifact(ModuleOp module,
     buildGraphPhase(graphPM, pipeline);
     if (failed(graphPM.run(m)))
       return llvm::createStringError("the graph phase failed");
+    if (auto plan = m->getAttrOfType<DictionaryAttr>("dist.plan");
+        plan && stage == 0)
+      if (auto pp = plan.getAs<ArrayAttr>("pp"); pp && !pp.empty())
+        stages = plan.getAs<DenseI64ArrayAttr>("stages").size();
     phaseDone(stages > 1 ? "graph, stage " + std::to_string(stage) : "graph");
     if (auto plan = m->getAttrOfType<DictionaryAttr>("dist.plan");
         plan && options.onPlan && stage == 0) {

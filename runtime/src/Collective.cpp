@@ -41,12 +41,13 @@ std::string runtimeDir() {
 } // namespace
 
 std::unique_ptr<Collective> Collective::open(const std::string &path,
-                                             double setupTimeout) {
+                                             double setupTimeout,
+                                             const std::string &whereLooked) {
   void *lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char *why = ::dlerror();
     throw Error("cannot open the collective plugin " + path + ": " +
-                (why ? why : "unknown error"));
+                (why ? why : "unknown error") + whereLooked);
   }
   using Entry = const llmc_collective_api *(*)();
   auto entry = reinterpret_cast<Entry>(::dlsym(lib, "llmc_collective_plugin"));
@@ -97,18 +98,11 @@ std::unique_ptr<Collective> Collective::openMPI() {
       throw Error(std::string("LLMC_COLLECTIVE_TIMEOUT='") + t +
                   "' is not a number of seconds in (0, 1e6]");
   }
-  if (path != name)
-    return open(path, timeout);
-  try {
-    return open(path, timeout);
-  } catch (const Error &e) {
-    if (std::string(e.what()).rfind("cannot open the collective plugin", 0))
-      throw;
-    throw Error(std::string(e.what()) +
-                " (not beside the program, nor in the loader's path; "
-                "LLMC_MPI_PLUGIN names it; built where libopenmpi-dev is "
-                "installed)");
-  }
+  return open(path, timeout,
+              path != name ? ""
+                           : " (not beside the program, nor in the loader's "
+                             "path; LLMC_MPI_PLUGIN names it; built where "
+                             "libopenmpi-dev is installed)");
 }
 
 Collective::~Collective() {

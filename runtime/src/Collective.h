@@ -28,12 +28,15 @@ class Collective {
 public:
   /// Opens the plugin at `path` (a shared library exporting
   /// llmc_collective_plugin) and joins the job: every rank must arrive
-  /// within `setupTimeout` seconds. Throws Error naming what failed.
+  /// within `setupTimeout` seconds. Throws Error naming what failed
+  /// (`whereLooked` follows a plugin that cannot be loaded).
   static std::unique_ptr<Collective> open(const std::string &path,
-                                          double setupTimeout);
+                                          double setupTimeout,
+                                          const std::string &whereLooked = "");
   /// The MPI plugin: LLMC_MPI_PLUGIN, else libllmc_mpi.so beside the
-  /// running executable, else the loader's search path; the set-up timeout
-  /// LLMC_COLLECTIVE_TIMEOUT seconds (default 60).
+  /// program or shared object the runtime is linked into, beside the
+  /// executable, in the build tree, else on the loader's search path; the
+  /// set-up timeout LLMC_COLLECTIVE_TIMEOUT seconds (default 60).
   static std::unique_ptr<Collective> openMPI();
   ~Collective();
 

@@ -275,8 +275,7 @@ void Model::joinMesh() {
       }
       if (!staged.dist || staged.dist->ranks != d.ranks ||
           staged.dist->shape != d.shape || staged.dist->axes != d.axes ||
-          staged.dist->stage != stage ||
-          staged.dist->microBatch != d.microBatch) {
+          staged.dist->stage != stage) {
         std::string why = staged.metadataPath + ": not stage " +
                           std::to_string(stage) + " of the mesh of " +
                           md.metadataPath;

@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cstddef>
@@ -75,22 +76,22 @@ public:
     if (left.wasInterrupted())
       return failure();
     // The mesh goes to the module's attributes (the artifact's metadata);
-    // nothing below reads the op.
-    for (auto mesh :
-         llvm::make_early_inc_range(module.getOps<dist::MeshOp>())) {
+    // the op, which the calls below read, goes once they are made.
+    for (auto op : module.getOps<dist::MeshOp>()) {
       if (module->hasAttr("dist.mesh"))
-        return mesh.emitOpError("is a second mesh; a model runs on one");
-      for (StringRef a : mesh.getAxes().getAsValueRange<StringAttr>())
-        meshAxes.push_back(a.str());
-      meshShape.assign(mesh.getShape().begin(), mesh.getShape().end());
+        return op.emitOpError("is a second mesh; a model runs on one");
+      mesh = op;
       Builder b(ctx);
       module->setAttr(
           "dist.mesh",
-          b.getDictionaryAttr({b.getNamedAttr("axes", mesh.getAxes()),
+          b.getDictionaryAttr({b.getNamedAttr("axes", op.getAxes()),
                                b.getNamedAttr("shape", b.getDenseI64ArrayAttr(
-                                                           mesh.getShape()))}));
-      mesh.erase();
+                                                           op.getShape()))}));
     }
+    llvm::scope_exit eraseMesh([&] {
+      if (mesh)
+        mesh.erase();
+    });
     if (ops.empty())
       return success();
     if (module.lookupSymbol(LLMC_SET_COLLECTIVES_SYMBOL) ||
@@ -109,7 +110,7 @@ public:
     auto key = [&](ArrayAttr axes) {
       SmallVector<int64_t> k;
       for (StringRef a : axes.getAsValueRange<StringAttr>())
-        k.push_back(llvm::find(meshAxes, a) - meshAxes.begin());
+        k.push_back(mesh.getAxisIndex(a));
       return k;
     };
     // (Distinct groups have distinct keys: a plain sort is stable enough.)
@@ -272,7 +273,7 @@ private:
       return failure();
     int64_t linear = 0;
     for (auto [axis, pos] : llvm::zip(axes.getAsValueRange<StringAttr>(), peer))
-      linear = linear * axisSize(axis) + pos;
+      linear = linear * mesh.getAxisSize(axis) + pos;
     int64_t rank = cast<MemRefType>(buffer.getType()).getRank();
     Value bytes = arith::MulIOp::create(
         b, elements(b, buffer, 0, rank),
@@ -286,15 +287,8 @@ private:
     return success();
   }
 
-  /// The ranks along mesh axis `name` (the module's one mesh).
-  int64_t axisSize(StringRef name) {
-    for (auto [axis, size] : llvm::zip(meshAxes, meshShape))
-      if (axis == name)
-        return size;
-    return 1;
-  }
-  SmallVector<std::string> meshAxes;
-  SmallVector<int64_t> meshShape;
+  /// The module's one mesh (erased when run() ends).
+  dist::MeshOp mesh;
 
   LogicalResult position(ImplicitLocOpBuilder &b, dist::AxisIndexOp op) {
     Value pos = call(b, kPosition, b.getI64Type(), {group(b, op.getAxes())});
